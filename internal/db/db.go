@@ -1,0 +1,108 @@
+// Package db opens the PostgreSQL pool and translates database errors into
+// the few cases the domain cares about.
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// ErrNotFound is returned when a row the caller asked for does not exist (or
+// belongs to another tenant, which the caller must not be able to tell apart).
+var ErrNotFound = errors.New("not found")
+
+// PoolOptions tunes Open.
+type PoolOptions struct {
+	// MaxConns caps the pool. Default: pgxpool's default (max(4, cores)).
+	MaxConns int32
+	// Schema, when set, becomes the search_path of every connection, which is
+	// how tests isolate themselves in a private schema.
+	Schema string
+}
+
+// Open connects to url and checks the connection.
+func Open(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	if opts.Schema != "" {
+		cfg.ConnConfig.RuntimeParams["search_path"] = opts.Schema
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database pool: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("ping database: %w", err)
+	}
+	return pool, nil
+}
+
+// EnsureDatabase creates the database named in url when it does not exist, by
+// connecting to the same server's "postgres" database. It lets `make run` and
+// `make test` start from a bare server.
+func EnsureDatabase(ctx context.Context, url string) error {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return fmt.Errorf("parse database url: %w", err)
+	}
+	name := cfg.Database
+	if name == "" || name == "postgres" {
+		return nil
+	}
+	cfg.Database = "postgres"
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("connect to server: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return fmt.Errorf("look up database %s: %w", name, err)
+	}
+	if exists {
+		return nil
+	}
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P04" { // created meanwhile by another process
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create database %s: %w", name, err)
+	}
+	return nil
+}
+
+// IsUniqueViolation reports whether err is PostgreSQL's unique_violation,
+// optionally on the named constraint.
+func IsUniqueViolation(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
+		return false
+	}
+	return constraint == "" || pgErr.ConstraintName == constraint
+}
+
+// NotFound turns pgx.ErrNoRows into ErrNotFound and leaves other errors alone.
+func NotFound(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}

@@ -1,0 +1,107 @@
+package inventory
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Violation is one broken invariant of one product.
+type Violation struct {
+	ProductID uuid.UUID `json:"productId"`
+	Rule      string    `json:"rule"`
+	Detail    string    `json:"detail"`
+}
+
+func (v Violation) String() string { return fmt.Sprintf("product %s: %s: %s", v.ProductID, v.Rule, v.Detail) }
+
+// Audit checks one product's invariants in one consistent snapshot:
+//   - popcount(bitmap) = held + sold = number of claims rows,
+//   - held and sold equal the claims rows in each state,
+//   - available = capacity - held - sold,
+//   - the bits set are exactly the numbers that have a claims row.
+//
+// No number can be in two claims: the primary key of claims forbids it.
+func Audit(ctx context.Context, tx pgx.Tx, productID uuid.UUID) ([]Violation, error) {
+	snap, err := Get(ctx, tx, productID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.Query(ctx, `SELECT number, state FROM claims WHERE product_id = $1`, productID)
+	if err != nil {
+		return nil, fmt.Errorf("audit claims of %s: %w", productID, err)
+	}
+	defer rows.Close()
+	bits := snap.Bits()
+	var claimed, held, sold, missing int
+	var n int32
+	var state string
+	for rows.Next() {
+		if err := rows.Scan(&n, &state); err != nil {
+			return nil, fmt.Errorf("audit claims of %s: %w", productID, err)
+		}
+		claimed++
+		if state == "SOLD" {
+			sold++
+		} else {
+			held++
+		}
+		if n < 1 || int(n) > snap.Capacity || !bits.Test(uint(n-1)) {
+			missing++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("audit claims of %s: %w", productID, err)
+	}
+
+	var out []Violation
+	add := func(rule, format string, args ...any) {
+		out = append(out, Violation{ProductID: productID, Rule: rule, Detail: fmt.Sprintf(format, args...)})
+	}
+	pop := int(bits.Count())
+	if pop != snap.Held+snap.Sold {
+		add("bitmap_counters", "popcount %d != held %d + sold %d", pop, snap.Held, snap.Sold)
+	}
+	if claimed != snap.Held+snap.Sold {
+		add("claims_counters", "claims rows %d != held %d + sold %d", claimed, snap.Held, snap.Sold)
+	}
+	if held != snap.Held || sold != snap.Sold {
+		add("claims_states", "claims held %d sold %d, counters held %d sold %d", held, sold, snap.Held, snap.Sold)
+	}
+	if snap.Available != snap.Capacity-snap.Held-snap.Sold {
+		add("available", "available %d != capacity %d - held %d - sold %d", snap.Available, snap.Capacity, snap.Held, snap.Sold)
+	}
+	if missing > 0 {
+		add("claims_without_bit", "%d claimed numbers have a clear bit", missing)
+	}
+	return out, nil
+}
+
+// AuditAll audits every product, each in its own repeatable-read snapshot so
+// that concurrent claims never show up as false alarms.
+func AuditAll(ctx context.Context, db *pgxpool.Pool) ([]Violation, int, error) {
+	rows, err := db.Query(ctx, `SELECT product_id FROM inventory ORDER BY product_id`)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list products to audit: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, 0, fmt.Errorf("list products to audit: %w", err)
+	}
+	var out []Violation
+	for _, id := range ids {
+		err := pgx.BeginTxFunc(ctx, db, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+			func(tx pgx.Tx) error {
+				v, err := Audit(ctx, tx, id)
+				out = append(out, v...)
+				return err
+			})
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	return out, len(ids), nil
+}

@@ -1,0 +1,150 @@
+// Package inventory owns each product's availability row: the bitmap (one bit
+// per number, set = held or sold) and the counters beside it. Apply is the
+// only code that writes the row.
+package inventory
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/bits-and-blooms/bitset"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"boxoffice/internal/db"
+)
+
+// Querier is what both a pool and a transaction offer.
+type Querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Snapshot is the inventory row of one product at one moment.
+type Snapshot struct {
+	ProductID uuid.UUID
+	Capacity  int
+	Available int
+	Held      int
+	Sold      int
+	Version   int64
+	// Bitmap holds bit n-1 for number n: byte i, bit j (least significant
+	// first) is number 8*i+j+1.
+	Bitmap    []byte
+	UpdatedAt time.Time
+}
+
+// Bits decodes the bitmap into a bit set indexed by number-1.
+func (s *Snapshot) Bits() *bitset.BitSet { return Decode(s.Bitmap, s.Capacity) }
+
+// Decode turns stored bitmap bytes into a bit set of capacity bits.
+func Decode(b []byte, capacity int) *bitset.BitSet {
+	words := make([]uint64, (capacity+63)/64)
+	var tail [8]byte
+	for i := range words {
+		chunk := b[min(i*8, len(b)):min(i*8+8, len(b))]
+		if len(chunk) < 8 {
+			tail = [8]byte{}
+			copy(tail[:], chunk)
+			chunk = tail[:]
+		}
+		words[i] = binary.LittleEndian.Uint64(chunk)
+	}
+	return bitset.FromWithLength(uint(capacity), words)
+}
+
+// Encode writes a bit set as bitmap bytes (ceil(capacity/8) of them) into buf,
+// reusing its storage, and returns the bytes.
+func Encode(bits *bitset.BitSet, capacity int, buf []byte) []byte {
+	n := (capacity + 7) / 8
+	if cap(buf) < n+8 {
+		buf = make([]byte, 0, n+8)
+	}
+	buf = buf[:len(bits.Words())*8]
+	for i, w := range bits.Words() {
+		binary.LittleEndian.PutUint64(buf[i*8:], w)
+	}
+	return buf[:n]
+}
+
+// Create inserts the empty inventory row of a new product.
+func Create(ctx context.Context, tx pgx.Tx, productID uuid.UUID, capacity int) error {
+	_, err := tx.Exec(ctx, `
+		INSERT INTO inventory (product_id, capacity, available, bitmap)
+		VALUES ($1, $2, $2, $3)`, productID, capacity, make([]byte, (capacity+7)/8))
+	if err != nil {
+		return fmt.Errorf("insert inventory of %s: %w", productID, err)
+	}
+	return nil
+}
+
+// Get reads the current row without locking it: the read path and the claim
+// transaction's planning step use it; only Apply decides.
+func Get(ctx context.Context, q Querier, productID uuid.UUID) (*Snapshot, error) {
+	s := &Snapshot{ProductID: productID}
+	err := q.QueryRow(ctx, `
+		SELECT capacity, available, held, sold, version, bitmap, updated_at
+		FROM inventory WHERE product_id = $1`, productID).
+		Scan(&s.Capacity, &s.Available, &s.Held, &s.Sold, &s.Version, &s.Bitmap, &s.UpdatedAt)
+	if err != nil {
+		return nil, fmt.Errorf("read inventory of %s: %w", productID, db.NotFound(err))
+	}
+	return s, nil
+}
+
+// Change is what one transaction does to a product's inventory.
+type Change struct {
+	// Set are numbers that became held (bit was clear).
+	Set []int32
+	// Clear are numbers that became free (bit was set).
+	Clear []int32
+	// HeldDelta and SoldDelta move the counters; available follows.
+	HeldDelta int
+	SoldDelta int
+}
+
+// Apply locks the product's inventory row, applies the change to the bitmap
+// and counters and writes the row back, in the caller's transaction. Callers
+// run it last, just before commit, so the hot row is locked for as short a
+// time as possible. Setting a bit that is already set, or clearing one that
+// is clear, means the claims and the bitmap disagree: Apply refuses, and the
+// caller's transaction rolls back rather than record a double sale.
+func Apply(ctx context.Context, tx pgx.Tx, productID uuid.UUID, c Change) error {
+	if len(c.Set) == 0 && len(c.Clear) == 0 && c.HeldDelta == 0 && c.SoldDelta == 0 {
+		return nil
+	}
+	var capacity int
+	var raw []byte
+	err := tx.QueryRow(ctx, `SELECT capacity, bitmap FROM inventory WHERE product_id = $1 FOR UPDATE`, productID).
+		Scan(&capacity, &raw)
+	if err != nil {
+		return fmt.Errorf("lock inventory of %s: %w", productID, db.NotFound(err))
+	}
+	var bitmap []byte
+	if len(c.Set) > 0 || len(c.Clear) > 0 {
+		bits := Decode(raw, capacity)
+		for _, n := range c.Set {
+			if n < 1 || int(n) > capacity || bits.Test(uint(n-1)) {
+				return fmt.Errorf("inventory of %s: number %d already taken in bitmap", productID, n)
+			}
+			bits.Set(uint(n - 1))
+		}
+		for _, n := range c.Clear {
+			if n < 1 || int(n) > capacity || !bits.Test(uint(n-1)) {
+				return fmt.Errorf("inventory of %s: number %d already free in bitmap", productID, n)
+			}
+			bits.Clear(uint(n - 1))
+		}
+		bitmap = Encode(bits, capacity, raw[:0])
+	}
+	_, err = tx.Exec(ctx, `
+		UPDATE inventory
+		SET bitmap = coalesce($2, bitmap), held = held + $3, sold = sold + $4,
+		    available = available - $3 - $4, version = version + 1, updated_at = now()
+		WHERE product_id = $1`, productID, bitmap, c.HeldDelta, c.SoldDelta)
+	if err != nil {
+		return fmt.Errorf("update inventory of %s: %w", productID, err)
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+// Package metrics defines BoxOffice's Prometheus metrics on a registry that
+// main creates and passes down; nothing registers globally.
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics are the counters and histograms of one process. A nil *Metrics is
+// valid and records nothing, which keeps tests and tools free of wiring.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	httpRequests    *prometheus.CounterVec
+	httpDuration    *prometheus.HistogramVec
+	accepted        prometheus.Counter
+	claimBatchSize  prometheus.Histogram
+	claimBatchTime  prometheus.Histogram
+	holdsCreated    prometheus.Counter
+	holdsExpired    prometheus.Counter
+	holdsReleased   prometheus.Counter
+	rejections      *prometheus.CounterVec
+	claimRetries    prometheus.Counter
+	invariantErrors prometheus.Counter
+	requeued        prometheus.Counter
+}
+
+// New creates the metrics and registers them, with the Go and process
+// collectors, on a fresh registry.
+func New() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "boxoffice_http_requests_total", Help: "HTTP requests by route, method and status code.",
+		}, []string{"route", "method", "code"}),
+		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "boxoffice_http_request_duration_seconds", Help: "HTTP request latency by route.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"route", "method"}),
+		accepted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "boxoffice_reservations_accepted_total", Help: "Reservation requests recorded and enqueued.",
+		}),
+		claimBatchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "boxoffice_claim_batch_size", Help: "Requests decided per claim transaction.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 12),
+		}),
+		claimBatchTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "boxoffice_claim_batch_duration_seconds", Help: "Duration of claim transactions.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}),
+		holdsCreated: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "boxoffice_holds_created_total", Help: "Holds created by claim transactions.",
+		}),
+		holdsExpired: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "boxoffice_holds_expired_total", Help: "Holds marked expired by the sweeper.",
+		}),
+		holdsReleased: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "boxoffice_holds_released_total", Help: "Holds released by their buyers.",
+		}),
+		rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "boxoffice_reservations_rejected_total", Help: "Reservation requests rejected, by reason.",
+		}, []string{"reason"}),
+		claimRetries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "boxoffice_claim_retries_total", Help: "Claim transactions retried after losing a race or a deadlock.",
+		}),
+		invariantErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "boxoffice_invariant_violations_total", Help: "Inventory invariant violations found by the auditor (must stay 0).",
+		}),
+		requeued: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "boxoffice_claim_jobs_requeued_total", Help: "Claim jobs enqueued again for requests left QUEUED too long.",
+		}),
+	}
+	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.httpRequests, m.httpDuration, m.accepted, m.claimBatchSize, m.claimBatchTime, m.holdsCreated,
+		m.holdsExpired, m.holdsReleased, m.rejections, m.claimRetries, m.invariantErrors, m.requeued)
+	return m
+}
+
+// HTTPRequest records one served request.
+func (m *Metrics) HTTPRequest(route, method, code string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.httpRequests.WithLabelValues(route, method, code).Inc()
+	m.httpDuration.WithLabelValues(route, method).Observe(d.Seconds())
+}
+
+// Accepted counts a recorded reservation request.
+func (m *Metrics) Accepted() {
+	if m != nil {
+		m.accepted.Inc()
+	}
+}
+
+// ClaimBatch records one committed claim transaction.
+func (m *Metrics) ClaimBatch(requests, holds int, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.claimBatchSize.Observe(float64(requests))
+	m.claimBatchTime.Observe(d.Seconds())
+	m.holdsCreated.Add(float64(holds))
+}
+
+// Rejected counts a rejected request.
+func (m *Metrics) Rejected(reason string) {
+	if m != nil {
+		m.rejections.WithLabelValues(reason).Inc()
+	}
+}
+
+// ClaimRetry counts a retried claim transaction.
+func (m *Metrics) ClaimRetry() {
+	if m != nil {
+		m.claimRetries.Inc()
+	}
+}
+
+// HoldsExpired counts holds the sweeper expired.
+func (m *Metrics) HoldsExpired(n int) {
+	if m != nil {
+		m.holdsExpired.Add(float64(n))
+	}
+}
+
+// HoldReleased counts a released hold.
+func (m *Metrics) HoldReleased() {
+	if m != nil {
+		m.holdsReleased.Inc()
+	}
+}
+
+// InvariantViolations counts violations the auditor found.
+func (m *Metrics) InvariantViolations(n int) {
+	if m != nil {
+		m.invariantErrors.Add(float64(n))
+	}
+}
+
+// Requeued counts claim jobs enqueued again by the repair job.
+func (m *Metrics) Requeued(n int) {
+	if m != nil {
+		m.requeued.Add(float64(n))
+	}
+}

@@ -1,0 +1,190 @@
+// Package product holds the numbered things a tenant sells: seated events and
+// numbered items, with their price, limits, hold time and on-sale time.
+package product
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"boxoffice/internal/db"
+	"boxoffice/internal/inventory"
+)
+
+// Kinds of product.
+const (
+	KindSeated   = "seated"
+	KindNumbered = "numbered"
+)
+
+// Defaults and bounds for new products.
+const (
+	DefaultPerBuyerLimit = 6
+	DefaultHoldSeconds   = 480
+	MaxCapacity          = 10_000_000
+)
+
+// ErrSlugTaken is returned when the tenant already has a product with the slug.
+var ErrSlugTaken = errors.New("product slug already taken")
+
+// ErrLayoutKind is returned for a layout on a numbered product or a seated
+// product without one.
+var ErrLayoutKind = errors.New("seated products need a layout; numbered products take none")
+
+// Product is one sale.
+type Product struct {
+	ID            uuid.UUID `json:"id"`
+	TenantID      uuid.UUID `json:"tenantId"`
+	Slug          string    `json:"slug"`
+	Name          string    `json:"name"`
+	Kind          string    `json:"kind"`
+	Capacity      int       `json:"capacity"`
+	Layout        *Layout   `json:"layout,omitempty"`
+	PriceCents    int64     `json:"priceCents"`
+	Currency      string    `json:"currency"`
+	PerBuyerLimit int       `json:"perBuyerLimit"`
+	HoldSeconds   int       `json:"holdSeconds"`
+	OnSaleAt      time.Time `json:"onSaleAt"`
+	Status        string    `json:"status"`
+	CreatedAt     time.Time `json:"createdAt"`
+}
+
+// CreateParams describes a new product; zero values take the defaults.
+type CreateParams struct {
+	TenantID      uuid.UUID
+	Slug          string
+	Name          string
+	Kind          string
+	Capacity      int
+	Layout        *Layout
+	PriceCents    int64
+	Currency      string
+	PerBuyerLimit int
+	HoldSeconds   int
+	OnSaleAt      time.Time
+}
+
+// Store reads and writes products.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// NewStore returns a Store on pool.
+func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// Create inserts the product and its empty inventory row in one transaction.
+func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
+	if p.PerBuyerLimit == 0 {
+		p.PerBuyerLimit = DefaultPerBuyerLimit
+	}
+	if p.HoldSeconds == 0 {
+		p.HoldSeconds = DefaultHoldSeconds
+	}
+	switch {
+	case p.Kind == KindSeated && p.Layout == nil, p.Kind == KindNumbered && p.Layout != nil:
+		return nil, ErrLayoutKind
+	case p.Layout != nil:
+		if err := p.Layout.Validate(p.Capacity); err != nil {
+			return nil, err
+		}
+	}
+	var layout []byte
+	if p.Layout != nil {
+		var err error
+		if layout, err = json.Marshal(p.Layout); err != nil {
+			return nil, fmt.Errorf("encode layout: %w", err)
+		}
+	}
+	id := uuid.New()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var onSale any = p.OnSaleAt
+		if p.OnSaleAt.IsZero() {
+			onSale = nil
+		}
+		_, err := tx.Exec(ctx, `
+			INSERT INTO products (id, tenant_id, slug, name, kind, capacity, layout, price_cents, currency,
+			                      per_buyer_limit, hold_seconds, on_sale_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, now()))`,
+			id, p.TenantID, p.Slug, p.Name, p.Kind, p.Capacity, layout, p.PriceCents, p.Currency,
+			p.PerBuyerLimit, p.HoldSeconds, onSale)
+		if db.IsUniqueViolation(err, "products_tenant_id_slug_key") {
+			return ErrSlugTaken
+		}
+		if err != nil {
+			return fmt.Errorf("insert product: %w", err)
+		}
+		return inventory.Create(ctx, tx, id, p.Capacity)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Get(ctx, p.TenantID, id)
+}
+
+const selectProduct = `
+	SELECT id, tenant_id, slug, name, kind, capacity, layout, price_cents, currency,
+	       per_buyer_limit, hold_seconds, on_sale_at, status, created_at
+	FROM products`
+
+func scanProduct(row pgx.Row) (*Product, error) {
+	var p Product
+	var layout []byte
+	err := row.Scan(&p.ID, &p.TenantID, &p.Slug, &p.Name, &p.Kind, &p.Capacity, &layout, &p.PriceCents,
+		&p.Currency, &p.PerBuyerLimit, &p.HoldSeconds, &p.OnSaleAt, &p.Status, &p.CreatedAt)
+	if err != nil {
+		return nil, err
+	}
+	if layout != nil {
+		p.Layout = &Layout{}
+		if err := json.Unmarshal(layout, p.Layout); err != nil {
+			return nil, fmt.Errorf("decode layout of %s: %w", p.ID, err)
+		}
+		p.Layout.Number()
+	}
+	return &p, nil
+}
+
+// Get returns a product of the tenant; db.ErrNotFound for unknown ids and for
+// other tenants' products alike.
+func (s *Store) Get(ctx context.Context, tenantID, id uuid.UUID) (*Product, error) {
+	p, err := scanProduct(s.pool.QueryRow(ctx, selectProduct+` WHERE id = $1 AND tenant_id = $2`, id, tenantID))
+	if err != nil {
+		return nil, fmt.Errorf("get product %s: %w", id, db.NotFound(err))
+	}
+	return p, nil
+}
+
+// GetAny returns a product whatever its tenant, for internal callers that
+// start from a product id they already trust (workers).
+func (s *Store) GetAny(ctx context.Context, id uuid.UUID) (*Product, error) {
+	p, err := scanProduct(s.pool.QueryRow(ctx, selectProduct+` WHERE id = $1`, id))
+	if err != nil {
+		return nil, fmt.Errorf("get product %s: %w", id, db.NotFound(err))
+	}
+	return p, nil
+}
+
+// List returns the tenant's products, newest first, at most limit.
+func (s *Store) List(ctx context.Context, tenantID uuid.UUID, limit int) ([]*Product, error) {
+	rows, err := s.pool.Query(ctx, selectProduct+` WHERE tenant_id = $1 ORDER BY created_at DESC, id LIMIT $2`,
+		tenantID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list products: %w", err)
+	}
+	defer rows.Close()
+	out := []*Product{}
+	for rows.Next() {
+		p, err := scanProduct(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list products: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,479 @@
+package reservation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"boxoffice/internal/inventory"
+	"boxoffice/internal/metrics"
+	"boxoffice/internal/product"
+)
+
+// Claimer runs the claim transaction. It is the only writer of new claims,
+// and every queue backend (River worker, SQS consumer, repair job) calls it.
+type Claimer struct {
+	pool     *pgxpool.Pool
+	products *product.Store
+	logger   *slog.Logger
+	metrics  *metrics.Metrics
+
+	// layouts caches the parsed seat layout per product: layouts never change
+	// after a product is created, and parsing a stadium's on every batch
+	// would cost more than the claim.
+	layouts sync.Map // uuid.UUID -> []product.Row
+
+	rngMu sync.Mutex
+	rng   *rand.Rand
+
+	// BeforeCommit, when set, runs just before each claim transaction commits;
+	// an error rolls the transaction back. Tests use it to kill a worker
+	// mid-batch.
+	BeforeCommit func(ctx context.Context) error
+}
+
+// NewClaimer returns a Claimer.
+func NewClaimer(pool *pgxpool.Pool, logger *slog.Logger, m *metrics.Metrics) *Claimer {
+	return &Claimer{
+		pool:     pool,
+		products: product.NewStore(pool),
+		logger:   logger,
+		metrics:  m,
+		rng:      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+	}
+}
+
+// BatchResult summarises one claim transaction.
+type BatchResult struct {
+	Requests int // requests decided
+	Held     int // of which now HELD
+	Numbers  int // numbers claimed
+}
+
+// errLostRace means a planned number was taken by another transaction between
+// planning and insert; the batch is planned again from a fresh snapshot.
+var errLostRace = errors.New("lost a number to a concurrent claim")
+
+const maxClaimAttempts = 5
+
+// ClaimBatch decides up to limit QUEUED requests of one product, oldest first,
+// in one transaction. It returns a zero result when none is left to take.
+func (c *Claimer) ClaimBatch(ctx context.Context, productID uuid.UUID, limit int) (BatchResult, error) {
+	for attempt := 1; ; attempt++ {
+		start := time.Now()
+		var res BatchResult
+		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+			var err error
+			res, err = c.claimTx(ctx, tx, productID, limit)
+			return err
+		})
+		if err == nil {
+			if res.Requests > 0 {
+				c.metrics.ClaimBatch(res.Requests, res.Held, time.Since(start))
+			}
+			return res, nil
+		}
+		if attempt < maxClaimAttempts && retryable(err) {
+			c.metrics.ClaimRetry()
+			c.logger.DebugContext(ctx, "claim batch retried", "product", productID, "attempt", attempt, "error", err)
+			continue
+		}
+		return BatchResult{}, fmt.Errorf("claim batch for product %s: %w", productID, err)
+	}
+}
+
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "40P01" || pgErr.Code == "40001" // deadlock, serialization failure
+	}
+	return errors.Is(err, errLostRace)
+}
+
+// queuedRequest is a request row as the claim transaction reads it.
+type queuedRequest struct {
+	id          uuid.UUID
+	tenantID    uuid.UUID
+	buyerID     string
+	numbers     []int32
+	quantity    *int32
+	mode        *string
+	acceptFewer bool
+}
+
+// decision is what the batch decided for one request.
+type decision struct {
+	req     *queuedRequest
+	holdID  uuid.UUID // zero when rejected
+	numbers []int32
+	reason  string
+}
+
+// claimTx is the claim transaction (DESIGN.md, "The claim transaction"):
+//
+//  1. take the oldest QUEUED requests of the product (SKIP LOCKED, so a second
+//     drainer takes the next ones instead of waiting);
+//  2. lock their buyers' limit rows in sorted order and count each buyer's
+//     live holds and purchases;
+//  3. plan every request in arrival order against a snapshot of the bitmap in
+//     which numbers of expired holds count as free;
+//  4. insert the claims; the primary key on (product, number) arbitrates, and
+//     an expired hold's claim is taken over in place;
+//  5. write holds, request outcomes and outbox rows;
+//  6. last, lock the inventory row and apply the bitmap and counter change,
+//     so the hot row is locked only for the end of the transaction.
+func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, limit int) (BatchResult, error) {
+	reqs, err := c.lockQueued(ctx, tx, productID, limit)
+	if err != nil || len(reqs) == 0 {
+		return BatchResult{}, err
+	}
+
+	var (
+		capacity, perBuyer, holdSeconds int
+		onSale                          bool
+		dbNow                           time.Time
+	)
+	err = tx.QueryRow(ctx, `
+		SELECT capacity, per_buyer_limit, hold_seconds, on_sale_at <= now() AND status = 'ACTIVE', now()
+		FROM products WHERE id = $1`, productID).Scan(&capacity, &perBuyer, &holdSeconds, &onSale, &dbNow)
+	if err != nil {
+		return BatchResult{}, fmt.Errorf("read product: %w", err)
+	}
+	expiresAt := dbNow.Add(time.Duration(holdSeconds) * time.Second)
+
+	live, err := lockBuyers(ctx, tx, productID, reqs)
+	if err != nil {
+		return BatchResult{}, err
+	}
+
+	pick, err := c.newPicker(ctx, tx, productID, capacity)
+	if err != nil {
+		return BatchResult{}, err
+	}
+
+	decisions := make([]decision, len(reqs))
+	var claimNumbers []int32
+	var claimHolds []uuid.UUID
+	for i, r := range reqs {
+		d := c.decide(r, pick, live, perBuyer, onSale)
+		decisions[i] = d
+		for _, n := range d.numbers {
+			claimNumbers = append(claimNumbers, n)
+			claimHolds = append(claimHolds, d.holdID)
+		}
+	}
+
+	fresh, err := insertClaims(ctx, tx, productID, claimNumbers, claimHolds, expiresAt)
+	if err != nil {
+		return BatchResult{}, err
+	}
+	if err := writeOutcomes(ctx, tx, productID, decisions, expiresAt); err != nil {
+		return BatchResult{}, err
+	}
+	if err := inventory.Apply(ctx, tx, productID, inventory.Change{Set: fresh, HeldDelta: len(fresh)}); err != nil {
+		return BatchResult{}, err
+	}
+	if c.BeforeCommit != nil {
+		if err := c.BeforeCommit(ctx); err != nil {
+			return BatchResult{}, err
+		}
+	}
+
+	res := BatchResult{Requests: len(reqs), Numbers: len(claimNumbers)}
+	for _, d := range decisions {
+		if d.reason != "" {
+			c.metrics.Rejected(d.reason)
+		} else {
+			res.Held++
+		}
+	}
+	return res, nil
+}
+
+func (c *Claimer) lockQueued(ctx context.Context, tx pgx.Tx, productID uuid.UUID, limit int) ([]*queuedRequest, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT id, tenant_id, buyer_id, numbers, quantity, mode, accept_fewer
+		FROM reservation_requests
+		WHERE product_id = $1 AND status = 'QUEUED'
+		ORDER BY created_at, id
+		LIMIT $2
+		FOR UPDATE SKIP LOCKED`, productID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("lock queued requests: %w", err)
+	}
+	reqs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*queuedRequest, error) {
+		var r queuedRequest
+		err := row.Scan(&r.id, &r.tenantID, &r.buyerID, &r.numbers, &r.quantity, &r.mode, &r.acceptFewer)
+		return &r, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read queued requests: %w", err)
+	}
+	return reqs, nil
+}
+
+// lockBuyers locks the buyer-limit rows of the batch's buyers in sorted order
+// (the one lock order every claim uses) and returns how many numbers each
+// buyer already has in live holds and purchases. The count is derived from
+// holds rather than stored, so an expired hold stops counting at once without
+// waiting for the sweeper.
+func lockBuyers(ctx context.Context, tx pgx.Tx, productID uuid.UUID, reqs []*queuedRequest) (map[string]int, error) {
+	buyers := make([]string, 0, len(reqs))
+	for _, r := range reqs {
+		buyers = append(buyers, r.buyerID)
+	}
+	slices.Sort(buyers)
+	buyers = slices.Compact(buyers)
+	_, err := tx.Exec(ctx, `
+		INSERT INTO buyer_limits (product_id, buyer_id)
+		SELECT $1, b FROM unnest($2::text[]) AS b ORDER BY b
+		ON CONFLICT (product_id, buyer_id) DO UPDATE SET last_claim_at = now()`, productID, buyers)
+	if err != nil {
+		return nil, fmt.Errorf("lock buyer limits: %w", err)
+	}
+	rows, err := tx.Query(ctx, `
+		SELECT buyer_id, sum(cardinality(numbers))::int
+		FROM holds
+		WHERE product_id = $1 AND buyer_id = ANY($2)
+		  AND ((state = 'ACTIVE' AND expires_at > now()) OR state = 'CONVERTED')
+		GROUP BY buyer_id`, productID, buyers)
+	if err != nil {
+		return nil, fmt.Errorf("count live holds: %w", err)
+	}
+	live := make(map[string]int, len(buyers))
+	var buyer string
+	var n int
+	_, err = pgx.ForEachRow(rows, []any{&buyer, &n}, func() error { live[buyer] = n; return nil })
+	if err != nil {
+		return nil, fmt.Errorf("count live holds: %w", err)
+	}
+	return live, nil
+}
+
+// newPicker snapshots the bitmap (without locking it) and frees in it the
+// numbers whose holds have expired, which a claim may take over.
+func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID, capacity int) (*picker, error) {
+	snap, err := inventory.Get(ctx, tx, productID)
+	if err != nil {
+		return nil, err
+	}
+	taken := snap.Bits()
+	rows, err := tx.Query(ctx, `
+		SELECT number FROM claims
+		WHERE product_id = $1 AND state = 'HELD' AND expires_at <= now()`, productID)
+	if err != nil {
+		return nil, fmt.Errorf("read expired claims: %w", err)
+	}
+	expired, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return nil, fmt.Errorf("read expired claims: %w", err)
+	}
+	for _, n := range expired {
+		taken.Clear(uint(n - 1))
+	}
+	rowsLayout, err := c.layout(ctx, productID)
+	if err != nil {
+		return nil, err
+	}
+	c.rngMu.Lock()
+	seed := c.rng.Uint64()
+	c.rngMu.Unlock()
+	return &picker{
+		taken:    taken,
+		free:     capacity - int(taken.Count()),
+		capacity: capacity,
+		rows:     rowsLayout,
+		rng:      rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano()))),
+	}, nil
+}
+
+func (c *Claimer) layout(ctx context.Context, productID uuid.UUID) ([]product.Row, error) {
+	if rows, ok := c.layouts.Load(productID); ok {
+		return rows.([]product.Row), nil
+	}
+	p, err := c.products.GetAny(ctx, productID)
+	if err != nil {
+		return nil, err
+	}
+	var rows []product.Row
+	if p.Layout != nil {
+		rows = p.Layout.Rows()
+	}
+	c.layouts.Store(productID, rows)
+	return rows, nil
+}
+
+// decide plans one request against the batch's picker and live counts.
+func (c *Claimer) decide(r *queuedRequest, pick *picker, live map[string]int, perBuyer int, onSale bool) decision {
+	d := decision{req: r}
+	reject := func(reason string) decision { d.reason = reason; return d }
+	if !onSale {
+		return reject(ReasonNotOnSale)
+	}
+	allowed := perBuyer - live[r.buyerID]
+	want := len(r.numbers)
+	if r.quantity != nil {
+		want = int(*r.quantity)
+	}
+	if want > allowed {
+		if !r.acceptFewer || allowed <= 0 {
+			return reject(ReasonLimitExceeded)
+		}
+		want = allowed
+	}
+
+	var got []int32
+	if r.quantity == nil {
+		for _, n := range r.numbers {
+			if n < 1 || int(n) > pick.capacity {
+				return reject(ReasonInvalidNumbers)
+			}
+		}
+		for _, n := range r.numbers {
+			if pick.isFree(n) {
+				got = append(got, n)
+			}
+		}
+		if len(got) == 0 || (len(got) < len(r.numbers) && !r.acceptFewer) {
+			return reject(ReasonSeatTaken)
+		}
+		got = got[:min(len(got), want)]
+	} else {
+		switch {
+		case pick.free == 0:
+			return reject(ReasonSoldOut)
+		case pick.free < want && !r.acceptFewer:
+			return reject(ReasonNotEnoughLeft)
+		}
+		want = min(want, pick.free)
+		if r.mode != nil && *r.mode == ModeRandom {
+			got = pick.random(want)
+		} else {
+			got = pick.best(want)
+		}
+	}
+	pick.take(got)
+	live[r.buyerID] += len(got)
+	d.holdID = uuid.New()
+	d.numbers = got
+	return d
+}
+
+// insertClaims inserts the planned claims in number order (one lock order for
+// claim rows) and returns the numbers that were free, whose bits must now be
+// set. A conflict on a live claim means another transaction won the number
+// after this batch took its snapshot: errLostRace replans the batch. A
+// conflict on an expired hold's claim takes the row over; its bit is already
+// set.
+func insertClaims(ctx context.Context, tx pgx.Tx, productID uuid.UUID, numbers []int32, holds []uuid.UUID, expiresAt time.Time) ([]int32, error) {
+	if len(numbers) == 0 {
+		return nil, nil
+	}
+	order := make([]int, len(numbers))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return int(numbers[a] - numbers[b]) })
+	sortedNums := make([]int32, len(numbers))
+	sortedHolds := make([]uuid.UUID, len(numbers))
+	for i, j := range order {
+		sortedNums[i], sortedHolds[i] = numbers[j], holds[j]
+	}
+	rows, err := tx.Query(ctx, `
+		INSERT INTO claims (product_id, number, hold_id, state, expires_at)
+		SELECT $1, u.number, u.hold_id, 'HELD', $4
+		FROM unnest($2::int[], $3::uuid[]) WITH ORDINALITY AS u(number, hold_id, ord)
+		ORDER BY u.ord
+		ON CONFLICT (product_id, number) DO UPDATE
+		    SET hold_id = EXCLUDED.hold_id, expires_at = EXCLUDED.expires_at
+		    WHERE claims.state = 'HELD' AND claims.expires_at <= now()
+		RETURNING number, xmax = 0`, productID, sortedNums, sortedHolds, expiresAt)
+	if err != nil {
+		return nil, fmt.Errorf("insert claims: %w", err)
+	}
+	var fresh []int32
+	won := 0
+	var n int32
+	var inserted bool
+	_, err = pgx.ForEachRow(rows, []any{&n, &inserted}, func() error {
+		won++
+		if inserted {
+			fresh = append(fresh, n)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("insert claims: %w", err)
+	}
+	if won != len(numbers) {
+		return nil, errLostRace
+	}
+	return fresh, nil
+}
+
+// writeOutcomes records holds, request outcomes and outbox rows for a batch.
+func writeOutcomes(ctx context.Context, tx pgx.Tx, productID uuid.UUID, decisions []decision, expiresAt time.Time) error {
+	var holdRows [][]any
+	var outbox [][]byte
+	var outboxTenants []uuid.UUID
+	ids := make([]uuid.UUID, len(decisions))
+	statuses := make([]string, len(decisions))
+	reasons := make([]pgtype.Text, len(decisions))
+	holdIDs := make([]pgtype.UUID, len(decisions))
+	for i, d := range decisions {
+		ids[i] = d.req.id
+		if d.reason != "" {
+			statuses[i] = StatusRejected
+			reasons[i] = pgtype.Text{String: d.reason, Valid: true}
+			continue
+		}
+		statuses[i] = StatusHeld
+		holdIDs[i] = pgtype.UUID{Bytes: d.holdID, Valid: true}
+		holdRows = append(holdRows, []any{d.holdID, d.req.tenantID, productID, d.req.buyerID, d.req.id, d.numbers, expiresAt})
+		payload, err := json.Marshal(map[string]any{
+			"holdId": d.holdID, "requestId": d.req.id, "productId": productID,
+			"buyerId": d.req.buyerID, "numbers": d.numbers, "expiresAt": expiresAt,
+		})
+		if err != nil {
+			return fmt.Errorf("encode outbox payload: %w", err)
+		}
+		outbox = append(outbox, payload)
+		outboxTenants = append(outboxTenants, d.req.tenantID)
+	}
+	if len(holdRows) > 0 {
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"holds"},
+			[]string{"id", "tenant_id", "product_id", "buyer_id", "request_id", "numbers", "expires_at"},
+			pgx.CopyFromRows(holdRows))
+		if err != nil {
+			return fmt.Errorf("insert holds: %w", err)
+		}
+		_, err = tx.Exec(ctx, `
+			INSERT INTO outbox (tenant_id, topic, payload)
+			SELECT t, 'hold.created', p FROM unnest($1::uuid[], $2::jsonb[]) AS u(t, p)`, outboxTenants, outbox)
+		if err != nil {
+			return fmt.Errorf("insert outbox rows: %w", err)
+		}
+	}
+	_, err := tx.Exec(ctx, `
+		UPDATE reservation_requests r
+		SET status = u.status, reason = u.reason, hold_id = u.hold_id,
+		    processed_at = clock_timestamp(), attempts = r.attempts + 1
+		FROM unnest($1::uuid[], $2::text[], $3::text[], $4::uuid[]) AS u(id, status, reason, hold_id)
+		WHERE r.id = u.id`, ids, statuses, reasons, holdIDs)
+	if err != nil {
+		return fmt.Errorf("record request outcomes: %w", err)
+	}
+	return nil
+}

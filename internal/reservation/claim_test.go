@@ -1,0 +1,312 @@
+package reservation_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/product"
+	"boxoffice/internal/reservation"
+	"boxoffice/internal/testfix"
+)
+
+func TestLastSeat(t *testing.T) {
+	t.Parallel()
+	// 50 buyers race for one number through the real River workers.
+	env := testfix.New(t, testfix.Options{Work: true, BatchSize: 7})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 10})
+
+	ids := make([]uuid.UUID, 50)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids[i] = env.Reserve(t, p, fmt.Sprintf("buyer-%d", i), reservation.Params{Numbers: testfix.Nums(7)}).ID
+		}()
+	}
+	wg.Wait()
+
+	held, rejected := 0, 0
+	for _, id := range ids {
+		r := waitTerminal(t, env, p, id)
+		switch {
+		case r.Status == reservation.StatusHeld:
+			held++
+			require.Equal(t, []int32{7}, r.Numbers)
+		case r.Status == reservation.StatusRejected && r.Reason == reservation.ReasonSeatTaken:
+			rejected++
+		default:
+			t.Fatalf("unexpected outcome %+v", r)
+		}
+	}
+	require.Equal(t, 1, held)
+	require.Equal(t, 49, rejected)
+
+	var claims int
+	require.NoError(t, env.Schema.Pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM claims WHERE product_id = $1 AND number = 7`, p.ID).Scan(&claims))
+	require.Equal(t, 1, claims)
+	env.RequireInvariants(t)
+}
+
+func TestOversellStress(t *testing.T) {
+	t.Parallel()
+	// 1,000 concurrent requests over 200 numbers, overlapping explicit picks
+	// and both quantity modes, drained by River workers.
+	env := testfix.New(t, testfix.Options{Work: true, BatchSize: 50, MaxConns: 20})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 200})
+
+	const n = 1000
+	ids := make([]uuid.UUID, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			var params reservation.Params
+			switch i % 3 {
+			case 0:
+				params.Numbers = testfix.Nums(int32(i%40+1), int32(i%40+2))
+			case 1:
+				params = reservation.Params{Quantity: 1 + i%3, Mode: reservation.ModeBest}
+			case 2:
+				params = reservation.Params{Quantity: 2, Mode: reservation.ModeRandom, AcceptFewer: true}
+			}
+			ids[i] = env.Reserve(t, p, fmt.Sprintf("buyer-%d", i%400), params).ID
+		}()
+	}
+	wg.Wait()
+
+	owner := map[int32]uuid.UUID{}
+	heldNumbers := 0
+	for _, id := range ids {
+		r := waitTerminal(t, env, p, id)
+		if r.Status != reservation.StatusHeld {
+			require.Equal(t, reservation.StatusRejected, r.Status)
+			continue
+		}
+		for _, num := range r.Numbers {
+			prev, dup := owner[num]
+			require.False(t, dup, "number %d held by %s and %s", num, prev, id)
+			owner[num] = id
+		}
+		heldNumbers += len(r.Numbers)
+	}
+	require.Equal(t, 200, heldNumbers, "every number ends up held: demand exceeds stock")
+	env.RequireInvariants(t)
+}
+
+func waitTerminal(t *testing.T, env *testfix.Env, p *product.Product, id uuid.UUID) *reservation.Request {
+	t.Helper()
+	var r *reservation.Request
+	require.Eventually(t, func() bool {
+		r = env.Get(t, p, id)
+		return r.Status != reservation.StatusQueued
+	}, 30*time.Second, 10*time.Millisecond, "request %s never left QUEUED", id)
+	return r
+}
+
+func TestBuyerLimit(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 50, PerBuyerLimit: 4})
+
+	a := env.Reserve(t, p, "alice", reservation.Params{Quantity: 3})
+	b := env.Reserve(t, p, "alice", reservation.Params{Quantity: 2})
+	c := env.Reserve(t, p, "alice", reservation.Params{Quantity: 2, AcceptFewer: true})
+	d := env.Reserve(t, p, "bob", reservation.Params{Quantity: 4})
+	env.Drain(t, p, 10)
+
+	require.Equal(t, reservation.StatusHeld, env.Get(t, p, a.ID).Status)
+	rb := env.Get(t, p, b.ID)
+	require.Equal(t, reservation.StatusRejected, rb.Status)
+	require.Equal(t, reservation.ReasonLimitExceeded, rb.Reason)
+	rc := env.Get(t, p, c.ID)
+	require.Equal(t, reservation.StatusHeld, rc.Status)
+	require.Len(t, rc.Numbers, 1, "acceptFewer takes what the limit leaves")
+	require.Equal(t, reservation.StatusHeld, env.Get(t, p, d.ID).Status)
+
+	// At the limit, nothing more; after releasing a hold, room again.
+	e := env.Reserve(t, p, "alice", reservation.Params{Quantity: 1})
+	env.Drain(t, p, 10)
+	require.Equal(t, reservation.ReasonLimitExceeded, env.Get(t, p, e.ID).Reason)
+
+	ra := env.Get(t, p, a.ID)
+	_, err := env.Service.Release(context.Background(), p.TenantID, "alice", *ra.HoldID)
+	require.NoError(t, err)
+	require.Equal(t, reservation.StatusReleased, env.Get(t, p, a.ID).Status)
+	f := env.Reserve(t, p, "alice", reservation.Params{Quantity: 3})
+	env.Drain(t, p, 10)
+	require.Equal(t, reservation.StatusHeld, env.Get(t, p, f.ID).Status)
+	env.RequireInvariants(t)
+}
+
+func TestIdempotentReplay(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	p := env.Product(t, testfix.ProductOpts{})
+	ctx := context.Background()
+	params := reservation.AcceptParams{Product: p, BuyerID: "alice", IdempotencyKey: "k1",
+		Params: reservation.Params{Numbers: testfix.Nums(3, 1)}}
+
+	first, err := env.Service.Accept(ctx, params)
+	require.NoError(t, err)
+	require.False(t, first.Replayed)
+
+	params.Numbers = testfix.Nums(1, 3) // same set, other order: the same request
+	again, err := env.Service.Accept(ctx, params)
+	require.NoError(t, err)
+	require.True(t, again.Replayed)
+	require.Equal(t, first.Request.ID, again.Request.ID)
+
+	params.Numbers = testfix.Nums(1, 4)
+	_, err = env.Service.Accept(ctx, params)
+	require.ErrorIs(t, err, reservation.ErrIdempotencyConflict)
+
+	var count int
+	require.NoError(t, env.Schema.Pool.QueryRow(ctx, `SELECT count(*) FROM reservation_requests`).Scan(&count))
+	require.Equal(t, 1, count)
+}
+
+func TestNotOnSaleAndSoldOut(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	later := env.Product(t, testfix.ProductOpts{OnSaleAt: time.Now().Add(time.Hour)})
+	r := env.Reserve(t, later, "alice", reservation.Params{Quantity: 1})
+	env.Drain(t, later, 10)
+	require.Equal(t, reservation.ReasonNotOnSale, env.Get(t, later, r.ID).Reason)
+
+	small := env.Product(t, testfix.ProductOpts{Capacity: 3})
+	a := env.Reserve(t, small, "alice", reservation.Params{Quantity: 2})
+	b := env.Reserve(t, small, "bob", reservation.Params{Quantity: 2})
+	c := env.Reserve(t, small, "carol", reservation.Params{Quantity: 1})
+	d := env.Reserve(t, small, "dave", reservation.Params{Quantity: 1})
+	env.Drain(t, small, 10)
+	require.Equal(t, reservation.StatusHeld, env.Get(t, small, a.ID).Status)
+	require.Equal(t, reservation.ReasonNotEnoughLeft, env.Get(t, small, b.ID).Reason)
+	require.Equal(t, reservation.StatusHeld, env.Get(t, small, c.ID).Status)
+	require.Equal(t, reservation.ReasonSoldOut, env.Get(t, small, d.ID).Reason)
+	env.RequireInvariants(t)
+}
+
+func TestExpiry(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 10})
+	a := env.Reserve(t, p, "alice", reservation.Params{Numbers: testfix.Nums(1, 2)})
+	env.Drain(t, p, 10)
+	require.Equal(t, reservation.StatusHeld, env.Get(t, p, a.ID).Status)
+
+	// Time travel: the hold ran out. The sweeper has not run.
+	env.Exec(t, `UPDATE holds SET expires_at = now() - interval '1 second'`)
+	env.Exec(t, `UPDATE claims SET expires_at = now() - interval '1 second'`)
+	require.Equal(t, reservation.StatusExpired, env.Get(t, p, a.ID).Status)
+
+	// The expired hold's numbers are claimable at once, and alice's limit
+	// no longer counts them.
+	b := env.Reserve(t, p, "bob", reservation.Params{Numbers: testfix.Nums(2, 3)})
+	env.Drain(t, p, 10)
+	rb := env.Get(t, p, b.ID)
+	require.Equal(t, reservation.StatusHeld, rb.Status)
+	require.ElementsMatch(t, []int32{2, 3}, rb.Numbers)
+	env.RequireInvariants(t)
+
+	// The sweeper frees number 1 (still alice's expired claim) and marks the
+	// hold EXPIRED; bob's taken-over number 2 stays his.
+	res, err := env.Claimer.ExpireHolds(context.Background(), 1000)
+	require.NoError(t, err)
+	require.Equal(t, 1, res.HoldsExpired)
+	require.Equal(t, 1, res.ClaimsFreed)
+	var held int
+	require.NoError(t, env.Schema.Pool.QueryRow(context.Background(),
+		`SELECT held FROM inventory WHERE product_id = $1`, p.ID).Scan(&held))
+	require.Equal(t, 2, held)
+	require.Equal(t, reservation.StatusExpired, env.Get(t, p, a.ID).Status)
+	env.RequireInvariants(t)
+}
+
+func TestSweeperRunsInRiver(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{Work: true, SweepInterval: 200 * time.Millisecond})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 10})
+	a := env.Reserve(t, p, "alice", reservation.Params{Numbers: testfix.Nums(5)})
+	waitTerminal(t, env, p, a.ID)
+	env.Exec(t, `UPDATE holds SET expires_at = now() - interval '1 second'`)
+	env.Exec(t, `UPDATE claims SET expires_at = now() - interval '1 second'`)
+	require.Eventually(t, func() bool {
+		var held int
+		require.NoError(t, env.Schema.Pool.QueryRow(context.Background(),
+			`SELECT held FROM inventory WHERE product_id = $1`, p.ID).Scan(&held))
+		return held == 0
+	}, 20*time.Second, 50*time.Millisecond)
+	env.RequireInvariants(t)
+}
+
+func TestWorkerDiesMidBatch(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 20})
+	var ids []uuid.UUID
+	for i := range 6 {
+		ids = append(ids, env.Reserve(t, p, fmt.Sprintf("b%d", i), reservation.Params{Quantity: 2}).ID)
+	}
+	boom := errors.New("worker killed")
+	env.Claimer.BeforeCommit = func(context.Context) error { return boom }
+	_, err := env.Claimer.ClaimBatch(context.Background(), p.ID, 10)
+	require.ErrorIs(t, err, boom)
+
+	ctx := context.Background()
+	var claims, holds int
+	require.NoError(t, env.Schema.Pool.QueryRow(ctx, `SELECT count(*) FROM claims`).Scan(&claims))
+	require.NoError(t, env.Schema.Pool.QueryRow(ctx, `SELECT count(*) FROM holds`).Scan(&holds))
+	require.Zero(t, claims)
+	require.Zero(t, holds)
+	for _, id := range ids {
+		require.Equal(t, reservation.StatusQueued, env.Get(t, p, id).Status)
+	}
+	env.RequireInvariants(t)
+
+	env.Claimer.BeforeCommit = nil
+	env.Drain(t, p, 10)
+	for i, id := range ids {
+		r := env.Get(t, p, id)
+		require.Equal(t, reservation.StatusHeld, r.Status)
+		require.Equal(t, []int32{int32(2*i + 1), int32(2*i + 2)}, r.Numbers)
+	}
+	env.RequireInvariants(t)
+}
+
+func TestBestAvailableSeats(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	layout := &product.Layout{Sections: []product.Section{{Name: "A", Rows: []product.Row{
+		{Name: "1", Seats: 5}, {Name: "2", Seats: 6},
+	}}}}
+	p := env.Product(t, testfix.ProductOpts{Layout: layout})
+	// Row 1 is 1..5, row 2 is 6..11. Take seat 3 so row 1 has runs 1-2 and 4-5.
+	first := env.Reserve(t, p, "x", reservation.Params{Numbers: testfix.Nums(3)})
+	// 2 seats: run 1-2 fits exactly (no orphan).
+	a := env.Reserve(t, p, "a", reservation.Params{Quantity: 2})
+	// 3 seats: no room in row 1; row 2 (6 seats) left-aligned 6-8.
+	b := env.Reserve(t, p, "b", reservation.Params{Quantity: 3})
+	// 2 seats: row 1 run 4-5 fits exactly.
+	c := env.Reserve(t, p, "c", reservation.Params{Quantity: 2})
+	// 2 seats: row 2 run 9-11 would leave an orphan either way; it is the only fit.
+	d := env.Reserve(t, p, "d", reservation.Params{Quantity: 2})
+	env.Drain(t, p, 10)
+	require.Equal(t, reservation.StatusHeld, env.Get(t, p, first.ID).Status)
+	require.Equal(t, []int32{1, 2}, env.Get(t, p, a.ID).Numbers)
+	require.Equal(t, []int32{6, 7, 8}, env.Get(t, p, b.ID).Numbers)
+	require.Equal(t, []int32{4, 5}, env.Get(t, p, c.ID).Numbers)
+	require.Equal(t, []int32{9, 10}, env.Get(t, p, d.ID).Numbers)
+	env.RequireInvariants(t)
+}

@@ -1,0 +1,119 @@
+package reservation
+
+import (
+	"context"
+		"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"boxoffice/internal/db"
+	"boxoffice/internal/inventory"
+)
+
+// Hold states.
+const (
+	HoldActive    = "ACTIVE"
+	HoldConverted = "CONVERTED"
+	HoldExpired   = "EXPIRED"
+	HoldReleased  = "RELEASED"
+)
+
+// ErrHoldConverted is returned when releasing a hold that became an order.
+var ErrHoldConverted = errors.New("hold already converted into an order")
+
+// Hold is a buyer's temporary ownership of some numbers.
+type Hold struct {
+	ID        uuid.UUID `json:"id"`
+	ProductID uuid.UUID `json:"productId"`
+	RequestID uuid.UUID `json:"requestId"`
+	State     string    `json:"state"`
+	Numbers   []int32   `json:"numbers"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// Release lets a buyer give a hold back at once: its claims are deleted, the
+// bits cleared and the counters fixed in one transaction. Releasing a hold
+// that has already ended returns it unchanged, so a retried DELETE is safe.
+func (s *Service) Release(ctx context.Context, tenantID uuid.UUID, buyerID string, holdID uuid.UUID) (*Hold, error) {
+	var h Hold
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var expired bool
+		err := tx.QueryRow(ctx, `
+			SELECT id, product_id, request_id, state, numbers, expires_at, expires_at <= now()
+			FROM holds WHERE id = $1 AND tenant_id = $2 AND buyer_id = $3
+			FOR UPDATE`, holdID, tenantID, buyerID).
+			Scan(&h.ID, &h.ProductID, &h.RequestID, &h.State, &h.Numbers, &h.ExpiresAt, &expired)
+		if err != nil {
+			return fmt.Errorf("lock hold %s: %w", holdID, db.NotFound(err))
+		}
+		switch {
+		case h.State == HoldConverted:
+			return ErrHoldConverted
+		case h.State != HoldActive:
+			return nil
+		case expired:
+			// Leave it to the sweeper, which also frees claims taken over
+			// meanwhile; to the buyer it is simply expired.
+			h.State = HoldExpired
+			return nil
+		}
+		freed, err := deleteClaims(ctx, tx, `
+			DELETE FROM claims WHERE (product_id, number) IN (
+				SELECT product_id, number FROM claims
+				WHERE hold_id = $1 AND state = 'HELD' ORDER BY number FOR UPDATE)
+			RETURNING number`, holdID)
+		if err != nil {
+			return err
+		}
+		if err := endHolds(ctx, tx, []uuid.UUID{holdID}, HoldReleased, StatusReleased); err != nil {
+			return err
+		}
+		h.State = HoldReleased
+		return inventory.Apply(ctx, tx, h.ProductID, inventory.Change{Clear: freed, HeldDelta: -len(freed)})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if h.State == HoldReleased {
+		s.metrics.HoldReleased()
+	}
+	return &h, nil
+}
+
+func deleteClaims(ctx context.Context, tx pgx.Tx, sql string, args ...any) ([]int32, error) {
+	rows, err := tx.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("delete claims: %w", err)
+	}
+	freed, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return nil, fmt.Errorf("delete claims: %w", err)
+	}
+	return freed, nil
+}
+
+// endHolds moves ACTIVE holds to holdState, their requests to requestStatus,
+// and writes one outbox row per hold.
+func endHolds(ctx context.Context, tx pgx.Tx, ids []uuid.UUID, holdState, requestStatus string) error {
+	_, err := tx.Exec(ctx, `
+		WITH ended AS (
+			UPDATE holds SET state = $2, ended_at = now()
+			WHERE id = ANY($1) AND state = 'ACTIVE'
+			RETURNING id, tenant_id, product_id, request_id, buyer_id, numbers
+		), requests AS (
+			UPDATE reservation_requests r SET status = $3
+			FROM ended WHERE r.id = ended.request_id AND r.status = 'HELD'
+		)
+		INSERT INTO outbox (tenant_id, topic, payload)
+		SELECT tenant_id, $4, jsonb_build_object('holdId', id, 'requestId', request_id, 'productId', product_id,
+		                                         'buyerId', buyer_id, 'numbers', numbers)
+		FROM ended`, ids, holdState, requestStatus, "hold."+strings.ToLower(holdState))
+	if err != nil {
+		return fmt.Errorf("end holds as %s: %w", holdState, err)
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package reservation
+
+import (
+	"math/rand/v2"
+
+	"github.com/bits-and-blooms/bitset"
+
+	"boxoffice/internal/product"
+)
+
+// picker chooses numbers for one claim batch. taken has bit n-1 set when
+// number n is unavailable to this batch (held, sold, or already given to an
+// earlier request of the batch); free counts the clear bits.
+type picker struct {
+	taken    *bitset.BitSet
+	free     int
+	capacity int
+	rows     []product.Row // seated products: rows in preference order
+	rng      *rand.Rand
+}
+
+func (p *picker) isFree(n int32) bool { return n >= 1 && int(n) <= p.capacity && !p.taken.Test(uint(n-1)) }
+
+func (p *picker) take(nums []int32) {
+	for _, n := range nums {
+		p.taken.Set(uint(n - 1))
+	}
+	p.free -= len(nums)
+}
+
+// lowest returns the q lowest free numbers, in row order for seated products.
+func (p *picker) lowest(q int) []int32 {
+	out := make([]int32, 0, q)
+	for i, ok := p.taken.NextClear(0); ok && int(i) < p.capacity && len(out) < q; i, ok = p.taken.NextClear(i + 1) {
+		out = append(out, int32(i+1))
+	}
+	return out
+}
+
+// best picks q adjacent seats in one row, preferring rows in layout order and
+// placements that leave no single orphan seat; numbered products get the
+// lowest free numbers. When no row has q adjacent free seats it falls back to
+// the first free seats in preference order. The caller ensures free >= q.
+func (p *picker) best(q int) []int32 {
+	if len(p.rows) == 0 {
+		return p.lowest(q)
+	}
+	orphanStart := -1
+	for _, row := range p.rows {
+		first, last := uint(row.First-1), uint(row.Last-1) // bit indexes, inclusive
+		for s, ok := p.taken.NextClear(first); ok && s <= last; {
+			e, found := p.taken.NextSet(s)
+			if !found || e > last+1 {
+				e = last + 1
+			}
+			run := int(e - s)
+			switch {
+			case run == q || run >= q+2:
+				// Left-aligned against a taken seat or the aisle: no gap on
+				// the left, and on the right none or at least two seats.
+				return seq(int32(s+1), q)
+			case run == q+1 && orphanStart < 0:
+				orphanStart = int(s)
+			}
+			if e > last {
+				break
+			}
+			s, ok = p.taken.NextClear(e)
+		}
+	}
+	if orphanStart >= 0 {
+		return seq(int32(orphanStart+1), q)
+	}
+	out := make([]int32, 0, q)
+	for _, row := range p.rows {
+		for s, ok := p.taken.NextClear(uint(row.First - 1)); ok && s <= uint(row.Last-1) && len(out) < q; s, ok = p.taken.NextClear(s + 1) {
+			out = append(out, int32(s+1))
+		}
+	}
+	return out
+}
+
+// random picks q free numbers uniformly. Dense stock uses rejection sampling;
+// sparse stock lists the free numbers and draws from them, so the cost stays
+// bounded either way. The caller ensures free >= q.
+func (p *picker) random(q int) []int32 {
+	out := make([]int32, 0, q)
+	if p.free*8 >= p.capacity {
+		chosen := make(map[int32]struct{}, q)
+		for len(out) < q {
+			n := int32(p.rng.IntN(p.capacity)) + 1
+			if _, dup := chosen[n]; dup || !p.isFree(n) {
+				continue
+			}
+			chosen[n] = struct{}{}
+			out = append(out, n)
+		}
+		return out
+	}
+	all := p.lowest(p.free)
+	for i := 0; i < q; i++ {
+		j := i + p.rng.IntN(len(all)-i)
+		all[i], all[j] = all[j], all[i]
+		out = append(out, all[i])
+	}
+	return out
+}
+
+func seq(from int32, n int) []int32 {
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = from + int32(i)
+	}
+	return out
+}

@@ -1,0 +1,134 @@
+// Package reservation is the reservation pipeline: recording requests,
+// the claim transaction that decides them, and the end of holds (release and
+// expiry). Nothing outside this package writes claims, holds or requests.
+package reservation
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"boxoffice/internal/product"
+)
+
+// Request statuses.
+const (
+	StatusQueued    = "QUEUED"
+	StatusHeld      = "HELD"
+	StatusRejected  = "REJECTED"
+	StatusExpired   = "EXPIRED"
+	StatusReleased  = "RELEASED"
+	StatusConverted = "CONVERTED"
+)
+
+// Rejection reasons, decided by the claim transaction.
+const (
+	ReasonSeatTaken      = "SEAT_TAKEN"
+	ReasonLimitExceeded  = "LIMIT_EXCEEDED"
+	ReasonSoldOut        = "SOLD_OUT"
+	ReasonNotEnoughLeft  = "NOT_ENOUGH_LEFT"
+	ReasonNotOnSale      = "NOT_ON_SALE"
+	ReasonInvalidNumbers = "INVALID_NUMBERS"
+)
+
+// Pick modes for quantity requests.
+const (
+	ModeBest   = "best"
+	ModeRandom = "random"
+)
+
+// Params is what a shopper asks for: either Numbers or Quantity (+ Mode).
+type Params struct {
+	Numbers     []int32
+	Quantity    int
+	Mode        string
+	AcceptFewer bool
+}
+
+// InputError is a request the edge must refuse, with a stable code.
+type InputError struct {
+	Code    string
+	Message string
+}
+
+func (e *InputError) Error() string { return e.Code + ": " + e.Message }
+
+func inputError(code, format string, args ...any) *InputError {
+	return &InputError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Validate checks p against the product and fills in the default mode. It is
+// the one place the shape of a reservation request is decided.
+func (p *Params) Validate(prod *product.Product) error {
+	switch {
+	case len(p.Numbers) > 0 && p.Quantity != 0:
+		return inputError("NUMBERS_AND_QUANTITY", "give either numbers or quantity, not both")
+	case len(p.Numbers) == 0 && p.Quantity == 0:
+		if p.Numbers != nil {
+			return inputError("EMPTY_NUMBERS", "numbers must not be empty")
+		}
+		return inputError("NOTHING_REQUESTED", "give numbers or a quantity")
+	case p.Quantity != 0:
+		if p.Quantity < 1 || p.Quantity > prod.PerBuyerLimit {
+			return inputError("QUANTITY_OUT_OF_RANGE", "quantity must be between 1 and the per-buyer limit %d", prod.PerBuyerLimit)
+		}
+		switch p.Mode {
+		case "":
+			p.Mode = ModeBest
+		case ModeBest, ModeRandom:
+		default:
+			return inputError("INVALID_MODE", "mode must be %q or %q", ModeBest, ModeRandom)
+		}
+	default:
+		if p.Mode != "" {
+			return inputError("MODE_WITHOUT_QUANTITY", "mode applies only to quantity requests")
+		}
+		if len(p.Numbers) > prod.PerBuyerLimit {
+			return inputError("TOO_MANY_NUMBERS", "at most %d numbers per buyer", prod.PerBuyerLimit)
+		}
+		seen := make(map[int32]struct{}, len(p.Numbers))
+		for _, n := range p.Numbers {
+			if n < 1 || int(n) > prod.Capacity {
+				return inputError("NUMBER_OUT_OF_RANGE", "number %d is outside 1..%d", n, prod.Capacity)
+			}
+			if _, dup := seen[n]; dup {
+				return inputError("DUPLICATE_NUMBERS", "number %d appears twice", n)
+			}
+			seen[n] = struct{}{}
+		}
+	}
+	return nil
+}
+
+// hash fingerprints a request so an idempotent replay can be told from a
+// different request reusing the key. Numbers are a set: order does not count.
+func (p *Params) hash(productID uuid.UUID) []byte {
+	nums := slices.Clone(p.Numbers)
+	slices.Sort(nums)
+	b, _ := json.Marshal(struct {
+		P uuid.UUID
+		N []int32
+		Q int
+		M string
+		F bool
+	}{productID, nums, p.Quantity, p.Mode, p.AcceptFewer})
+	sum := sha256.Sum256(b)
+	return sum[:]
+}
+
+// Request is the state of a reservation request as a shopper sees it.
+type Request struct {
+	ID          uuid.UUID  `json:"id"`
+	ProductID   uuid.UUID  `json:"productId"`
+	Status      string     `json:"status"`
+	Reason      string     `json:"reason,omitempty"`
+	HoldID      *uuid.UUID `json:"holdId,omitempty"`
+	Numbers     []int32    `json:"numbers,omitempty"`
+	ExpiresAt   *time.Time `json:"expiresAt,omitempty"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	ProcessedAt *time.Time `json:"processedAt,omitempty"`
+}

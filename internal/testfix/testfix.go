@@ -1,0 +1,189 @@
+// Package testfix builds test fixtures from option structs: a migrated
+// schema with a tenant and products, and the services on top of it.
+package testfix
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/dbtest"
+	"boxoffice/internal/inventory"
+	"boxoffice/internal/product"
+	"boxoffice/internal/reservation"
+	"boxoffice/internal/tenant"
+	"boxoffice/jobs"
+	"boxoffice/workers"
+)
+
+// Env is one test's world: a private schema, a tenant and the services.
+type Env struct {
+	Schema   *dbtest.Schema
+	Tenants  *tenant.Store
+	Products *product.Store
+	Service  *reservation.Service
+	Claimer  *reservation.Claimer
+	River    *river.Client[pgx.Tx]
+	Tenant   *tenant.Created
+	Logger   *slog.Logger
+}
+
+// Options tunes New.
+type Options struct {
+	// Work starts River's claim workers and periodic jobs.
+	Work bool
+	// BatchSize is the claim batch size. Default 100.
+	BatchSize int
+	// SweepInterval for the sweeper when Work is set. Default 1h (off).
+	SweepInterval time.Duration
+	// MaxConns of the pool. Default 10.
+	MaxConns int32
+}
+
+var slugs atomic.Int64
+
+// New builds an Env with one tenant.
+func New(t testing.TB, o Options) *Env {
+	t.Helper()
+	if o.BatchSize == 0 {
+		o.BatchSize = 100
+	}
+	if o.SweepInterval == 0 {
+		o.SweepInterval = time.Hour
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = 10
+	}
+	schema := dbtest.NewSchema(t, o.MaxConns)
+	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	e := &Env{
+		Schema:   schema,
+		Tenants:  tenant.NewStore(schema.Pool),
+		Products: product.NewStore(schema.Pool),
+		Claimer:  reservation.NewClaimer(schema.Pool, logger, nil),
+		Logger:   logger,
+	}
+	client, err := workers.NewRiverClient(schema.Pool, workers.RiverOptions{
+		Work: o.Work, Workers: 4, BatchSize: o.BatchSize, Schema: schema.Name,
+		Jobs:    jobs.Config{SweepInterval: o.SweepInterval, AuditInterval: time.Hour, RequeueAfter: time.Hour},
+		Claimer: e.Claimer, Logger: logger,
+	})
+	require.NoError(t, err)
+	e.River = client
+	e.Service = reservation.NewService(schema.Pool, client, nil)
+	if o.Work {
+		ctx := context.Background()
+		require.NoError(t, client.Start(ctx))
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = client.Stop(ctx)
+		})
+	}
+	e.Tenant = e.NewTenant(t)
+	return e
+}
+
+// NewTenant creates another tenant.
+func (e *Env) NewTenant(t testing.TB) *tenant.Created {
+	t.Helper()
+	n := slugs.Add(1)
+	tn, err := e.Tenants.Create(context.Background(), tenant.CreateParams{Slug: fmt.Sprintf("tenant-%d", n), Name: "Tenant"})
+	require.NoError(t, err)
+	return tn
+}
+
+// ProductOpts describes a product; zero values take sensible test defaults.
+type ProductOpts struct {
+	Tenant        uuid.UUID
+	Capacity      int
+	Layout        *product.Layout
+	PerBuyerLimit int
+	HoldSeconds   int
+	OnSaleAt      time.Time
+}
+
+// Product creates a numbered product (or seated when a layout is given).
+func (e *Env) Product(t testing.TB, o ProductOpts) *product.Product {
+	t.Helper()
+	if o.Tenant == uuid.Nil {
+		o.Tenant = e.Tenant.ID
+	}
+	kind := product.KindNumbered
+	if o.Layout != nil {
+		kind = product.KindSeated
+		if o.Capacity == 0 {
+			o.Capacity = o.Layout.Number()
+		}
+	}
+	if o.Capacity == 0 {
+		o.Capacity = 100
+	}
+	p, err := e.Products.Create(context.Background(), product.CreateParams{
+		TenantID: o.Tenant, Slug: fmt.Sprintf("p-%d", slugs.Add(1)), Name: "Product", Kind: kind,
+		Capacity: o.Capacity, Layout: o.Layout, PriceCents: 5000, Currency: "EUR",
+		PerBuyerLimit: o.PerBuyerLimit, HoldSeconds: o.HoldSeconds, OnSaleAt: o.OnSaleAt,
+	})
+	require.NoError(t, err)
+	return p
+}
+
+// Reserve records a request for buyer with a fresh idempotency key.
+func (e *Env) Reserve(t testing.TB, p *product.Product, buyer string, params reservation.Params) *reservation.Request {
+	t.Helper()
+	acc, err := e.Service.Accept(context.Background(), reservation.AcceptParams{
+		Product: p, BuyerID: buyer, IdempotencyKey: uuid.NewString(), Params: params,
+	})
+	require.NoError(t, err)
+	return acc.Request
+}
+
+// Get reads a request back.
+func (e *Env) Get(t testing.TB, p *product.Product, id uuid.UUID) *reservation.Request {
+	t.Helper()
+	r, err := e.Service.Get(context.Background(), p.TenantID, id, "")
+	require.NoError(t, err)
+	return r
+}
+
+// Drain claims every QUEUED request of p without River.
+func (e *Env) Drain(t testing.TB, p *product.Product, batch int) {
+	t.Helper()
+	for {
+		res, err := e.Claimer.ClaimBatch(context.Background(), p.ID, batch)
+		require.NoError(t, err)
+		if res.Requests == 0 {
+			return
+		}
+	}
+}
+
+// RequireInvariants audits every product and fails on any violation.
+func (e *Env) RequireInvariants(t testing.TB) {
+	t.Helper()
+	v, _, err := inventory.AuditAll(context.Background(), e.Schema.Pool)
+	require.NoError(t, err)
+	require.Empty(t, v)
+}
+
+// Exec runs SQL in the test schema (for setting up time travel, say).
+func (e *Env) Exec(t testing.TB, sql string, args ...any) {
+	t.Helper()
+	_, err := e.Schema.Pool.Exec(context.Background(), sql, args...)
+	require.NoError(t, err)
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
+
+// Nums is shorthand for a slice of numbers.
+func Nums(n ...int32) []int32 { return n }

@@ -1,0 +1,55 @@
+package workers
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"boxoffice/internal/metrics"
+	"boxoffice/internal/reservation"
+	"boxoffice/jobs"
+)
+
+// RiverOptions configures the River client.
+type RiverOptions struct {
+	// Work starts the claim workers and periodic jobs. Without it the client
+	// only inserts jobs, which is all the API needs.
+	Work bool
+	// Workers is how many products are drained at once.
+	Workers int
+	// BatchSize is the claim batch size.
+	BatchSize int
+	// Schema is River's schema; empty means the search_path.
+	Schema string
+	// Jobs configures the periodic jobs.
+	Jobs jobs.Config
+	// Claimer is the domain the workers call.
+	Claimer *reservation.Claimer
+	Metrics *metrics.Metrics
+	Logger  *slog.Logger
+}
+
+// NewRiverClient builds the River client of this process.
+func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], error) {
+	cfg := &river.Config{Logger: o.Logger, Schema: o.Schema}
+	if o.Work {
+		w := river.NewWorkers()
+		river.AddWorker(w, &ClaimWorker{Claimer: o.Claimer, BatchSize: o.BatchSize, Logger: o.Logger})
+		jobs.Register(w, jobs.Deps{Pool: pool, Claimer: o.Claimer, Metrics: o.Metrics, Logger: o.Logger, Config: o.Jobs})
+		cfg.Workers = w
+		cfg.Queues = map[string]river.QueueConfig{
+			reservation.QueueClaims: {MaxWorkers: o.Workers},
+			jobs.QueueMaintenance:   {MaxWorkers: 2},
+		}
+		cfg.PeriodicJobs = jobs.Periodic(o.Jobs)
+	}
+	client, err := river.NewClient(riverpgxv5.New(pool), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("river client: %w", err)
+	}
+	return client, nil
+}
