@@ -17,17 +17,15 @@ type ExpireResult struct {
 	ClaimsFreed  int
 }
 
-// ExpireHolds is the sweeper: for every product with expired holds or expired
-// held claims it deletes those claims, clears their bits, fixes the counters
-// and marks the holds and their requests EXPIRED, one transaction per product.
-// Claims already treat expired holds as free, so the sweeper only makes the
-// bitmap and counters catch up; a stopped sweeper strands nothing. At most
-// limit claims are freed per product per call, to keep transactions short.
+// ExpireHolds is the sweeper: for every product with expired ACTIVE holds it
+// deletes their claims, clears the bits, fixes the counters and marks the
+// holds and their requests EXPIRED, one transaction per product. Claims
+// already treat expired holds as free, so the sweeper only makes the bitmap
+// and counters catch up; a stopped sweeper strands nothing. At most limit
+// holds are expired per product per transaction, to keep transactions short.
 func (c *Claimer) ExpireHolds(ctx context.Context, limit int) (ExpireResult, error) {
 	rows, err := c.pool.Query(ctx, `
-		SELECT product_id FROM claims WHERE state = 'HELD' AND expires_at <= now()
-		UNION
-		SELECT product_id FROM holds WHERE state = 'ACTIVE' AND expires_at <= now()`)
+		SELECT DISTINCT product_id FROM holds WHERE state = 'ACTIVE' AND expires_at <= now()`)
 	if err != nil {
 		return ExpireResult{}, fmt.Errorf("find expired holds: %w", err)
 	}
@@ -50,34 +48,35 @@ func (c *Claimer) ExpireHolds(ctx context.Context, limit int) (ExpireResult, err
 }
 
 func (c *Claimer) expireProduct(ctx context.Context, productID uuid.UUID, limit int) (holds, freed int, err error) {
-	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		numbers, err := deleteClaims(ctx, tx, `
-			DELETE FROM claims WHERE (product_id, number) IN (
-				SELECT product_id, number FROM claims
-				WHERE product_id = $1 AND state = 'HELD' AND expires_at <= now()
-				ORDER BY number LIMIT $2 FOR UPDATE)
-			RETURNING number`, productID, limit)
+	for {
+		var n, f int
+		err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, `
+				SELECT id FROM holds WHERE product_id = $1 AND state = 'ACTIVE' AND expires_at <= now()
+				ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`, productID, limit)
+			if err != nil {
+				return fmt.Errorf("lock expired holds: %w", err)
+			}
+			ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+			if err != nil || len(ids) == 0 {
+				return err
+			}
+			numbers, err := freeClaims(ctx, tx, productID, ids)
+			if err != nil {
+				return err
+			}
+			if err := endHolds(ctx, tx, ids, HoldExpired, StatusExpired); err != nil {
+				return err
+			}
+			n, f = len(ids), len(numbers)
+			return inventory.Apply(ctx, tx, productID, inventory.Change{Clear: numbers, HeldDelta: -len(numbers)})
+		})
 		if err != nil {
-			return err
+			return holds, freed, fmt.Errorf("expire holds of product %s: %w", productID, err)
 		}
-		rows, err := tx.Query(ctx, `
-			SELECT id FROM holds WHERE product_id = $1 AND state = 'ACTIVE' AND expires_at <= now()
-			ORDER BY id FOR UPDATE`, productID)
-		if err != nil {
-			return fmt.Errorf("lock expired holds: %w", err)
+		holds, freed = holds+n, freed+f
+		if n < limit {
+			return holds, freed, nil
 		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-		if err != nil {
-			return fmt.Errorf("lock expired holds: %w", err)
-		}
-		if err := endHolds(ctx, tx, ids, HoldExpired, StatusExpired); err != nil {
-			return err
-		}
-		holds, freed = len(ids), len(numbers)
-		return inventory.Apply(ctx, tx, productID, inventory.Change{Clear: numbers, HeldDelta: -len(numbers)})
-	})
-	if err != nil {
-		return 0, 0, fmt.Errorf("expire holds of product %s: %w", productID, err)
 	}
-	return holds, freed, nil
 }

@@ -61,11 +61,7 @@ func (s *Service) Release(ctx context.Context, tenantID uuid.UUID, buyerID strin
 			h.State = HoldExpired
 			return nil
 		}
-		freed, err := deleteClaims(ctx, tx, `
-			DELETE FROM claims WHERE (product_id, number) IN (
-				SELECT product_id, number FROM claims
-				WHERE hold_id = $1 AND state = 'HELD' ORDER BY number FOR UPDATE)
-			RETURNING number`, holdID)
+		freed, err := freeClaims(ctx, tx, h.ProductID, []uuid.UUID{holdID})
 		if err != nil {
 			return err
 		}
@@ -84,14 +80,27 @@ func (s *Service) Release(ctx context.Context, tenantID uuid.UUID, buyerID strin
 	return &h, nil
 }
 
-func deleteClaims(ctx context.Context, tx pgx.Tx, sql string, args ...any) ([]int32, error) {
-	rows, err := tx.Query(ctx, sql, args...)
+// freeClaims deletes the HELD claims that still belong to the given holds of
+// one product and returns their numbers. A number of an expired hold that
+// another claim has taken over belongs to that claim now and is left alone.
+// Rows are locked in number order, the order claims are inserted in.
+func freeClaims(ctx context.Context, tx pgx.Tx, productID uuid.UUID, holdIDs []uuid.UUID) ([]int32, error) {
+	rows, err := tx.Query(ctx, `
+		DELETE FROM claims WHERE product_id = $1 AND number IN (
+			SELECT c.number
+			FROM holds h
+			CROSS JOIN LATERAL unnest(h.numbers) AS n(number)
+			JOIN claims c ON c.product_id = h.product_id AND c.number = n.number AND c.hold_id = h.id
+			WHERE h.id = ANY($2) AND h.product_id = $1 AND c.state = 'HELD'
+			ORDER BY c.number
+			FOR UPDATE OF c)
+		RETURNING number`, productID, holdIDs)
 	if err != nil {
-		return nil, fmt.Errorf("delete claims: %w", err)
+		return nil, fmt.Errorf("free claims: %w", err)
 	}
 	freed, err := pgx.CollectRows(rows, pgx.RowTo[int32])
 	if err != nil {
-		return nil, fmt.Errorf("delete claims: %w", err)
+		return nil, fmt.Errorf("free claims: %w", err)
 	}
 	return freed, nil
 }

@@ -2,6 +2,7 @@ package reservation
 
 import (
 	"math/rand/v2"
+	"sort"
 
 	"github.com/bits-and-blooms/bitset"
 
@@ -41,43 +42,48 @@ func (p *picker) lowest(q int) []int32 {
 // placements that leave no single orphan seat; numbered products get the
 // lowest free numbers. When no row has q adjacent free seats it falls back to
 // the first free seats in preference order. The caller ensures free >= q.
+//
+// Rows are numbered consecutively in preference order, so the scan jumps from
+// free seat to free seat and never walks through full rows: picking stays
+// cheap when the front of a stadium is sold out.
 func (p *picker) best(q int) []int32 {
 	if len(p.rows) == 0 {
 		return p.lowest(q)
 	}
 	orphanStart := -1
-	for _, row := range p.rows {
-		first, last := uint(row.First-1), uint(row.Last-1) // bit indexes, inclusive
-		for s, ok := p.taken.NextClear(first); ok && s <= last; {
-			e, found := p.taken.NextSet(s)
-			if !found || e > last+1 {
-				e = last + 1
-			}
-			run := int(e - s)
-			switch {
-			case run == q || run >= q+2:
-				// Left-aligned against a taken seat or the aisle: no gap on
-				// the left, and on the right none or at least two seats.
-				return seq(int32(s+1), q)
-			case run == q+1 && orphanStart < 0:
-				orphanStart = int(s)
-			}
-			if e > last {
-				break
-			}
-			s, ok = p.taken.NextClear(e)
+	var fallback []int32
+	for s, ok := p.taken.NextClear(0); ok; {
+		row := p.rowOf(s)
+		last := uint(row.Last - 1) // bit index of the row's last seat
+		e, found := p.taken.NextSet(s)
+		if !found || e > last+1 {
+			e = last + 1
 		}
+		run := int(e - s)
+		switch {
+		case run == q || run >= q+2:
+			// Left-aligned against a taken seat or the row's end: no gap on
+			// the left, and on the right none or at least two seats.
+			return seq(int32(s+1), q)
+		case run == q+1 && orphanStart < 0:
+			orphanStart = int(s)
+		}
+		for i := s; i < e && len(fallback) < q; i++ {
+			fallback = append(fallback, int32(i+1))
+		}
+		s, ok = p.taken.NextClear(e)
 	}
 	if orphanStart >= 0 {
 		return seq(int32(orphanStart+1), q)
 	}
-	out := make([]int32, 0, q)
-	for _, row := range p.rows {
-		for s, ok := p.taken.NextClear(uint(row.First - 1)); ok && s <= uint(row.Last-1) && len(out) < q; s, ok = p.taken.NextClear(s + 1) {
-			out = append(out, int32(s+1))
-		}
-	}
-	return out
+	return fallback
+}
+
+// rowOf returns the row holding bit index i.
+func (p *picker) rowOf(i uint) product.Row {
+	n := int(i) + 1
+	k := sort.Search(len(p.rows), func(k int) bool { return p.rows[k].Last >= n })
+	return p.rows[k]
 }
 
 // random picks q free numbers uniformly. Dense stock uses rejection sampling;

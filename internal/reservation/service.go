@@ -55,7 +55,7 @@ func (s *Service) Accept(ctx context.Context, p AcceptParams) (*Accepted, error)
 		return nil, err
 	}
 	hash := p.hash(p.Product.ID)
-	id := uuid.New()
+	id := db.NewID()
 	var numbers []int32
 	var quantity, mode any
 	if p.Quantity > 0 {

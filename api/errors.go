@@ -1,0 +1,141 @@
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/gofiber/fiber/v2"
+
+	"boxoffice/internal/db"
+	"boxoffice/internal/product"
+	"boxoffice/internal/reservation"
+	"boxoffice/internal/tenant"
+)
+
+// Problem is an RFC 9457 problem document with a stable machine code.
+type Problem struct {
+	Type   string              `json:"type,omitempty" doc:"A URI for the problem type"`
+	Title  string              `json:"title" doc:"Short summary of the problem type"`
+	Status int                 `json:"status" doc:"HTTP status code"`
+	Code   string              `json:"code" doc:"Stable machine-readable code, e.g. NUMBER_OUT_OF_RANGE"`
+	Detail string              `json:"detail,omitempty" doc:"What went wrong this time"`
+	Errors []*huma.ErrorDetail `json:"errors,omitempty" doc:"Individual validation errors"`
+}
+
+func (p *Problem) Error() string  { return p.Code + ": " + p.Detail }
+func (p *Problem) GetStatus() int { return p.Status }
+
+// ContentType makes JSON problems application/problem+json.
+func (p *Problem) ContentType(ct string) string {
+	if ct == "application/json" {
+		return "application/problem+json"
+	}
+	return ct
+}
+
+func problem(status int, code, detail string) *Problem {
+	return &Problem{Title: http.StatusText(status), Status: status, Code: code, Detail: detail}
+}
+
+// codeForStatus names the problems huma raises itself (validation, body
+// size, content type) and Fiber's routing errors.
+func codeForStatus(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "MALFORMED_REQUEST"
+	case http.StatusUnauthorized:
+		return "UNAUTHORIZED"
+	case http.StatusForbidden:
+		return "FORBIDDEN"
+	case http.StatusNotFound:
+		return "NOT_FOUND"
+	case http.StatusMethodNotAllowed:
+		return "METHOD_NOT_ALLOWED"
+	case http.StatusNotAcceptable:
+		return "NOT_ACCEPTABLE"
+	case http.StatusRequestEntityTooLarge:
+		return "BODY_TOO_LARGE"
+	case http.StatusUnsupportedMediaType:
+		return "UNSUPPORTED_MEDIA_TYPE"
+	case http.StatusUnprocessableEntity:
+		return "VALIDATION_FAILED"
+	case http.StatusTooManyRequests:
+		return "RATE_LIMITED"
+	case http.StatusServiceUnavailable:
+		return "UNAVAILABLE"
+	default:
+		if status >= 500 {
+			return "INTERNAL"
+		}
+		return "BAD_REQUEST"
+	}
+}
+
+var installErrorsOnce sync.Once
+
+// installProblemErrors makes huma report its own errors as Problems. huma
+// offers this hook only as a package variable, so it is set once per process.
+func installProblemErrors() {
+	installErrorsOnce.Do(func() {
+		huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+			p := problem(status, codeForStatus(status), msg)
+			for _, err := range errs {
+				if err == nil {
+					continue
+				}
+				var d huma.ErrorDetailer
+				if errors.As(err, &d) {
+					p.Errors = append(p.Errors, d.ErrorDetail())
+				} else {
+					p.Errors = append(p.Errors, &huma.ErrorDetail{Message: err.Error()})
+				}
+			}
+			return p
+		}
+	})
+}
+
+// toProblem maps a domain error onto a problem; anything unknown is logged
+// and becomes a 500 without details.
+func (s *Server) toProblem(err error) error {
+	var p *Problem
+	var input *reservation.InputError
+	switch {
+	case errors.As(err, &p):
+		return p
+	case errors.As(err, &input):
+		return problem(http.StatusUnprocessableEntity, input.Code, input.Message)
+	case errors.Is(err, db.ErrNotFound):
+		return problem(http.StatusNotFound, "NOT_FOUND", "no such resource")
+	case errors.Is(err, reservation.ErrIdempotencyConflict):
+		return problem(http.StatusConflict, "IDEMPOTENCY_KEY_REUSED", err.Error())
+	case errors.Is(err, reservation.ErrHoldConverted):
+		return problem(http.StatusConflict, "HOLD_CONVERTED", err.Error())
+	case errors.Is(err, tenant.ErrSlugTaken), errors.Is(err, product.ErrSlugTaken):
+		return problem(http.StatusConflict, "SLUG_TAKEN", err.Error())
+	case errors.Is(err, product.ErrLayoutCapacity), errors.Is(err, product.ErrLayoutKind):
+		return problem(http.StatusUnprocessableEntity, "INVALID_LAYOUT", err.Error())
+	}
+	s.Logger.Error("request failed", "error", err)
+	return problem(http.StatusInternalServerError, "INTERNAL", "internal error")
+}
+
+// fiberErrorHandler answers errors raised outside huma (unknown routes,
+// Fiber's own body limit, recovered panics) as problems too.
+func fiberErrorHandler(logger *slog.Logger) fiber.ErrorHandler {
+	return func(c *fiber.Ctx, err error) error {
+		status := http.StatusInternalServerError
+		detail := "internal error"
+		var fe *fiber.Error
+		if errors.As(err, &fe) {
+			status, detail = fe.Code, fe.Message
+		} else {
+			logger.Error("unhandled error", "path", c.Path(), "error", err)
+		}
+		c.Set(fiber.HeaderContentType, "application/problem+json")
+		return c.Status(status).JSON(problem(status, codeForStatus(status), detail), "application/problem+json")
+	}
+}

@@ -1,0 +1,171 @@
+package api
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
+
+	"boxoffice/internal/inventory"
+	"boxoffice/internal/product"
+)
+
+// ProductBody is a new product.
+type ProductBody struct {
+	Slug          string          `json:"slug" minLength:"1" maxLength:"100" pattern:"^[a-z0-9][a-z0-9-]*$"`
+	Name          string          `json:"name" minLength:"1" maxLength:"200"`
+	Kind          string          `json:"kind" enum:"seated,numbered" doc:"seated events need a layout; numbered items (raffles) take none"`
+	Capacity      int             `json:"capacity" minimum:"1" maximum:"10000000" doc:"Numbers are 1..capacity; a layout's seats must add up to it"`
+	Layout        *product.Layout `json:"layout,omitempty" doc:"Sections and rows, best first; seats are numbered in this order"`
+	PriceCents    int64           `json:"priceCents" minimum:"0" maximum:"100000000" doc:"Price per number in minor units"`
+	Currency      string          `json:"currency" pattern:"^[A-Z]{3}$" doc:"ISO 4217 code"`
+	PerBuyerLimit int             `json:"perBuyerLimit,omitempty" minimum:"1" maximum:"100" doc:"Default 6"`
+	HoldSeconds   int             `json:"holdSeconds,omitempty" minimum:"30" maximum:"86400" doc:"Default 480"`
+	OnSaleAt      *time.Time      `json:"onSaleAt,omitempty" doc:"Default now"`
+}
+
+// ProductList is a page of products.
+type ProductList struct {
+	Products []*product.Product `json:"products"`
+}
+
+// Availability is a product's advisory availability.
+type Availability struct {
+	ProductID uuid.UUID `json:"productId"`
+	Capacity  int       `json:"capacity"`
+	Available int       `json:"available"`
+	Held      int       `json:"held"`
+	Sold      int       `json:"sold"`
+	Version   int64     `json:"version" doc:"Increases with every change"`
+	Bitmap    string    `json:"bitmap" doc:"Base64 of ceil(capacity/8) bytes; number n is bit (n-1)%8 (least significant first) of byte (n-1)/8; set = held or sold"`
+}
+
+func newAvailabilityView(s *inventory.Snapshot) *availabilityView {
+	return &availabilityView{
+		body: &Availability{
+			ProductID: s.ProductID, Capacity: s.Capacity, Available: s.Available, Held: s.Held, Sold: s.Sold,
+			Version: s.Version, Bitmap: base64.StdEncoding.EncodeToString(s.Bitmap),
+		},
+		etag: fmt.Sprintf(`"%s-%d"`, s.ProductID, s.Version),
+	}
+}
+
+type productPath struct {
+	ID uuid.UUID `path:"id" doc:"Product id"`
+}
+
+func (s *Server) registerProducts() {
+	huma.Register(s.api, huma.Operation{
+		OperationID:   "create-product",
+		Method:        http.MethodPost,
+		Path:          "/v1/products",
+		Summary:       "Create a product (an event or a numbered item sale)",
+		Tags:          []string{"Products"},
+		DefaultStatus: http.StatusCreated,
+		Security:      []map[string][]string{{"apiKey": {}}},
+		Errors:        []int{401, 403, 409, 422},
+	}, func(ctx context.Context, in *struct {
+		authHeader
+		Body ProductBody
+	}) (*struct{ Body *product.Product }, error) {
+		tenantID, err := s.requireTenantAdmin(ctx, in.authHeader)
+		if err != nil {
+			return nil, err
+		}
+		b := in.Body
+		p := product.CreateParams{
+			TenantID: tenantID, Slug: b.Slug, Name: b.Name, Kind: b.Kind, Capacity: b.Capacity, Layout: b.Layout,
+			PriceCents: b.PriceCents, Currency: b.Currency, PerBuyerLimit: b.PerBuyerLimit, HoldSeconds: b.HoldSeconds,
+		}
+		if b.OnSaleAt != nil {
+			p.OnSaleAt = *b.OnSaleAt
+		}
+		created, err := s.Products.Create(ctx, p)
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		return &struct{ Body *product.Product }{created}, nil
+	})
+
+	huma.Register(s.api, huma.Operation{
+		OperationID: "list-products",
+		Method:      http.MethodGet,
+		Path:        "/v1/products",
+		Summary:     "List the tenant's products, newest first",
+		Tags:        []string{"Products"},
+		Security:    []map[string][]string{{"apiKey": {}}},
+		Errors:      []int{401, 403},
+	}, func(ctx context.Context, in *struct {
+		authHeader
+		Limit int `query:"limit" minimum:"1" maximum:"500" default:"100"`
+	}) (*struct{ Body ProductList }, error) {
+		tenantID, err := s.requireTenantAdmin(ctx, in.authHeader)
+		if err != nil {
+			return nil, err
+		}
+		list, err := s.Products.List(ctx, tenantID, in.Limit)
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		return &struct{ Body ProductList }{ProductList{Products: list}}, nil
+	})
+
+	huma.Register(s.api, huma.Operation{
+		OperationID: "get-product",
+		Method:      http.MethodGet,
+		Path:        "/v1/products/{id}",
+		Summary:     "Get a product with its seat layout",
+		Description: "Tenant admins and the tenant's buyers may read it.",
+		Tags:        []string{"Products"},
+		Security:    []map[string][]string{{"apiKey": {}}, {"buyerToken": {}}},
+		Errors:      []int{401, 403, 404},
+	}, func(ctx context.Context, in *struct {
+		authHeader
+		productPath
+	}) (*struct{ Body *product.Product }, error) {
+		who, err := s.requireAdminOrBuyer(ctx, in.authHeader)
+		if err != nil {
+			return nil, err
+		}
+		p, err := s.Products.Get(ctx, who.TenantID, in.ID)
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		return &struct{ Body *product.Product }{p}, nil
+	})
+
+	type availabilityOutput struct {
+		Status       int
+		ETag         string `header:"ETag"`
+		CacheControl string `header:"Cache-Control"`
+		Body         *Availability
+	}
+	huma.Register(s.api, huma.Operation{
+		OperationID: "get-availability",
+		Method:      http.MethodGet,
+		Path:        "/v1/products/{id}/availability",
+		Summary:     "Availability bitmap and counters (public, cached up to 1 s)",
+		Description: "Advisory: the claim transaction decides. Send If-None-Match with the last ETag to get 304.",
+		Tags:        []string{"Products"},
+		Errors:      []int{404},
+	}, func(ctx context.Context, in *struct {
+		productPath
+		IfNoneMatch string `header:"If-None-Match"`
+	}) (*availabilityOutput, error) {
+		v, err := s.availability.Get(ctx, in.ID)
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		out := &availabilityOutput{Status: http.StatusOK, ETag: v.etag, CacheControl: "public, max-age=1"}
+		if in.IfNoneMatch == v.etag {
+			out.Status = http.StatusNotModified
+			return out, nil
+		}
+		out.Body = v.body
+		return out, nil
+	})
+}

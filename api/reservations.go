@@ -1,0 +1,140 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
+
+	"boxoffice/internal/db"
+	"boxoffice/internal/reservation"
+)
+
+// ReservationBody asks for explicit numbers or for a quantity.
+type ReservationBody struct {
+	Numbers     []int32 `json:"numbers,omitempty" maxItems:"100" doc:"Exact numbers (seats) wanted; or give quantity"`
+	Quantity    int     `json:"quantity,omitempty" doc:"How many numbers, picked by mode; at most the per-buyer limit"`
+	Mode        string  `json:"mode,omitempty" enum:"best,random" doc:"best (default): adjacent seats in the best row, or the lowest numbers; random: uniformly among free numbers"`
+	AcceptFewer bool    `json:"acceptFewer,omitempty" doc:"Take what is left instead of all-or-nothing"`
+}
+
+// ReservationView is a reservation request's state.
+type ReservationView struct {
+	*reservation.Request
+	StatusURL string `json:"statusUrl" doc:"Poll this until the status is no longer QUEUED"`
+}
+
+func view(r *reservation.Request) ReservationView {
+	return ReservationView{Request: r, StatusURL: "/v1/reservations/" + r.ID.String()}
+}
+
+type reservationOutput struct {
+	Status   int
+	Location string `header:"Location"`
+	Body     ReservationView
+}
+
+func (s *Server) registerReservations() {
+	huma.Register(s.api, huma.Operation{
+		OperationID:   "create-reservation",
+		Method:        http.MethodPost,
+		Path:          "/v1/products/{id}/reservations",
+		Summary:       "Ask for numbers; recorded and queued at once",
+		Description:   "Answers 202 with the request id; a replay of the same Idempotency-Key and body answers 200 with the request's current state.",
+		Tags:          []string{"Reservations"},
+		DefaultStatus: http.StatusAccepted,
+		Security:      []map[string][]string{{"buyerToken": {}}},
+		Errors:        []int{400, 401, 404, 409, 413, 422},
+	}, func(ctx context.Context, in *struct {
+		authHeader
+		productPath
+		IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"Required; unique per buyer"`
+		Body           ReservationBody
+	}) (*reservationOutput, error) {
+		buyer, err := s.requireBuyer(ctx, in.authHeader)
+		if err != nil {
+			return nil, err
+		}
+		if in.IdempotencyKey == "" {
+			return nil, problem(http.StatusBadRequest, "IDEMPOTENCY_KEY_REQUIRED", "send an Idempotency-Key header")
+		}
+		p, err := s.productCache.Get(ctx, in.ID)
+		if errors.Is(err, db.ErrNotFound) || (err == nil && p.TenantID != buyer.TenantID) {
+			return nil, problem(http.StatusNotFound, "NOT_FOUND", "no such product")
+		}
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		acc, err := s.Reservations.Accept(ctx, reservation.AcceptParams{
+			Product: p, BuyerID: buyer.ID, IdempotencyKey: in.IdempotencyKey,
+			Params: reservation.Params{Numbers: in.Body.Numbers, Quantity: in.Body.Quantity, Mode: in.Body.Mode,
+				AcceptFewer: in.Body.AcceptFewer},
+		})
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		out := &reservationOutput{Status: http.StatusAccepted, Body: view(acc.Request)}
+		out.Location = out.Body.StatusURL
+		if acc.Replayed {
+			out.Status = http.StatusOK
+		}
+		return out, nil
+	})
+
+	huma.Register(s.api, huma.Operation{
+		OperationID: "get-reservation",
+		Method:      http.MethodGet,
+		Path:        "/v1/reservations/{id}",
+		Summary:     "Poll a reservation request",
+		Description: "QUEUED until a worker decides; then HELD (holdId, numbers, expiresAt) or REJECTED (reason), later EXPIRED, RELEASED or CONVERTED. Buyers see their own; tenant admins see all of their tenant's.",
+		Tags:        []string{"Reservations"},
+		Security:    []map[string][]string{{"buyerToken": {}}, {"apiKey": {}}},
+		Errors:      []int{401, 403, 404},
+	}, func(ctx context.Context, in *struct {
+		authHeader
+		ID uuid.UUID `path:"id"`
+	}) (*struct {
+		CacheControl string `header:"Cache-Control"`
+		Body         ReservationView
+	}, error) {
+		who, err := s.requireAdminOrBuyer(ctx, in.authHeader)
+		if err != nil {
+			return nil, err
+		}
+		r, err := s.Reservations.Get(ctx, who.TenantID, in.ID, who.BuyerID)
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		out := &struct {
+			CacheControl string `header:"Cache-Control"`
+			Body         ReservationView
+		}{CacheControl: "private, max-age=1", Body: view(r)}
+		return out, nil
+	})
+
+	huma.Register(s.api, huma.Operation{
+		OperationID: "release-hold",
+		Method:      http.MethodDelete,
+		Path:        "/v1/holds/{id}",
+		Summary:     "Release a hold at once",
+		Description: "Only the buyer who holds it. Releasing an ended hold returns it unchanged.",
+		Tags:        []string{"Reservations"},
+		Security:    []map[string][]string{{"buyerToken": {}}},
+		Errors:      []int{401, 404, 409},
+	}, func(ctx context.Context, in *struct {
+		authHeader
+		ID uuid.UUID `path:"id"`
+	}) (*struct{ Body *reservation.Hold }, error) {
+		buyer, err := s.requireBuyer(ctx, in.authHeader)
+		if err != nil {
+			return nil, err
+		}
+		h, err := s.Reservations.Release(ctx, buyer.TenantID, buyer.ID, in.ID)
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		return &struct{ Body *reservation.Hold }{h}, nil
+	})
+}

@@ -1,0 +1,160 @@
+// Package api is BoxOffice's HTTP API: a Fiber app whose operations are
+// registered with huma, which validates requests and generates the OpenAPI
+// document served at /openapi.json and browsable at /docs.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"boxoffice/internal/cache"
+	"boxoffice/internal/inventory"
+	"boxoffice/internal/metrics"
+	"boxoffice/internal/product"
+	"boxoffice/internal/reservation"
+	"boxoffice/internal/tenant"
+)
+
+// Deps are the services the API calls.
+type Deps struct {
+	Pool         *pgxpool.Pool
+	Tenants      *tenant.Store
+	Products     *product.Store
+	Reservations *reservation.Service
+	Metrics      *metrics.Metrics
+	Logger       *slog.Logger
+	// AdminKey is the platform admin's bearer key.
+	AdminKey string
+	// Ready reports whether the database is reachable and migrated.
+	Ready func(ctx context.Context) error
+}
+
+// Server is the API.
+type Server struct {
+	Deps
+	app          *fiber.App
+	api          huma.API
+	keys         *cache.Cache[string, tenant.KeyOwner]
+	secrets      *cache.Cache[uuid.UUID, []byte]
+	productCache *cache.Cache[uuid.UUID, *product.Product]
+	availability *cache.Cache[uuid.UUID, *availabilityView]
+}
+
+// MaxBodyBytes caps every request body.
+const MaxBodyBytes = 64 << 10
+
+// requestTimeout bounds each API operation's database work.
+const requestTimeout = 10 * time.Second
+
+// New builds the API and its routes.
+func New(d Deps) *Server {
+	installProblemErrors()
+	s := &Server{Deps: d}
+	// Short TTLs: keys and secrets are looked up on every request, and a
+	// revoked key or rotated secret must stop working soon.
+	s.keys = cache.New(10*time.Second, 10_000, func(ctx context.Context, key string) (tenant.KeyOwner, error) {
+		return d.Tenants.LookupKey(ctx, key)
+	})
+	s.secrets = cache.New(10*time.Second, 10_000, d.Tenants.BuyerTokenSecret)
+	// Only immutable product fields (tenant, capacity, per-buyer limit) are
+	// read from this cache; the claim transaction rereads the rest.
+	s.productCache = cache.New(10*time.Second, 10_000, d.Products.GetAny)
+	s.availability = cache.New(time.Second, 10_000, s.loadAvailability)
+
+	s.app = fiber.New(fiber.Config{
+		AppName:               "boxoffice",
+		BodyLimit:             MaxBodyBytes,
+		DisableStartupMessage: true,
+		ErrorHandler:          fiberErrorHandler(d.Logger),
+		ReadTimeout:           30 * time.Second,
+		WriteTimeout:          30 * time.Second,
+		IdleTimeout:           2 * time.Minute,
+	})
+	s.app.Use(recover.New())
+	s.app.Use(s.observe)
+
+	cfg := huma.DefaultConfig("BoxOffice API", "1.0.0")
+	cfg.Info.Description = "Flash-sale reservations of numbered inventory. Requests are recorded and queued " +
+		"(202); poll the reservation until it is HELD or REJECTED."
+	cfg.CreateHooks = nil // no $schema links in bodies: unknown fields are refused
+	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"adminKey": {Type: "http", Scheme: "bearer", Description: "The platform admin key (BOXOFFICE_ADMIN_KEY)."},
+		"apiKey":   {Type: "http", Scheme: "bearer", Description: "A tenant API key (bo_...)."},
+		"buyerToken": {Type: "http", Scheme: "bearer", BearerFormat: "JWT",
+			Description: "A buyer JWT: HS256 with the tenant's buyerTokenSecret; claims sub, tid, exp."},
+	}
+	s.api = humafiber.New(s.app, cfg)
+	s.api.UseMiddleware(func(ctx huma.Context, next func(huma.Context)) {
+		c, cancel := context.WithTimeout(ctx.Context(), requestTimeout)
+		defer cancel()
+		next(huma.WithContext(ctx, c))
+	})
+
+	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
+	s.app.Get("/readyz", s.readyz)
+	if d.Metrics != nil {
+		s.app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(d.Metrics.Registry, promhttp.HandlerOpts{})))
+	}
+	s.registerTenants()
+	s.registerProducts()
+	s.registerReservations()
+	return s
+}
+
+// App returns the Fiber app, to listen on or to test with app.Test.
+func (s *Server) App() *fiber.App { return s.app }
+
+// OpenAPI returns the generated OpenAPI document.
+func (s *Server) OpenAPI() *huma.OpenAPI { return s.api.OpenAPI() }
+
+// observe records request count and latency by route template.
+func (s *Server) observe(c *fiber.Ctx) error {
+	start := time.Now()
+	err := c.Next()
+	status := c.Response().StatusCode()
+	if err != nil {
+		if fe, ok := err.(*fiber.Error); ok {
+			status = fe.Code
+		}
+	}
+	route := c.Route().Path
+	if route == "/" && c.Path() != "/" {
+		route = "unmatched"
+	}
+	s.Metrics.HTTPRequest(route, c.Method(), strconv.Itoa(status), time.Since(start))
+	return err
+}
+
+func (s *Server) readyz(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), 3*time.Second)
+	defer cancel()
+	if err := s.Ready(ctx); err != nil {
+		return c.Status(fiber.StatusServiceUnavailable).JSON(problem(503, "NOT_READY", err.Error()), "application/problem+json")
+	}
+	return c.SendString("ready")
+}
+
+// availabilityView is a cached, ready-to-send availability snapshot.
+type availabilityView struct {
+	body *Availability
+	etag string
+}
+
+func (s *Server) loadAvailability(ctx context.Context, id uuid.UUID) (*availabilityView, error) {
+	snap, err := inventory.Get(ctx, s.Pool, id)
+	if err != nil {
+		return nil, err
+	}
+	return newAvailabilityView(snap), nil
+}

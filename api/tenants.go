@@ -1,0 +1,62 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
+
+	"boxoffice/internal/tenant"
+)
+
+// TenantBody is a new tenant.
+type TenantBody struct {
+	Slug    string            `json:"slug" minLength:"2" maxLength:"63" pattern:"^[a-z0-9][a-z0-9-]*$" doc:"URL-safe identifier"`
+	Name    string            `json:"name" minLength:"1" maxLength:"200"`
+	Domains []string          `json:"domains,omitempty" maxItems:"20" doc:"Store domains of the white-label store"`
+	Theme   map[string]string `json:"theme,omitempty" doc:"Branding of the store (colors, logo URL, ...)"`
+}
+
+// TenantCreated is a new tenant with its secrets, shown only this once.
+type TenantCreated struct {
+	ID               uuid.UUID         `json:"id"`
+	Slug             string            `json:"slug"`
+	Name             string            `json:"name"`
+	Domains          []string          `json:"domains"`
+	Theme            map[string]string `json:"theme"`
+	CreatedAt        time.Time         `json:"createdAt"`
+	APIKey           string            `json:"apiKey" doc:"Tenant admin API key; stored hashed, shown once"`
+	BuyerTokenSecret string            `json:"buyerTokenSecret" doc:"HS256 secret for signing this tenant's buyer tokens"`
+}
+
+func (s *Server) registerTenants() {
+	huma.Register(s.api, huma.Operation{
+		OperationID:   "create-tenant",
+		Method:        http.MethodPost,
+		Path:          "/v1/tenants",
+		Summary:       "Create a white-label tenant",
+		Tags:          []string{"Tenants"},
+		DefaultStatus: http.StatusCreated,
+		Security:      []map[string][]string{{"adminKey": {}}},
+		Errors:        []int{401, 409, 422},
+	}, func(ctx context.Context, in *struct {
+		authHeader
+		Body TenantBody
+	}) (*struct{ Body TenantCreated }, error) {
+		if err := s.requireAdmin(in.authHeader); err != nil {
+			return nil, err
+		}
+		t, err := s.Tenants.Create(ctx, tenant.CreateParams{
+			Slug: in.Body.Slug, Name: in.Body.Name, Domains: in.Body.Domains, Theme: in.Body.Theme,
+		})
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		return &struct{ Body TenantCreated }{TenantCreated{
+			ID: t.ID, Slug: t.Slug, Name: t.Name, Domains: t.Domains, Theme: t.Theme, CreatedAt: t.CreatedAt,
+			APIKey: t.APIKey, BuyerTokenSecret: t.BuyerTokenSecret,
+		}}, nil
+	})
+}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"boxoffice/api"
+	"boxoffice/internal/config"
+	"boxoffice/internal/db"
+	"boxoffice/internal/metrics"
+	"boxoffice/internal/product"
+	"boxoffice/internal/reservation"
+	"boxoffice/internal/tenant"
+	"boxoffice/jobs"
+	"boxoffice/migrations"
+	"boxoffice/workers"
+)
+
+// app is the wiring shared by serve, work and dev.
+type app struct {
+	cfg      *config.Config
+	logger   *slog.Logger
+	pool     *pgxpool.Pool
+	metrics  *metrics.Metrics
+	claimer  *reservation.Claimer
+	river    *river.Client[pgx.Tx]
+	service  *reservation.Service
+	tenants  *tenant.Store
+	products *product.Store
+}
+
+func newLogger(level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level)) // validated by config
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}
+
+func withConfig(ctx context.Context, run func(context.Context, *config.Config, *slog.Logger) error) error {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	return run(ctx, cfg, newLogger(cfg.LogLevel))
+}
+
+// migrate creates the database when missing and applies migrations.
+func migrate(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
+	if err := db.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+		return err
+	}
+	pool, err := db.Open(ctx, cfg.DatabaseURL, db.PoolOptions{MaxConns: 4})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	m, err := migrations.New(pool, migrations.Options{Lock: true, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	return m.Up(ctx)
+}
+
+func runMigrate(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
+	if err := migrate(ctx, cfg, logger); err != nil {
+		return err
+	}
+	logger.Info("migrations applied")
+	return nil
+}
+
+// newApp connects and builds the services; work starts River's workers.
+func newApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, work bool) (*app, error) {
+	pool, err := db.Open(ctx, cfg.DatabaseURL, db.PoolOptions{MaxConns: int32(cfg.DBMaxConns)})
+	if err != nil {
+		return nil, err
+	}
+	a := &app{cfg: cfg, logger: logger, pool: pool, metrics: metrics.New(),
+		tenants: tenant.NewStore(pool), products: product.NewStore(pool)}
+	a.claimer = reservation.NewClaimer(pool, logger, a.metrics)
+	a.river, err = workers.NewRiverClient(pool, workers.RiverOptions{
+		Work: work, Workers: cfg.Workers, BatchSize: cfg.ClaimBatchSize,
+		Jobs: jobs.Config{SweepInterval: cfg.SweepInterval, AuditInterval: cfg.AuditInterval, RequeueAfter: cfg.RequeueAfter},
+		Claimer: a.claimer, Metrics: a.metrics, Logger: logger,
+	})
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	a.service = reservation.NewService(pool, a.river, a.metrics)
+	return a, nil
+}
+
+func (a *app) close() { a.pool.Close() }
+
+// ready reports whether the database answers and has every migration.
+func (a *app) ready(ctx context.Context) error {
+	m, err := migrations.New(a.pool, migrations.Options{})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	current, err := m.Current(ctx)
+	if err != nil {
+		return err
+	}
+	if !current {
+		return errors.New("database migrations pending")
+	}
+	return nil
+}
+
+func (a *app) apiServer() *api.Server {
+	return api.New(api.Deps{
+		Pool: a.pool, Tenants: a.tenants, Products: a.products, Reservations: a.service,
+		Metrics: a.metrics, Logger: a.logger, AdminKey: a.cfg.AdminKey, Ready: a.ready,
+	})
+}
+
+// serveHTTP listens until ctx ends, then shuts down gracefully.
+func (a *app) serveHTTP(ctx context.Context, srv *api.Server) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.App().Listen(a.cfg.Addr) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("listen on %s: %w", a.cfg.Addr, err)
+	case <-ctx.Done():
+	}
+	a.logger.Info("shutting down API")
+	return srv.App().ShutdownWithTimeout(10 * time.Second)
+}
+
+// runWorkers starts River's workers and stops them when ctx ends.
+func (a *app) runWorkers(ctx context.Context) error {
+	if err := a.river.Start(ctx); err != nil {
+		return fmt.Errorf("start workers: %w", err)
+	}
+	<-ctx.Done()
+	a.logger.Info("stopping workers")
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	return a.river.Stop(stopCtx)
+}
+
+func runServe(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
+	if cfg.AdminKey == "" {
+		logger.Warn("BOXOFFICE_ADMIN_KEY is unset: platform admin endpoints refuse every request")
+	}
+	a, err := newApp(ctx, cfg, logger, false)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	logger.Info("API listening", "addr", cfg.Addr)
+	return a.serveHTTP(ctx, a.apiServer())
+}
+
+func runWork(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
+	a, err := newApp(ctx, cfg, logger, true)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	logger.Info("workers running", "workers", cfg.Workers, "claim_batch", cfg.ClaimBatchSize)
+	return a.runWorkers(ctx)
+}

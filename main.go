@@ -1,0 +1,61 @@
+// Command boxoffice is BoxOffice's one binary: the API, the workers, the
+// periodic jobs, migrations, a development mode and the benchmarks.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `boxoffice — flash-sale reservations of numbered inventory
+
+Usage:
+  boxoffice migrate             apply database migrations
+  boxoffice serve               run the HTTP API
+  boxoffice work                run the claim workers and periodic jobs
+  boxoffice dev                 migrate, seed a demo tenant and products, run everything
+  boxoffice token -tenant ID -secret S -buyer B [-ttl 24h]
+                                mint a buyer token as a tenant's login would
+  boxoffice bench claim [flags] drain benchmark: batched vs one request per transaction
+
+Configuration is read from the environment; see README.md.
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var err error
+	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
+	case "migrate":
+		err = withConfig(ctx, runMigrate)
+	case "serve":
+		err = withConfig(ctx, runServe)
+	case "work":
+		err = withConfig(ctx, runWork)
+	case "dev":
+		err = withConfig(ctx, runDev)
+	case "token":
+		err = runToken(args)
+	case "bench":
+		err = runBench(ctx, args)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", cmd, usage)
+		os.Exit(2)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		slog.Error("boxoffice failed", "command", os.Args[1], "error", err)
+		os.Exit(1)
+	}
+}
