@@ -86,10 +86,16 @@ func newApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, work b
 	a := &app{cfg: cfg, logger: logger, pool: pool, metrics: metrics.New(),
 		tenants: tenant.NewStore(pool), products: product.NewStore(pool)}
 	a.claimer = reservation.NewClaimer(pool, logger, a.metrics)
+	// River reports its producers' job counts at info level every few
+	// seconds; keep its logs to warnings unless debugging.
+	riverLogger := logger
+	if cfg.LogLevel != "debug" {
+		riverLogger = newLogger("warn")
+	}
 	a.river, err = workers.NewRiverClient(pool, workers.RiverOptions{
 		Work: work, Workers: cfg.Workers, BatchSize: cfg.ClaimBatchSize,
-		Jobs: jobs.Config{SweepInterval: cfg.SweepInterval, AuditInterval: cfg.AuditInterval, RequeueAfter: cfg.RequeueAfter},
-		Claimer: a.claimer, Metrics: a.metrics, Logger: logger,
+		Jobs:    jobs.Config{SweepInterval: cfg.SweepInterval, AuditInterval: cfg.AuditInterval, RequeueAfter: cfg.RequeueAfter},
+		Claimer: a.claimer, Metrics: a.metrics, Logger: logger, RiverLogger: riverLogger,
 	})
 	if err != nil {
 		pool.Close()

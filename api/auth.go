@@ -3,19 +3,49 @@ package api
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
+	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/tenant"
 )
 
-// authHeader is embedded in every authenticated operation's input.
-type authHeader struct {
-	Authorization string `header:"Authorization" doc:"Bearer credential"`
+// Security schemes, named in each operation's Security and in the OpenAPI
+// document.
+const (
+	schemeAdmin = "adminKey"
+	schemeAPI   = "apiKey"
+	schemeBuyer = "buyerToken"
+)
+
+func security(schemes ...string) []map[string][]string {
+	out := make([]map[string][]string, len(schemes))
+	for i, s := range schemes {
+		out[i] = map[string][]string{s: {}}
+	}
+	return out
+}
+
+// principal is who called: the platform admin, a tenant admin (TenantID set,
+// BuyerID empty) or a buyer (both set).
+type principal struct {
+	Admin    bool
+	TenantID uuid.UUID
+	BuyerID  string
+}
+
+type principalKey struct{}
+
+// caller returns the principal authenticate stored for the operation.
+func caller(ctx context.Context) principal {
+	p, _ := ctx.Value(principalKey{}).(principal)
+	return p
 }
 
 var (
@@ -24,30 +54,54 @@ var (
 	errBadToken     = problem(http.StatusUnauthorized, "INVALID_TOKEN", "buyer token is invalid or expired")
 )
 
-func bearer(h authHeader) string {
-	token, ok := strings.CutPrefix(h.Authorization, "Bearer ")
-	if !ok {
-		return ""
+// authenticate runs before huma reads the body, so an unauthenticated caller
+// learns nothing about validation. It accepts the credential kinds the
+// operation's Security lists and stores the principal in the context.
+func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
+	op := ctx.Operation()
+	if op == nil || len(op.Security) == 0 {
+		next(ctx)
+		return
 	}
-	return strings.TrimSpace(token)
+	allowed := func(scheme string) bool {
+		return slices.ContainsFunc(op.Security, func(m map[string][]string) bool { _, ok := m[scheme]; return ok })
+	}
+	token, _ := strings.CutPrefix(ctx.Header("Authorization"), "Bearer ")
+	token = strings.TrimSpace(token)
+
+	var who principal
+	var err error
+	switch {
+	case token == "":
+		err = errUnauthorized
+	case allowed(schemeAdmin) && s.AdminKey != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.AdminKey)) == 1:
+		who.Admin = true
+	case strings.HasPrefix(token, tenant.APIKeyPrefix):
+		if !allowed(schemeAPI) {
+			err = errUnauthorized
+			break
+		}
+		who.TenantID, err = s.tenantAdmin(ctx.Context(), token)
+	case allowed(schemeBuyer):
+		var b tenant.Buyer
+		b, err = tenant.VerifyBuyerToken(ctx.Context(), secretSource{s}, token)
+		if errors.Is(err, tenant.ErrBadBuyerToken) {
+			err = errBadToken
+		}
+		who.TenantID, who.BuyerID = b.TenantID, b.ID
+	default:
+		err = errUnauthorized
+	}
+	if err != nil {
+		s.writeProblem(ctx, s.toProblem(err))
+		return
+	}
+	next(huma.WithValue(ctx, principalKey{}, who))
 }
 
-// requireAdmin accepts only the platform admin key.
-func (s *Server) requireAdmin(h authHeader) error {
-	token := bearer(h)
-	if token == "" || s.AdminKey == "" || subtle.ConstantTimeCompare([]byte(token), []byte(s.AdminKey)) != 1 {
-		return errUnauthorized
-	}
-	return nil
-}
-
-// requireTenantAdmin accepts a tenant-admin API key and returns its tenant.
-func (s *Server) requireTenantAdmin(ctx context.Context, h authHeader) (uuid.UUID, error) {
-	token := bearer(h)
-	if !strings.HasPrefix(token, tenant.APIKeyPrefix) {
-		return uuid.Nil, errUnauthorized
-	}
-	owner, err := s.keys.Get(ctx, token)
+// tenantAdmin resolves a tenant-admin API key to its tenant.
+func (s *Server) tenantAdmin(ctx context.Context, key string) (uuid.UUID, error) {
+	owner, err := s.keys.Get(ctx, key)
 	if errors.Is(err, db.ErrNotFound) {
 		return uuid.Nil, errUnauthorized
 	}
@@ -60,40 +114,17 @@ func (s *Server) requireTenantAdmin(ctx context.Context, h authHeader) (uuid.UUI
 	return owner.TenantID, nil
 }
 
-// requireBuyer accepts a buyer JWT signed with its tenant's secret.
-func (s *Server) requireBuyer(ctx context.Context, h authHeader) (tenant.Buyer, error) {
-	token := bearer(h)
-	if token == "" || strings.HasPrefix(token, tenant.APIKeyPrefix) {
-		return tenant.Buyer{}, errUnauthorized
+func (s *Server) writeProblem(ctx huma.Context, err error) {
+	var p *Problem
+	if !errors.As(err, &p) {
+		p = problem(http.StatusInternalServerError, "INTERNAL", "internal error")
 	}
-	buyer, err := tenant.VerifyBuyerToken(ctx, secretSource{s}, token)
-	if err != nil {
-		if errors.Is(err, tenant.ErrBadBuyerToken) {
-			return tenant.Buyer{}, errBadToken
-		}
-		return tenant.Buyer{}, err
-	}
-	return buyer, nil
+	ctx.SetHeader("Content-Type", "application/problem+json")
+	ctx.SetStatus(p.Status)
+	_ = json.NewEncoder(ctx.BodyWriter()).Encode(p)
 }
 
-// principal is a tenant admin or a buyer: the two callers that may read a
-// tenant's products and reservations. Buyer is empty for an admin.
-type principal struct {
-	TenantID uuid.UUID
-	BuyerID  string
-}
-
-func (s *Server) requireAdminOrBuyer(ctx context.Context, h authHeader) (principal, error) {
-	if strings.HasPrefix(bearer(h), tenant.APIKeyPrefix) {
-		id, err := s.requireTenantAdmin(ctx, h)
-		return principal{TenantID: id}, err
-	}
-	b, err := s.requireBuyer(ctx, h)
-	return principal{TenantID: b.TenantID, BuyerID: b.ID}, err
-}
-
-// secretSource reads buyer-token secrets through the cache; an unknown
-// tenant is a bad token, not a server error.
+// secretSource reads buyer-token secrets through the cache.
 type secretSource struct{ s *Server }
 
 func (ss secretSource) BuyerTokenSecret(ctx context.Context, id uuid.UUID) ([]byte, error) {

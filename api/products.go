@@ -54,7 +54,7 @@ func newAvailabilityView(s *inventory.Snapshot) *availabilityView {
 	}
 }
 
-type productPath struct {
+type ProductPath struct {
 	ID uuid.UUID `path:"id" doc:"Product id"`
 }
 
@@ -66,16 +66,13 @@ func (s *Server) registerProducts() {
 		Summary:       "Create a product (an event or a numbered item sale)",
 		Tags:          []string{"Products"},
 		DefaultStatus: http.StatusCreated,
-		Security:      []map[string][]string{{"apiKey": {}}},
+		Security:      security(schemeAPI),
+		MaxBodyBytes:  maxProductBody,
 		Errors:        []int{401, 403, 409, 422},
 	}, func(ctx context.Context, in *struct {
-		authHeader
 		Body ProductBody
 	}) (*struct{ Body *product.Product }, error) {
-		tenantID, err := s.requireTenantAdmin(ctx, in.authHeader)
-		if err != nil {
-			return nil, err
-		}
+		tenantID := caller(ctx).TenantID
 		b := in.Body
 		p := product.CreateParams{
 			TenantID: tenantID, Slug: b.Slug, Name: b.Name, Kind: b.Kind, Capacity: b.Capacity, Layout: b.Layout,
@@ -97,16 +94,12 @@ func (s *Server) registerProducts() {
 		Path:        "/v1/products",
 		Summary:     "List the tenant's products, newest first",
 		Tags:        []string{"Products"},
-		Security:    []map[string][]string{{"apiKey": {}}},
+		Security:    security(schemeAPI),
 		Errors:      []int{401, 403},
 	}, func(ctx context.Context, in *struct {
-		authHeader
 		Limit int `query:"limit" minimum:"1" maximum:"500" default:"100"`
 	}) (*struct{ Body ProductList }, error) {
-		tenantID, err := s.requireTenantAdmin(ctx, in.authHeader)
-		if err != nil {
-			return nil, err
-		}
+		tenantID := caller(ctx).TenantID
 		list, err := s.Products.List(ctx, tenantID, in.Limit)
 		if err != nil {
 			return nil, s.toProblem(err)
@@ -121,17 +114,12 @@ func (s *Server) registerProducts() {
 		Summary:     "Get a product with its seat layout",
 		Description: "Tenant admins and the tenant's buyers may read it.",
 		Tags:        []string{"Products"},
-		Security:    []map[string][]string{{"apiKey": {}}, {"buyerToken": {}}},
+		Security:    security(schemeAPI, schemeBuyer),
 		Errors:      []int{401, 403, 404},
 	}, func(ctx context.Context, in *struct {
-		authHeader
-		productPath
+		ProductPath
 	}) (*struct{ Body *product.Product }, error) {
-		who, err := s.requireAdminOrBuyer(ctx, in.authHeader)
-		if err != nil {
-			return nil, err
-		}
-		p, err := s.Products.Get(ctx, who.TenantID, in.ID)
+		p, err := s.Products.Get(ctx, caller(ctx).TenantID, in.ID)
 		if err != nil {
 			return nil, s.toProblem(err)
 		}
@@ -153,7 +141,7 @@ func (s *Server) registerProducts() {
 		Tags:        []string{"Products"},
 		Errors:      []int{404},
 	}, func(ctx context.Context, in *struct {
-		productPath
+		ProductPath
 		IfNoneMatch string `header:"If-None-Match"`
 	}) (*availabilityOutput, error) {
 		v, err := s.availability.Get(ctx, in.ID)

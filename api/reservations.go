@@ -45,18 +45,15 @@ func (s *Server) registerReservations() {
 		Description:   "Answers 202 with the request id; a replay of the same Idempotency-Key and body answers 200 with the request's current state.",
 		Tags:          []string{"Reservations"},
 		DefaultStatus: http.StatusAccepted,
-		Security:      []map[string][]string{{"buyerToken": {}}},
+		Security:      security(schemeBuyer),
+		MaxBodyBytes:  maxSmallBody,
 		Errors:        []int{400, 401, 404, 409, 413, 422},
 	}, func(ctx context.Context, in *struct {
-		authHeader
-		productPath
+		ProductPath
 		IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"Required; unique per buyer"`
 		Body           ReservationBody
 	}) (*reservationOutput, error) {
-		buyer, err := s.requireBuyer(ctx, in.authHeader)
-		if err != nil {
-			return nil, err
-		}
+		buyer := caller(ctx)
 		if in.IdempotencyKey == "" {
 			return nil, problem(http.StatusBadRequest, "IDEMPOTENCY_KEY_REQUIRED", "send an Idempotency-Key header")
 		}
@@ -68,7 +65,7 @@ func (s *Server) registerReservations() {
 			return nil, s.toProblem(err)
 		}
 		acc, err := s.Reservations.Accept(ctx, reservation.AcceptParams{
-			Product: p, BuyerID: buyer.ID, IdempotencyKey: in.IdempotencyKey,
+			Product: p, BuyerID: buyer.BuyerID, IdempotencyKey: in.IdempotencyKey,
 			Params: reservation.Params{Numbers: in.Body.Numbers, Quantity: in.Body.Quantity, Mode: in.Body.Mode,
 				AcceptFewer: in.Body.AcceptFewer},
 		})
@@ -90,19 +87,15 @@ func (s *Server) registerReservations() {
 		Summary:     "Poll a reservation request",
 		Description: "QUEUED until a worker decides; then HELD (holdId, numbers, expiresAt) or REJECTED (reason), later EXPIRED, RELEASED or CONVERTED. Buyers see their own; tenant admins see all of their tenant's.",
 		Tags:        []string{"Reservations"},
-		Security:    []map[string][]string{{"buyerToken": {}}, {"apiKey": {}}},
+		Security:    security(schemeBuyer, schemeAPI),
 		Errors:      []int{401, 403, 404},
 	}, func(ctx context.Context, in *struct {
-		authHeader
 		ID uuid.UUID `path:"id"`
 	}) (*struct {
 		CacheControl string `header:"Cache-Control"`
 		Body         ReservationView
 	}, error) {
-		who, err := s.requireAdminOrBuyer(ctx, in.authHeader)
-		if err != nil {
-			return nil, err
-		}
+		who := caller(ctx)
 		r, err := s.Reservations.Get(ctx, who.TenantID, in.ID, who.BuyerID)
 		if err != nil {
 			return nil, s.toProblem(err)
@@ -121,17 +114,13 @@ func (s *Server) registerReservations() {
 		Summary:     "Release a hold at once",
 		Description: "Only the buyer who holds it. Releasing an ended hold returns it unchanged.",
 		Tags:        []string{"Reservations"},
-		Security:    []map[string][]string{{"buyerToken": {}}},
+		Security:    security(schemeBuyer),
 		Errors:      []int{401, 404, 409},
 	}, func(ctx context.Context, in *struct {
-		authHeader
 		ID uuid.UUID `path:"id"`
 	}) (*struct{ Body *reservation.Hold }, error) {
-		buyer, err := s.requireBuyer(ctx, in.authHeader)
-		if err != nil {
-			return nil, err
-		}
-		h, err := s.Reservations.Release(ctx, buyer.TenantID, buyer.ID, in.ID)
+		buyer := caller(ctx)
+		h, err := s.Reservations.Release(ctx, buyer.TenantID, buyer.BuyerID, in.ID)
 		if err != nil {
 			return nil, s.toProblem(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -51,8 +52,11 @@ type Server struct {
 	availability *cache.Cache[uuid.UUID, *availabilityView]
 }
 
-// MaxBodyBytes caps every request body.
-const MaxBodyBytes = 64 << 10
+// Body size caps: reservations and tenants are small; a stadium's layout is not.
+const (
+	maxSmallBody   = 64 << 10
+	maxProductBody = 2 << 20
+)
 
 // requestTimeout bounds each API operation's database work.
 const requestTimeout = 10 * time.Second
@@ -73,8 +77,10 @@ func New(d Deps) *Server {
 	s.availability = cache.New(time.Second, 10_000, s.loadAvailability)
 
 	s.app = fiber.New(fiber.Config{
-		AppName:               "boxoffice",
-		BodyLimit:             MaxBodyBytes,
+		AppName: "boxoffice",
+		// huma enforces each operation's own, smaller limit with a problem
+		// response; this one only stops absurd bodies early.
+		BodyLimit:             4 << 20,
 		DisableStartupMessage: true,
 		ErrorHandler:          fiberErrorHandler(d.Logger),
 		ReadTimeout:           30 * time.Second,
@@ -89,9 +95,9 @@ func New(d Deps) *Server {
 		"(202); poll the reservation until it is HELD or REJECTED."
 	cfg.CreateHooks = nil // no $schema links in bodies: unknown fields are refused
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
-		"adminKey": {Type: "http", Scheme: "bearer", Description: "The platform admin key (BOXOFFICE_ADMIN_KEY)."},
-		"apiKey":   {Type: "http", Scheme: "bearer", Description: "A tenant API key (bo_...)."},
-		"buyerToken": {Type: "http", Scheme: "bearer", BearerFormat: "JWT",
+		schemeAdmin: {Type: "http", Scheme: "bearer", Description: "The platform admin key (BOXOFFICE_ADMIN_KEY)."},
+		schemeAPI:   {Type: "http", Scheme: "bearer", Description: "A tenant API key (bo_...)."},
+		schemeBuyer: {Type: "http", Scheme: "bearer", BearerFormat: "JWT",
 			Description: "A buyer JWT: HS256 with the tenant's buyerTokenSecret; claims sub, tid, exp."},
 	}
 	s.api = humafiber.New(s.app, cfg)
@@ -99,7 +105,7 @@ func New(d Deps) *Server {
 		c, cancel := context.WithTimeout(ctx.Context(), requestTimeout)
 		defer cancel()
 		next(huma.WithContext(ctx, c))
-	})
+	}, s.authenticate)
 
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
 	s.app.Get("/readyz", s.readyz)
@@ -132,7 +138,8 @@ func (s *Server) observe(c *fiber.Ctx) error {
 	if route == "/" && c.Path() != "/" {
 		route = "unmatched"
 	}
-	s.Metrics.HTTPRequest(route, c.Method(), strconv.Itoa(status), time.Since(start))
+	// Fiber's strings point into reused buffers: copy before keeping them.
+	s.Metrics.HTTPRequest(route, strings.Clone(c.Method()), strconv.Itoa(status), time.Since(start))
 	return err
 }
 

@@ -39,15 +39,10 @@ func (s *Server) registerTenants() {
 		Summary:       "Create a white-label tenant",
 		Tags:          []string{"Tenants"},
 		DefaultStatus: http.StatusCreated,
-		Security:      []map[string][]string{{"adminKey": {}}},
+		Security:      security(schemeAdmin),
+		MaxBodyBytes:  maxSmallBody,
 		Errors:        []int{401, 409, 422},
-	}, func(ctx context.Context, in *struct {
-		authHeader
-		Body TenantBody
-	}) (*struct{ Body TenantCreated }, error) {
-		if err := s.requireAdmin(in.authHeader); err != nil {
-			return nil, err
-		}
+	}, func(ctx context.Context, in *struct{ Body TenantBody }) (*struct{ Body TenantCreated }, error) {
 		t, err := s.Tenants.Create(ctx, tenant.CreateParams{
 			Slug: in.Body.Slug, Name: in.Body.Name, Domains: in.Body.Domains, Theme: in.Body.Theme,
 		})

@@ -31,11 +31,16 @@ type RiverOptions struct {
 	Claimer *reservation.Claimer
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
+	// RiverLogger receives River's own logs. Default Logger.
+	RiverLogger *slog.Logger
 }
 
 // NewRiverClient builds the River client of this process.
 func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], error) {
-	cfg := &river.Config{Logger: o.Logger, Schema: o.Schema}
+	cfg := &river.Config{Logger: o.RiverLogger, Schema: o.Schema}
+	if cfg.Logger == nil {
+		cfg.Logger = o.Logger
+	}
 	if o.Work {
 		w := river.NewWorkers()
 		river.AddWorker(w, &ClaimWorker{Claimer: o.Claimer, BatchSize: o.BatchSize, Logger: o.Logger})

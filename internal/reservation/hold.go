@@ -2,7 +2,7 @@ package reservation
 
 import (
 	"context"
-		"errors"
+	"errors"
 	"fmt"
 	"strings"
 	"time"

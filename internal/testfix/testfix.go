@@ -17,6 +17,7 @@ import (
 
 	"boxoffice/internal/dbtest"
 	"boxoffice/internal/inventory"
+	"boxoffice/internal/metrics"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/tenant"
@@ -46,6 +47,8 @@ type Options struct {
 	SweepInterval time.Duration
 	// MaxConns of the pool. Default 10.
 	MaxConns int32
+	// Metrics, when set, is what the services record into.
+	Metrics *metrics.Metrics
 }
 
 var slugs atomic.Int64
@@ -68,17 +71,17 @@ func New(t testing.TB, o Options) *Env {
 		Schema:   schema,
 		Tenants:  tenant.NewStore(schema.Pool),
 		Products: product.NewStore(schema.Pool),
-		Claimer:  reservation.NewClaimer(schema.Pool, logger, nil),
+		Claimer:  reservation.NewClaimer(schema.Pool, logger, o.Metrics),
 		Logger:   logger,
 	}
 	client, err := workers.NewRiverClient(schema.Pool, workers.RiverOptions{
 		Work: o.Work, Workers: 4, BatchSize: o.BatchSize, Schema: schema.Name,
 		Jobs:    jobs.Config{SweepInterval: o.SweepInterval, AuditInterval: time.Hour, RequeueAfter: time.Hour},
-		Claimer: e.Claimer, Logger: logger,
+		Claimer: e.Claimer, Metrics: o.Metrics, Logger: logger,
 	})
 	require.NoError(t, err)
 	e.River = client
-	e.Service = reservation.NewService(schema.Pool, client, nil)
+	e.Service = reservation.NewService(schema.Pool, client, o.Metrics)
 	if o.Work {
 		ctx := context.Background()
 		require.NoError(t, client.Start(ctx))

@@ -1,0 +1,36 @@
+# BoxOffice — run `make help` for the targets.
+SHELL := /bin/bash
+PG := infra/dev/postgres.sh
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@grep -E '^[a-z/-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+.PHONY: run
+run: ## bring up PostgreSQL, migrate, seed a demo tenant, run API + workers + jobs
+	@base=$$($(PG)) && \
+	  export DATABASE_URL="$${DATABASE_URL:-$$base/boxoffice?sslmode=disable}" && \
+	  go run . dev
+
+.PHONY: test
+test: ## bring up PostgreSQL and run every test with the race detector
+	@base=$$($(PG)) && \
+	  export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$base/boxoffice_test?sslmode=disable}" && \
+	  go test -race -count=1 -timeout 15m ./...
+
+.PHONY: lint
+lint: ## gofmt check and go vet
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	go vet ./...
+
+.PHONY: bench
+bench: ## run the benchmark scenarios and print figures and ratios
+	@base=$$($(PG)) && \
+	  export BENCH_DATABASE_URL="$${BENCH_DATABASE_URL:-$$base/boxoffice_bench?sslmode=disable}" && \
+	  go run . bench claim
+
+.PHONY: build
+build: ## build the boxoffice binary
+	go build -o boxoffice .

@@ -1,0 +1,359 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/api"
+	"boxoffice/internal/metrics"
+	"boxoffice/internal/product"
+	"boxoffice/internal/reservation"
+	"boxoffice/internal/tenant"
+	"boxoffice/internal/testfix"
+)
+
+const adminKey = "test-admin-key"
+
+type testBundle struct {
+	env     *testfix.Env
+	server  *api.Server
+	product *product.Product
+	buyer   string // buyer token of "alice" for env.Tenant
+}
+
+func setup(t *testing.T, o testfix.Options) *testBundle {
+	t.Helper()
+	o.Metrics = metrics.New()
+	env := testfix.New(t, o)
+	srv := api.New(api.Deps{
+		Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products, Reservations: env.Service,
+		Metrics: o.Metrics, Logger: env.Logger, AdminKey: adminKey,
+		Ready: func(ctx context.Context) error { return env.Schema.Pool.Ping(ctx) },
+	})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 100, PerBuyerLimit: 4})
+	return &testBundle{env: env, server: srv, product: p, buyer: buyerToken(t, env.Tenant, "alice", time.Hour)}
+}
+
+func buyerToken(t *testing.T, tn *tenant.Created, buyer string, ttl time.Duration) string {
+	t.Helper()
+	tok, err := tenant.SignBuyerToken([]byte(tn.BuyerTokenSecret), tn.ID, buyer, ttl)
+	require.NoError(t, err)
+	return tok
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   map[string]any
+	raw    []byte
+}
+
+func (b *testBundle) do(t *testing.T, method, path, token string, body any, headers ...string) response {
+	t.Helper()
+	var r io.Reader
+	switch v := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(v)
+	case []byte:
+		r = bytes.NewReader(v)
+	default:
+		buf, err := json.Marshal(v)
+		require.NoError(t, err)
+		r = bytes.NewReader(buf)
+	}
+	req := httptest.NewRequest(method, path, r)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := b.server.App().Test(req, 10_000)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	out := response{status: resp.StatusCode, header: resp.Header, raw: raw}
+	if len(raw) > 0 && raw[0] == '{' {
+		require.NoError(t, json.Unmarshal(raw, &out.body), string(raw))
+	}
+	return out
+}
+
+func (b *testBundle) reserve(t *testing.T, token, key string, body any) response {
+	t.Helper()
+	h := []string{}
+	if key != "" {
+		h = append(h, "Idempotency-Key", key)
+	}
+	return b.do(t, http.MethodPost, "/v1/products/"+b.product.ID.String()+"/reservations", token, body, h...)
+}
+
+func requireProblem(t *testing.T, r response, status int, code string) {
+	t.Helper()
+	require.Equal(t, status, r.status, string(r.raw))
+	require.Equal(t, "application/problem+json", r.header.Get("Content-Type"), string(r.raw))
+	require.Equal(t, code, r.body["code"], string(r.raw))
+	require.NotEmpty(t, r.body["title"])
+}
+
+func (b *testBundle) countRequests(t *testing.T) int {
+	t.Helper()
+	var n int
+	require.NoError(t, b.env.Schema.Pool.QueryRow(context.Background(), `SELECT count(*) FROM reservation_requests`).Scan(&n))
+	return n
+}
+
+func TestWalkthrough(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{Work: true})
+
+	// Tenant, product, buyer token, reservation, poll, availability.
+	r := b.do(t, http.MethodPost, "/v1/tenants", adminKey, map[string]any{"slug": "acme", "name": "Acme", "domains": []string{"acme.test"}})
+	require.Equal(t, http.StatusCreated, r.status, string(r.raw))
+	key := r.body["apiKey"].(string)
+	tn := &tenant.Created{Tenant: tenant.Tenant{ID: uuid.MustParse(r.body["id"].(string))}, BuyerTokenSecret: r.body["buyerTokenSecret"].(string)}
+
+	r = b.do(t, http.MethodPost, "/v1/products", key, map[string]any{
+		"slug": "final", "name": "Cup Final", "kind": "seated", "capacity": 10, "priceCents": 4500, "currency": "EUR",
+		"layout": map[string]any{"sections": []any{map[string]any{"name": "North", "rows": []any{
+			map[string]any{"name": "A", "seats": 4}, map[string]any{"name": "B", "seats": 6}}}}},
+	})
+	require.Equal(t, http.StatusCreated, r.status, string(r.raw))
+	productID := r.body["id"].(string)
+	require.EqualValues(t, 6, r.body["perBuyerLimit"])
+	require.EqualValues(t, 480, r.body["holdSeconds"])
+
+	r = b.do(t, http.MethodGet, "/v1/products", key, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.Len(t, r.body["products"], 1)
+
+	token := buyerToken(t, tn, "bob", time.Hour)
+	r = b.do(t, http.MethodGet, "/v1/products/"+productID, token, nil)
+	require.Equal(t, http.StatusOK, r.status, "buyers may read their tenant's products")
+
+	r = b.do(t, http.MethodPost, "/v1/products/"+productID+"/reservations", token, map[string]any{"quantity": 3}, "Idempotency-Key", "one")
+	require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
+	require.Equal(t, "QUEUED", r.body["status"])
+	statusURL := r.body["statusUrl"].(string)
+	require.Equal(t, statusURL, r.header.Get("Location"))
+
+	require.Eventually(t, func() bool {
+		r = b.do(t, http.MethodGet, statusURL, token, nil)
+		return r.body["status"] != "QUEUED"
+	}, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, "HELD", r.body["status"], string(r.raw))
+	// Row A has 4 seats: 3 there would orphan one, so best available is row B.
+	require.Equal(t, []any{5.0, 6.0, 7.0}, r.body["numbers"])
+	holdID := r.body["holdId"].(string)
+
+	// The tenant admin sees it too; the same key replays with 200.
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, statusURL, key, nil).status)
+	r = b.do(t, http.MethodPost, "/v1/products/"+productID+"/reservations", token, map[string]any{"quantity": 3}, "Idempotency-Key", "one")
+	require.Equal(t, http.StatusOK, r.status)
+	require.Equal(t, "HELD", r.body["status"])
+
+	r = b.do(t, http.MethodGet, "/v1/products/"+productID+"/availability", "", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.EqualValues(t, 7, r.body["available"])
+	require.EqualValues(t, 3, r.body["held"])
+	require.Equal(t, "cAA=", r.body["bitmap"], "numbers 5-7 are bits 4-6 of the first of two bytes")
+	etag := r.header.Get("ETag")
+	require.Equal(t, "public, max-age=1", r.header.Get("Cache-Control"))
+	r = b.do(t, http.MethodGet, "/v1/products/"+productID+"/availability", "", nil, "If-None-Match", etag)
+	require.Equal(t, http.StatusNotModified, r.status)
+
+	r = b.do(t, http.MethodDelete, "/v1/holds/"+holdID, token, nil)
+	require.Equal(t, http.StatusOK, r.status, string(r.raw))
+	require.Equal(t, "RELEASED", r.body["state"])
+	r = b.do(t, http.MethodDelete, "/v1/holds/"+holdID, token, nil)
+	require.Equal(t, http.StatusOK, r.status, "release is idempotent")
+	r = b.do(t, http.MethodGet, statusURL, token, nil)
+	require.Equal(t, "RELEASED", r.body["status"])
+	b.env.RequireInvariants(t)
+}
+
+func TestBadInput(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	pid := b.product.ID.String()
+
+	cases := []struct {
+		name   string
+		body   any
+		key    string
+		status int
+		code   string
+	}{
+		{"unknown field", `{"quantity":1,"seat":"A1"}`, "k", 422, "VALIDATION_FAILED"},
+		{"wrong type", `{"quantity":"two"}`, "k", 422, "VALIDATION_FAILED"},
+		{"malformed json", `{"quantity":`, "k", 400, "MALFORMED_REQUEST"},
+		{"number too big for int32", `{"numbers":[99999999999]}`, "k", 422, "VALIDATION_FAILED"},
+		{"empty numbers", `{"numbers":[]}`, "k", 422, "EMPTY_NUMBERS"},
+		{"nothing", `{}`, "k", 422, "NOTHING_REQUESTED"},
+		{"duplicate numbers", `{"numbers":[3,3]}`, "k", 422, "DUPLICATE_NUMBERS"},
+		{"number zero", `{"numbers":[0]}`, "k", 422, "NUMBER_OUT_OF_RANGE"},
+		{"number above capacity", `{"numbers":[101]}`, "k", 422, "NUMBER_OUT_OF_RANGE"},
+		{"negative number", `{"numbers":[-5]}`, "k", 422, "NUMBER_OUT_OF_RANGE"},
+		{"too many numbers", `{"numbers":[1,2,3,4,5]}`, "k", 422, "TOO_MANY_NUMBERS"},
+		{"negative quantity", `{"quantity":-1}`, "k", 422, "QUANTITY_OUT_OF_RANGE"},
+		{"quantity above limit", `{"quantity":5}`, "k", 422, "QUANTITY_OUT_OF_RANGE"},
+		{"both", `{"numbers":[1],"quantity":1}`, "k", 422, "NUMBERS_AND_QUANTITY"},
+		{"mode without quantity", `{"numbers":[1],"mode":"random"}`, "k", 422, "MODE_WITHOUT_QUANTITY"},
+		{"bad mode", `{"quantity":1,"mode":"cheapest"}`, "k", 422, "VALIDATION_FAILED"},
+		{"missing idempotency key", `{"quantity":1}`, "", 400, "IDEMPOTENCY_KEY_REQUIRED"},
+		{"body too large", `{"numbers":[` + strings.Repeat("1,", 40_000) + `1]}`, "k", 413, "BODY_TOO_LARGE"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			requireProblem(t, b.reserve(t, b.buyer, tc.key, tc.body), tc.status, tc.code)
+		})
+	}
+	require.Zero(t, b.countRequests(t), "no bad request recorded anything")
+
+	// Idempotency key reused with another body.
+	require.Equal(t, http.StatusAccepted, b.reserve(t, b.buyer, "same", map[string]any{"quantity": 1}).status)
+	requireProblem(t, b.reserve(t, b.buyer, "same", map[string]any{"quantity": 2}), 409, "IDEMPOTENCY_KEY_REUSED")
+	require.Equal(t, 1, b.countRequests(t))
+
+	// Unknown and malformed ids, unknown routes.
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/products/"+uuid.NewString()+"/reservations", b.buyer,
+		map[string]any{"quantity": 1}, "Idempotency-Key", "x"), 404, "NOT_FOUND")
+	requireProblem(t, b.do(t, http.MethodGet, "/v1/reservations/"+uuid.NewString(), b.buyer, nil), 404, "NOT_FOUND")
+	requireProblem(t, b.do(t, http.MethodGet, "/v1/reservations/not-a-uuid", b.buyer, nil), 422, "VALIDATION_FAILED")
+	requireProblem(t, b.do(t, http.MethodGet, "/v1/products/"+uuid.NewString()+"/availability", "", nil), 404, "NOT_FOUND")
+	requireProblem(t, b.do(t, http.MethodDelete, "/v1/holds/"+uuid.NewString(), b.buyer, nil), 404, "NOT_FOUND")
+	requireProblem(t, b.do(t, http.MethodGet, "/v1/nothing-here", "", nil), 404, "NOT_FOUND")
+
+	// Products and tenants.
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/tenants", adminKey, map[string]any{"slug": "Bad Slug!", "name": "x"}), 422, "VALIDATION_FAILED")
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/tenants", adminKey, map[string]any{"slug": b.env.Tenant.Slug, "name": "x"}), 409, "SLUG_TAKEN")
+	product := func(over map[string]any) map[string]any {
+		p := map[string]any{"slug": "p-" + uuid.NewString()[:8], "name": "P", "kind": "numbered", "capacity": 10,
+			"priceCents": 100, "currency": "EUR"}
+		for k, v := range over {
+			p[k] = v
+		}
+		return p
+	}
+	key := b.env.Tenant.APIKey
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/products", key, product(map[string]any{"capacity": 10_000_001})), 422, "VALIDATION_FAILED")
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/products", key, product(map[string]any{"capacity": 0})), 422, "VALIDATION_FAILED")
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/products", key, product(map[string]any{"currency": "euro"})), 422, "VALIDATION_FAILED")
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/products", key, product(map[string]any{"kind": "seated"})), 422, "INVALID_LAYOUT")
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/products", key, product(map[string]any{"kind": "seated",
+		"layout": map[string]any{"sections": []any{map[string]any{"name": "A", "rows": []any{map[string]any{"name": "1", "seats": 9}}}}}})),
+		422, "INVALID_LAYOUT")
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/products", key, product(map[string]any{"slug": b.product.Slug})), 409, "SLUG_TAKEN")
+
+	// A 10,000,000-number product is accepted.
+	r := b.do(t, http.MethodPost, "/v1/products", key, product(map[string]any{"capacity": 10_000_000}))
+	require.Equal(t, http.StatusCreated, r.status, string(r.raw))
+	_ = pid
+}
+
+func TestAuth(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	other := b.env.NewTenant(t)
+	otherProduct := b.env.Product(t, testfix.ProductOpts{Tenant: other.ID})
+	body := map[string]any{"quantity": 1}
+
+	sign := func(method jwt.SigningMethod, key any, claims jwt.MapClaims) string {
+		tok, err := jwt.NewWithClaims(method, claims).SignedString(key)
+		require.NoError(t, err)
+		return tok
+	}
+	secret := []byte(b.env.Tenant.BuyerTokenSecret)
+	tid := b.env.Tenant.ID.String()
+	future := time.Now().Add(time.Hour).Unix()
+	bad := map[string]string{
+		"garbage":        "not.a.token",
+		"expired":        buyerToken(t, b.env.Tenant, "alice", -time.Minute),
+		"no exp":         sign(jwt.SigningMethodHS256, secret, jwt.MapClaims{"sub": "alice", "tid": tid}),
+		"no sub":         sign(jwt.SigningMethodHS256, secret, jwt.MapClaims{"tid": tid, "exp": future}),
+		"wrong secret":   sign(jwt.SigningMethodHS256, []byte("guess"), jwt.MapClaims{"sub": "alice", "tid": tid, "exp": future}),
+		"other tenant":   sign(jwt.SigningMethodHS256, secret, jwt.MapClaims{"sub": "alice", "tid": other.ID.String(), "exp": future}),
+		"unknown tenant": sign(jwt.SigningMethodHS256, secret, jwt.MapClaims{"sub": "alice", "tid": uuid.NewString(), "exp": future}),
+		"HS512":          sign(jwt.SigningMethodHS512, secret, jwt.MapClaims{"sub": "alice", "tid": tid, "exp": future}),
+		"alg none":       sign(jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, jwt.MapClaims{"sub": "alice", "tid": tid, "exp": future}),
+		"tid not a uuid": sign(jwt.SigningMethodHS256, secret, jwt.MapClaims{"sub": "alice", "tid": "acme", "exp": future}),
+	}
+	for name, tok := range bad {
+		t.Run(name, func(t *testing.T) {
+			requireProblem(t, b.reserve(t, tok, "k-"+name, body), 401, "INVALID_TOKEN")
+		})
+	}
+	requireProblem(t, b.reserve(t, "", "k", body), 401, "UNAUTHORIZED")
+	requireProblem(t, b.reserve(t, b.env.Tenant.APIKey, "k", body), 401, "UNAUTHORIZED")
+	require.Zero(t, b.countRequests(t))
+
+	// Admin endpoints.
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/tenants", "", map[string]any{"slug": "x1", "name": "x"}), 401, "UNAUTHORIZED")
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/tenants", b.env.Tenant.APIKey, map[string]any{"slug": "x1", "name": "x"}), 401, "UNAUTHORIZED")
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/products", b.buyer, map[string]any{}), 401, "UNAUTHORIZED")
+	requireProblem(t, b.do(t, http.MethodGet, "/v1/products", "bo_unknown", nil), 401, "UNAUTHORIZED")
+	opKey, err := b.env.Tenants.CreateKey(context.Background(), b.env.Tenant.ID, tenant.RoleOperator)
+	require.NoError(t, err)
+	requireProblem(t, b.do(t, http.MethodGet, "/v1/products", opKey, nil), 403, "FORBIDDEN")
+
+	// Another tenant's product and reservation are 404 to this tenant.
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/products/"+otherProduct.ID.String()+"/reservations", b.buyer,
+		body, "Idempotency-Key", "x"), 404, "NOT_FOUND")
+	requireProblem(t, b.do(t, http.MethodGet, "/v1/products/"+otherProduct.ID.String(), b.env.Tenant.APIKey, nil), 404, "NOT_FOUND")
+	otherRes := b.env.Reserve(t, otherProduct, "alice", reservationQuantity(1))
+	requireProblem(t, b.do(t, http.MethodGet, "/v1/reservations/"+otherRes.ID.String(), b.buyer, nil), 404, "NOT_FOUND")
+	requireProblem(t, b.do(t, http.MethodGet, "/v1/reservations/"+otherRes.ID.String(), b.env.Tenant.APIKey, nil), 404, "NOT_FOUND")
+
+	// Another buyer of the same tenant cannot see or release alice's.
+	r := b.reserve(t, b.buyer, "mine", body)
+	require.Equal(t, http.StatusAccepted, r.status)
+	mallory := buyerToken(t, b.env.Tenant, "mallory", time.Hour)
+	requireProblem(t, b.do(t, http.MethodGet, r.body["statusUrl"].(string), mallory, nil), 404, "NOT_FOUND")
+	b.env.Drain(t, b.product, 10)
+	held := b.do(t, http.MethodGet, r.body["statusUrl"].(string), b.buyer, nil)
+	requireProblem(t, b.do(t, http.MethodDelete, "/v1/holds/"+held.body["holdId"].(string), mallory, nil), 404, "NOT_FOUND")
+	require.Equal(t, "HELD", b.do(t, http.MethodGet, r.body["statusUrl"].(string), b.buyer, nil).body["status"])
+}
+
+func TestOperations(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/healthz", "", nil).status)
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/readyz", "", nil).status)
+
+	r := b.do(t, http.MethodGet, "/openapi.json", "", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.Equal(t, "3.1.0", r.body["openapi"])
+	paths := r.body["paths"].(map[string]any)
+	for _, p := range []string{"/v1/tenants", "/v1/products", "/v1/products/{id}", "/v1/products/{id}/availability",
+		"/v1/products/{id}/reservations", "/v1/reservations/{id}", "/v1/holds/{id}"} {
+		require.Contains(t, paths, p)
+	}
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/docs", "", nil).status)
+
+	b.reserve(t, b.buyer, "m1", map[string]any{"quantity": 1})
+	m := b.do(t, http.MethodGet, "/metrics", "", nil)
+	require.Equal(t, http.StatusOK, m.status)
+	text := string(m.raw)
+	require.Contains(t, text, "boxoffice_reservations_accepted_total 1")
+	require.Contains(t, text, fmt.Sprintf(`boxoffice_http_requests_total{code="202",method="POST",route="%s"} 1`, "/v1/products/:id/reservations"))
+}
+
+func reservationQuantity(n int) reservation.Params { return reservation.Params{Quantity: n} }
