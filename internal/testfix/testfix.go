@@ -39,7 +39,8 @@ type Env struct {
 
 // Options tunes New.
 type Options struct {
-	// Work starts River's claim workers and periodic jobs.
+	// Work starts River's claim workers and periodic jobs at once (the
+	// client always has them; StartWorkers starts them later).
 	Work bool
 	// BatchSize is the claim batch size. Default 100.
 	BatchSize int
@@ -47,6 +48,8 @@ type Options struct {
 	SweepInterval time.Duration
 	// MaxConns of the pool. Default 10.
 	MaxConns int32
+	// RequeueAfter for the repair job. Default 1h (off).
+	RequeueAfter time.Duration
 	// Metrics, when set, is what the services record into.
 	Metrics *metrics.Metrics
 }
@@ -62,6 +65,9 @@ func New(t testing.TB, o Options) *Env {
 	if o.SweepInterval == 0 {
 		o.SweepInterval = time.Hour
 	}
+	if o.RequeueAfter == 0 {
+		o.RequeueAfter = time.Hour
+	}
 	if o.MaxConns == 0 {
 		o.MaxConns = 10
 	}
@@ -75,24 +81,29 @@ func New(t testing.TB, o Options) *Env {
 		Logger:   logger,
 	}
 	client, err := workers.NewRiverClient(schema.Pool, workers.RiverOptions{
-		Work: o.Work, Workers: 4, BatchSize: o.BatchSize, Schema: schema.Name,
-		Jobs:    jobs.Config{SweepInterval: o.SweepInterval, AuditInterval: time.Hour, RequeueAfter: time.Hour},
+		Work: true, Workers: 4, BatchSize: o.BatchSize, Schema: schema.Name,
+		Jobs:    jobs.Config{SweepInterval: o.SweepInterval, AuditInterval: time.Hour, RequeueAfter: o.RequeueAfter},
 		Claimer: e.Claimer, Metrics: o.Metrics, Logger: logger,
 	})
 	require.NoError(t, err)
 	e.River = client
 	e.Service = reservation.NewService(schema.Pool, client, o.Metrics)
 	if o.Work {
-		ctx := context.Background()
-		require.NoError(t, client.Start(ctx))
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_ = client.Stop(ctx)
-		})
+		e.StartWorkers(t)
 	}
 	e.Tenant = e.NewTenant(t)
 	return e
+}
+
+// StartWorkers starts River's workers and periodic jobs until the test ends.
+func (e *Env) StartWorkers(t testing.TB) {
+	t.Helper()
+	require.NoError(t, e.River.Start(context.Background()))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = e.River.Stop(ctx)
+	})
 }
 
 // NewTenant creates another tenant.

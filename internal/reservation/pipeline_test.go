@@ -1,0 +1,91 @@
+package reservation_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/reservation"
+	"boxoffice/internal/testfix"
+)
+
+// Requests arriving while drains start and finish must all be decided
+// without the repair job (it is off here): the drain's final transaction
+// and River's unique insert leave no gap.
+func TestTrickleNeverStrands(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{Work: true, BatchSize: 5})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 1000})
+
+	var mu sync.Mutex
+	var ids []uuid.UUID
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 1))
+			for i := range 50 {
+				id := env.Reserve(t, p, fmt.Sprintf("g%d-%d", g, i), reservation.Params{Quantity: 1}).ID
+				mu.Lock()
+				ids = append(ids, id)
+				mu.Unlock()
+				time.Sleep(time.Duration(rng.IntN(3000)) * time.Microsecond)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, id := range ids {
+		require.Equal(t, reservation.StatusHeld, waitTerminal(t, env, p, id).Status)
+	}
+	env.RequireInvariants(t)
+}
+
+// A worker that dies before commit leaves nothing behind; River runs the
+// job again and every request reaches the outcome it would have had.
+func TestWorkerDiesMidBatchRiverRetries(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 20})
+	var failures atomic.Int32
+	env.Claimer.BeforeCommit = func(context.Context) error {
+		if failures.Add(1) == 1 {
+			return errors.New("worker killed before commit")
+		}
+		return nil
+	}
+	var ids []uuid.UUID
+	for i := range 4 {
+		ids = append(ids, env.Reserve(t, p, fmt.Sprintf("b%d", i), reservation.Params{Numbers: testfix.Nums(int32(i+1), int32(i+5))}).ID)
+	}
+	env.StartWorkers(t)
+
+	for i, id := range ids {
+		r := waitTerminal(t, env, p, id)
+		require.Equal(t, reservation.StatusHeld, r.Status)
+		require.Equal(t, []int32{int32(i + 1), int32(i + 5)}, r.Numbers)
+	}
+	require.GreaterOrEqual(t, failures.Load(), int32(2), "the first attempt failed and a later one committed")
+	env.RequireInvariants(t)
+}
+
+// A request whose claim job was lost (deleted here) is picked up by the
+// repair job.
+func TestRequeueRepairsLostJob(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{RequeueAfter: time.Second})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 10})
+	r := env.Reserve(t, p, "alice", reservation.Params{Quantity: 1})
+	env.Exec(t, `DELETE FROM river_job`)
+	env.Exec(t, `UPDATE reservation_requests SET created_at = now() - interval '1 hour'`)
+	env.StartWorkers(t)
+	require.Equal(t, reservation.StatusHeld, waitTerminal(t, env, p, r.ID).Status)
+}
