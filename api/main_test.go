@@ -10,5 +10,5 @@ import (
 // client not stopped, a pool not closed). fasthttp keeps one process-wide
 // goroutine that refreshes the Date header; it is not ours to stop.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/valyala/fasthttp.updateServerDate.func1"))
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"))
 }
