@@ -66,8 +66,10 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	allowed := func(scheme string) bool {
 		return slices.ContainsFunc(op.Security, func(m map[string][]string) bool { _, ok := m[scheme]; return ok })
 	}
+	// Fiber's header strings point into a reused buffer; the token may be
+	// kept as a cache key, so copy it.
 	token, _ := strings.CutPrefix(ctx.Header("Authorization"), "Bearer ")
-	token = strings.TrimSpace(token)
+	token = strings.Clone(strings.TrimSpace(token))
 
 	var who principal
 	var err error

@@ -38,6 +38,10 @@ func Open(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool, err
 	if opts.Schema != "" {
 		cfg.ConnConfig.RuntimeParams["search_path"] = opts.Schema
 	}
+	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		registerUUID(conn.TypeMap())
+		return nil
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database pool: %w", err)
