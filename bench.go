@@ -32,7 +32,7 @@ func runBench(ctx context.Context, args []string) error {
 	c := bench.ClaimConfig{}
 	fs.IntVar(&c.Seats, "seats", 60_000, "seats of the product (multiple of 3,000)")
 	fs.IntVar(&c.Requests, "requests", 30_000, "queued requests of 2 seats")
-	fs.IntVar(&c.BatchSize, "batch", 500, "claim batch size")
+	fs.IntVar(&c.BatchSize, "batch", 1000, "claim batch size")
 	fs.IntVar(&c.Workers, "workers", 8, "River claim workers")
 	fs.BoolVar(&c.Baseline, "baseline", true, "also run with batch size 1")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")

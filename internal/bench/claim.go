@@ -27,7 +27,7 @@ import (
 type ClaimConfig struct {
 	Seats     int // seats of the product (default 60,000)
 	Requests  int // queued requests of 2 seats each (default 30,000)
-	BatchSize int // claim batch size of the batched run (default 500)
+	BatchSize int // claim batch size of the batched run (default 1000)
 	Workers   int // River claim workers (default 8)
 	// Baseline runs the batch-size-1 comparison. Default true via the CLI.
 	Baseline bool

@@ -26,7 +26,7 @@ type Config struct {
 	// process. BOXOFFICE_WORKERS; default 8.
 	Workers int
 	// ClaimBatchSize is how many requests one claim transaction decides at
-	// most. BOXOFFICE_CLAIM_BATCH; default 500.
+	// most. BOXOFFICE_CLAIM_BATCH; default 1000.
 	ClaimBatchSize int
 	// DBMaxConns caps the database pool. BOXOFFICE_DB_MAX_CONNS; default 20.
 	DBMaxConns int
@@ -76,7 +76,7 @@ func FromEnv() (*Config, error) {
 		}
 	}
 	intVar(&c.Workers, "BOXOFFICE_WORKERS", 8)
-	intVar(&c.ClaimBatchSize, "BOXOFFICE_CLAIM_BATCH", 500)
+	intVar(&c.ClaimBatchSize, "BOXOFFICE_CLAIM_BATCH", 1000)
 	intVar(&c.DBMaxConns, "BOXOFFICE_DB_MAX_CONNS", 20)
 	durVar(&c.SweepInterval, "BOXOFFICE_SWEEP_INTERVAL", 2*time.Second)
 	durVar(&c.AuditInterval, "BOXOFFICE_AUDIT_INTERVAL", time.Minute)

@@ -18,7 +18,7 @@ func TestDefaults(t *testing.T) {
 	require.Equal(t, "127.0.0.1:8080", c.Addr)
 	require.Equal(t, config.DefaultDatabaseURL, c.DatabaseURL)
 	require.Equal(t, 8, c.Workers)
-	require.Equal(t, 500, c.ClaimBatchSize)
+	require.Equal(t, 1000, c.ClaimBatchSize)
 	require.Equal(t, 2*time.Second, c.SweepInterval)
 }
 

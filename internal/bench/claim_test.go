@@ -1,0 +1,27 @@
+package bench_test
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/bench"
+	"boxoffice/internal/dbtest"
+)
+
+// A tiny run of the drain benchmark: it must sell exactly the seats asked
+// for with no invariant broken. Timing is not asserted.
+func TestClaimSmoke(t *testing.T) {
+	t.Parallel()
+	schema := dbtest.NewSchema(t, 12)
+	res, err := bench.Claim(context.Background(), schema.Pool, schema.Name,
+		bench.ClaimConfig{Seats: 3000, Requests: 300, BatchSize: 100, Workers: 2, Baseline: true}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 600, res.Batched.Numbers)
+	require.Zero(t, res.Batched.Violations)
+	require.NotNil(t, res.Unbatched)
+	require.Equal(t, 600, res.Unbatched.Numbers)
+	require.Zero(t, res.Unbatched.Violations)
+}
