@@ -35,11 +35,11 @@ type Config struct {
 
 // Deps are what the jobs work with.
 type Deps struct {
-	Pool     *pgxpool.Pool
-	Claimer  *reservation.Claimer
-	Metrics  *metrics.Metrics
-	Logger   *slog.Logger
-	Config   Config
+	Pool    *pgxpool.Pool
+	Claimer *reservation.Claimer
+	Metrics *metrics.Metrics
+	Logger  *slog.Logger
+	Config  Config
 	// MaxSweep caps the claims freed per product per sweep. Default 10,000.
 	MaxSweep int
 }

@@ -16,7 +16,9 @@ type Violation struct {
 	Detail    string    `json:"detail"`
 }
 
-func (v Violation) String() string { return fmt.Sprintf("product %s: %s: %s", v.ProductID, v.Rule, v.Detail) }
+func (v Violation) String() string {
+	return fmt.Sprintf("product %s: %s: %s", v.ProductID, v.Rule, v.Detail)
+}
 
 // Audit checks one product's invariants in one consistent snapshot:
 //   - popcount(bitmap) = held + sold = number of claims rows,

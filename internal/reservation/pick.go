@@ -20,7 +20,9 @@ type picker struct {
 	rng      *rand.Rand
 }
 
-func (p *picker) isFree(n int32) bool { return n >= 1 && int(n) <= p.capacity && !p.taken.Test(uint(n-1)) }
+func (p *picker) isFree(n int32) bool {
+	return n >= 1 && int(n) <= p.capacity && !p.taken.Test(uint(n-1))
+}
 
 func (p *picker) take(nums []int32) {
 	for _, n := range nums {
