@@ -36,6 +36,12 @@ type reservationOutput struct {
 	Body     ReservationView
 }
 
+// pollOutput lets browsers and proxies reuse a status for a second.
+type pollOutput struct {
+	CacheControl string `header:"Cache-Control"`
+	Body         ReservationView
+}
+
 func (s *Server) registerReservations() {
 	huma.Register(s.api, huma.Operation{
 		OperationID:   "create-reservation",
@@ -91,20 +97,13 @@ func (s *Server) registerReservations() {
 		Errors:      []int{401, 403, 404},
 	}, func(ctx context.Context, in *struct {
 		ID uuid.UUID `path:"id"`
-	}) (*struct {
-		CacheControl string `header:"Cache-Control"`
-		Body         ReservationView
-	}, error) {
+	}) (*pollOutput, error) {
 		who := caller(ctx)
 		r, err := s.Reservations.Get(ctx, who.TenantID, in.ID, who.BuyerID)
 		if err != nil {
 			return nil, s.toProblem(err)
 		}
-		out := &struct {
-			CacheControl string `header:"Cache-Control"`
-			Body         ReservationView
-		}{CacheControl: "private, max-age=1", Body: view(r)}
-		return out, nil
+		return &pollOutput{CacheControl: "private, max-age=1", Body: view(r)}, nil
 	})
 
 	huma.Register(s.api, huma.Operation{

@@ -3,10 +3,8 @@ package api
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/google/uuid"
 
 	"boxoffice/internal/tenant"
 )
@@ -21,14 +19,9 @@ type TenantBody struct {
 
 // TenantCreated is a new tenant with its secrets, shown only this once.
 type TenantCreated struct {
-	ID               uuid.UUID         `json:"id"`
-	Slug             string            `json:"slug"`
-	Name             string            `json:"name"`
-	Domains          []string          `json:"domains"`
-	Theme            map[string]string `json:"theme"`
-	CreatedAt        time.Time         `json:"createdAt"`
-	APIKey           string            `json:"apiKey" doc:"Tenant admin API key; stored hashed, shown once"`
-	BuyerTokenSecret string            `json:"buyerTokenSecret" doc:"HS256 secret for signing this tenant's buyer tokens"`
+	tenant.Tenant
+	APIKey           string `json:"apiKey" doc:"Tenant admin API key; stored hashed, shown once"`
+	BuyerTokenSecret string `json:"buyerTokenSecret" doc:"HS256 secret for signing this tenant's buyer tokens"`
 }
 
 func (s *Server) registerTenants() {
@@ -50,8 +43,7 @@ func (s *Server) registerTenants() {
 			return nil, s.toProblem(err)
 		}
 		return &struct{ Body TenantCreated }{TenantCreated{
-			ID: t.ID, Slug: t.Slug, Name: t.Name, Domains: t.Domains, Theme: t.Theme, CreatedAt: t.CreatedAt,
-			APIKey: t.APIKey, BuyerTokenSecret: t.BuyerTokenSecret,
+			Tenant: t.Tenant, APIKey: t.APIKey, BuyerTokenSecret: t.BuyerTokenSecret,
 		}}, nil
 	})
 }
