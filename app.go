@@ -16,8 +16,10 @@ import (
 	"boxoffice/internal/config"
 	"boxoffice/internal/db"
 	"boxoffice/internal/metrics"
+	"boxoffice/internal/ops"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/tenant"
 	"boxoffice/jobs"
 	"boxoffice/migrations"
@@ -35,6 +37,12 @@ type app struct {
 	service  *reservation.Service
 	tenants  *tenant.Store
 	products *product.Store
+	reporter *ops.Reporter
+
+	// SQS backend only.
+	publisher *sqsqueue.Publisher
+	consumer  *sqsqueue.Consumer
+	sqsOps    *sqsqueue.Ops
 }
 
 func newLogger(level string) *slog.Logger {
@@ -77,7 +85,8 @@ func runMigrate(ctx context.Context, cfg *config.Config, logger *slog.Logger) er
 	return nil
 }
 
-// newApp connects and builds the services; work starts River's workers.
+// newApp connects and builds the services; work adds the queue consumers
+// (River's workers and periodic jobs, and the SQS consumer).
 func newApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, work bool) (*app, error) {
 	pool, err := db.Open(ctx, cfg.DatabaseURL, db.PoolOptions{MaxConns: int32(cfg.DBMaxConns)})
 	if err != nil {
@@ -86,6 +95,17 @@ func newApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, work b
 	a := &app{cfg: cfg, logger: logger, pool: pool, metrics: metrics.New(),
 		tenants: tenant.NewStore(pool), products: product.NewStore(pool)}
 	a.claimer = reservation.NewClaimer(pool, logger, a.metrics)
+	a.claimer.SetLimits(reservation.Limits{Global: cfg.ClaimRate, PerProduct: cfg.ClaimRatePerProduct})
+
+	var enqueuer reservation.Enqueuer // nil: River's, once its client exists
+	if cfg.QueueBackend == "sqs" {
+		if err := a.setupSQS(ctx, work); err != nil {
+			pool.Close()
+			return nil, err
+		}
+		enqueuer = a.publisher
+	}
+
 	// River reports its producers' job counts at info level every few
 	// seconds; keep its logs to warnings unless debugging.
 	riverLogger := logger
@@ -94,15 +114,45 @@ func newApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, work b
 	}
 	a.river, err = workers.NewRiverClient(pool, workers.RiverOptions{
 		Work: work, Workers: cfg.Workers, BatchSize: cfg.ClaimBatchSize,
-		Jobs:    jobs.Config{SweepInterval: cfg.SweepInterval, AuditInterval: cfg.AuditInterval, RequeueAfter: cfg.RequeueAfter},
-		Claimer: a.claimer, Metrics: a.metrics, Logger: logger, RiverLogger: riverLogger,
+		Jobs: jobs.Config{SweepInterval: cfg.SweepInterval, AuditInterval: cfg.AuditInterval,
+			RepairInterval: min(cfg.RepublishAfter, cfg.RequeueAfter) / 2,
+			RepublishAfter: cfg.RepublishAfter, RedeliveryWindow: cfg.RedeliveryWindow()},
+		Claimer: a.claimer, Enqueuer: enqueuer, Metrics: a.metrics, Logger: logger, RiverLogger: riverLogger,
 	})
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
-	a.service = reservation.NewService(pool, a.river, a.metrics)
+	if enqueuer == nil {
+		enqueuer = reservation.RiverEnqueuer{Client: a.river}
+	}
+	a.service = reservation.NewService(pool, enqueuer, a.metrics, logger)
+	a.reporter = ops.NewReporter(pool, cfg.QueueBackend, a.sqsOps)
+	a.metrics.Registry.MustRegister(ops.NewCollector(a.reporter, logger))
 	return a, nil
+}
+
+// setupSQS builds the SQS publisher, operations and (for work) consumer.
+func (a *app) setupSQS(ctx context.Context, work bool) error {
+	cfg := a.cfg
+	if cfg.SQSQueueURL == "" || cfg.SQSDLQURL == "" {
+		return errors.New("QUEUE_BACKEND=sqs needs SQS_QUEUE_URL and SQS_DLQ_URL (boxoffice dev starts an emulator instead)")
+	}
+	client, err := sqsqueue.NewClient(ctx, cfg.SQSEndpoint, cfg.SQSRegion)
+	if err != nil {
+		return err
+	}
+	qcfg := sqsqueue.Config{
+		QueueURL: cfg.SQSQueueURL, DLQURL: cfg.SQSDLQURL, MaxReceiveCount: cfg.SQSMaxReceiveCount,
+		VisibilityTimeout: cfg.SQSVisibilityTimeout, WaitTime: cfg.SQSWaitTime, Pollers: cfg.SQSPollers,
+		Workers: cfg.Workers, BatchSize: cfg.ClaimBatchSize,
+	}
+	a.publisher = sqsqueue.NewPublisher(client, cfg.SQSQueueURL, a.pool, a.logger)
+	a.sqsOps = sqsqueue.NewOps(client, qcfg, a.pool)
+	if work {
+		a.consumer = sqsqueue.NewConsumer(client, qcfg, a.claimer, a.pool, a.logger)
+	}
+	return nil
 }
 
 func (a *app) close() { a.pool.Close() }
@@ -128,11 +178,20 @@ func (a *app) apiServer() *api.Server {
 	return api.New(api.Deps{
 		Pool: a.pool, Tenants: a.tenants, Products: a.products, Reservations: a.service,
 		Metrics: a.metrics, Logger: a.logger, AdminKey: a.cfg.AdminKey, Ready: a.ready,
+		River: a.river, Reporter: a.reporter, DLQ: a.sqsOps,
 	})
 }
 
-// serveHTTP listens until ctx ends, then shuts down gracefully.
+// serveHTTP listens until ctx ends, then shuts down gracefully. With SQS it
+// also runs the publisher the accept path hands requests to.
 func (a *app) serveHTTP(ctx context.Context, srv *api.Server) error {
+	if a.publisher != nil {
+		a.publisher.Start(ctx)
+		defer a.publisher.Wait()
+	}
+	if err := srv.Start(ctx); err != nil {
+		return fmt.Errorf("start API: %w", err)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.App().Listen(a.cfg.Addr) }()
 	select {
@@ -144,10 +203,16 @@ func (a *app) serveHTTP(ctx context.Context, srv *api.Server) error {
 	return srv.App().ShutdownWithTimeout(10 * time.Second)
 }
 
-// runWorkers starts River's workers and stops them when ctx ends.
+// runWorkers starts River's workers and periodic jobs, and the SQS consumer
+// with its publisher (the repair job publishes), and stops them when ctx ends.
 func (a *app) runWorkers(ctx context.Context) error {
 	if err := a.river.Start(ctx); err != nil {
 		return fmt.Errorf("start workers: %w", err)
+	}
+	if a.consumer != nil {
+		a.publisher.Start(ctx)
+		defer a.publisher.Wait()
+		go func() { _ = a.consumer.Run(ctx) }()
 	}
 	<-ctx.Done()
 	a.logger.Info("stopping workers")

@@ -13,8 +13,11 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sivchari/kumo"
+
 	"boxoffice/internal/config"
 	"boxoffice/internal/product"
+	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/tenant"
 )
 
@@ -28,6 +31,13 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 	if err := migrate(ctx, cfg, logger); err != nil {
 		return err
 	}
+	if cfg.QueueBackend == "sqs" && cfg.SQSQueueURL == "" && cfg.SQSEndpoint == "" {
+		emulator, err := startSQSEmulator(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer emulator.Close()
+	}
 	a, err := newApp(ctx, cfg, logger, true)
 	if err != nil {
 		return err
@@ -38,6 +48,10 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 		return fmt.Errorf("seed demo data: %w", err)
 	}
 	base := "http://" + cfg.Addr
+	queues := "River (in PostgreSQL)"
+	if cfg.QueueBackend == "sqs" {
+		queues = fmt.Sprintf("SQS %s (dead letters: %s)", cfg.SQSQueueURL, cfg.SQSDLQURL)
+	}
 	fmt.Printf(`
 BoxOffice dev is up.
 
@@ -45,6 +59,8 @@ BoxOffice dev is up.
   API docs       %[1]s/docs        (OpenAPI: %[1]s/openapi.json)
   Metrics        %[1]s/metrics
   Health         %[1]s/healthz  %[1]s/readyz
+  Operations     %[1]s/v1/ops/queues   River UI %[1]s/ops/river (Basic auth, password = admin key)
+  Queue          %[11]s
 
   Admin key      %[2]s
   Demo tenant    %[3]s  (slug demo)
@@ -60,12 +76,31 @@ Try:
     -H "Content-Type: application/json" -d '{"quantity":2}'
 
 `, base, cfg.AdminKey, demo.tenantID, demo.apiKey, demo.secret, demo.buyerToken,
-		demo.stadium.ID, demo.stadium.Capacity, demo.raffle.ID, demo.raffle.Capacity)
+		demo.stadium.ID, demo.stadium.Capacity, demo.raffle.ID, demo.raffle.Capacity, queues)
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.runWorkers(ctx) })
 	g.Go(func() error { return a.serveHTTP(ctx, a.apiServer()) })
 	return g.Wait()
+}
+
+// startSQSEmulator runs the kumo SQS emulator in this process on a loopback
+// port and creates the main queue and its dead-letter queue with a redrive
+// policy, pointing cfg at them.
+func startSQSEmulator(ctx context.Context, cfg *config.Config) (*kumo.Server, error) {
+	srv := kumo.NewServer()
+	client, err := sqsqueue.NewClient(ctx, srv.URL, "us-east-1")
+	if err != nil {
+		srv.Close()
+		return nil, err
+	}
+	mainURL, dlqURL, err := sqsqueue.EnsureQueues(ctx, client, "boxoffice-claims", cfg.SQSMaxReceiveCount, cfg.SQSVisibilityTimeout)
+	if err != nil {
+		srv.Close()
+		return nil, err
+	}
+	cfg.SQSEndpoint, cfg.SQSRegion, cfg.SQSQueueURL, cfg.SQSDLQURL = srv.URL, "us-east-1", mainURL, dlqURL
+	return srv, nil
 }
 
 type demoData struct {

@@ -19,9 +19,10 @@ import (
 // Security schemes, named in each operation's Security and in the OpenAPI
 // document.
 const (
-	schemeAdmin = "adminKey"
-	schemeAPI   = "apiKey"
-	schemeBuyer = "buyerToken"
+	schemeAdmin    = "adminKey"
+	schemeAPI      = "apiKey"      // a tenant-admin API key
+	schemeOperator = "operatorKey" // an operator or tenant-admin API key
+	schemeBuyer    = "buyerToken"
 )
 
 func security(schemes ...string) []map[string][]string {
@@ -32,11 +33,12 @@ func security(schemes ...string) []map[string][]string {
 	return out
 }
 
-// principal is who called: the platform admin, a tenant admin (TenantID set,
-// BuyerID empty) or a buyer (both set).
+// principal is who called: the platform admin, a tenant's key (TenantID and
+// Role set) or a buyer (TenantID and BuyerID set).
 type principal struct {
 	Admin    bool
 	TenantID uuid.UUID
+	Role     string
 	BuyerID  string
 }
 
@@ -79,11 +81,20 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	case allowed(schemeAdmin) && s.AdminKey != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.AdminKey)) == 1:
 		who.Admin = true
 	case strings.HasPrefix(token, tenant.APIKeyPrefix):
-		if !allowed(schemeAPI) {
+		if !allowed(schemeAPI) && !allowed(schemeOperator) {
 			err = errUnauthorized
 			break
 		}
-		who.TenantID, err = s.tenantAdmin(ctx.Context(), token)
+		var owner tenant.KeyOwner
+		owner, err = s.lookupKey(ctx.Context(), token)
+		switch {
+		case err != nil:
+		case owner.Role == tenant.RoleTenantAdmin && (allowed(schemeAPI) || allowed(schemeOperator)),
+			owner.Role == tenant.RoleOperator && allowed(schemeOperator):
+			who.TenantID, who.Role = owner.TenantID, owner.Role
+		default:
+			err = errForbidden
+		}
 	case allowed(schemeBuyer):
 		var b tenant.Buyer
 		b, err = tenant.VerifyBuyerToken(ctx.Context(), secretSource{s}, token)
@@ -101,19 +112,13 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	next(huma.WithValue(ctx, principalKey{}, who))
 }
 
-// tenantAdmin resolves a tenant-admin API key to its tenant.
-func (s *Server) tenantAdmin(ctx context.Context, key string) (uuid.UUID, error) {
+// lookupKey resolves an API key to its tenant and role.
+func (s *Server) lookupKey(ctx context.Context, key string) (tenant.KeyOwner, error) {
 	owner, err := s.keys.Get(ctx, key)
 	if errors.Is(err, db.ErrNotFound) {
-		return uuid.Nil, errUnauthorized
+		return owner, errUnauthorized
 	}
-	if err != nil {
-		return uuid.Nil, err
-	}
-	if owner.Role != tenant.RoleTenantAdmin {
-		return uuid.Nil, errForbidden
-	}
-	return owner.TenantID, nil
+	return owner, err
 }
 
 func (s *Server) writeProblem(ctx huma.Context, err error) {

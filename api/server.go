@@ -16,14 +16,19 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/riverqueue/river"
+	"riverqueue.com/riverui"
 
 	"boxoffice/internal/cache"
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/metrics"
+	"boxoffice/internal/ops"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/tenant"
 )
 
@@ -39,6 +44,12 @@ type Deps struct {
 	AdminKey string
 	// Ready reports whether the database is reachable and migrated.
 	Ready func(ctx context.Context) error
+	// River lists and retries jobs and backs the River UI.
+	River *river.Client[pgx.Tx]
+	// Reporter builds the operators' queue figures.
+	Reporter *ops.Reporter
+	// DLQ is the SQS dead-letter queue; nil with the River backend.
+	DLQ *sqsqueue.Ops
 }
 
 // Server is the API.
@@ -50,6 +61,7 @@ type Server struct {
 	secrets      *cache.Cache[uuid.UUID, []byte]
 	productCache *cache.Cache[uuid.UUID, *product.Product]
 	availability *cache.Cache[uuid.UUID, *availabilityView]
+	riverUI      *riverui.Handler
 }
 
 // Body size caps: reservations and tenants are small; a stadium's layout is not.
@@ -115,7 +127,17 @@ func New(d Deps) *Server {
 	s.registerTenants()
 	s.registerProducts()
 	s.registerReservations()
+	s.registerOps()
 	return s
+}
+
+// Start starts the background parts of the API (the River UI's caches) until
+// ctx ends.
+func (s *Server) Start(ctx context.Context) error {
+	if s.riverUI == nil {
+		return nil
+	}
+	return s.riverUI.Start(ctx)
 }
 
 // App returns the Fiber app, to listen on or to test with app.Test.

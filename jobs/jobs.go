@@ -1,5 +1,5 @@
 // Package jobs holds BoxOffice's periodic jobs, run by River on the elected
-// leader: the hold sweeper, the invariant auditor and the claim-job repair.
+// leader: the hold sweeper, the invariant auditor and the queue-gap repair.
 package jobs
 
 import (
@@ -28,9 +28,14 @@ type Config struct {
 	SweepInterval time.Duration
 	// AuditInterval is how often invariants are audited. Required.
 	AuditInterval time.Duration
-	// RequeueAfter is how old a QUEUED request must be before its claim job
-	// is enqueued again. Required.
-	RequeueAfter time.Duration
+	// RepublishAfter is how old a never-published request must be before
+	// the repair job publishes it. Required.
+	RepublishAfter time.Duration
+	// RedeliveryWindow is how long a published request may stay QUEUED
+	// before the repair job publishes it again. Required.
+	RedeliveryWindow time.Duration
+	// RepairInterval is how often the repair job runs. Required.
+	RepairInterval time.Duration
 }
 
 // Deps are what the jobs work with.
@@ -40,7 +45,9 @@ type Deps struct {
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
 	Config  Config
-	// MaxSweep caps the claims freed per product per sweep. Default 10,000.
+	// Enqueuer republishes for the repair job; nil means River's own.
+	Enqueuer reservation.Enqueuer
+	// MaxSweep caps the holds expired per product per transaction. Default 10,000.
 	MaxSweep int
 }
 
@@ -51,7 +58,7 @@ func Register(workers *river.Workers, d Deps) {
 	}
 	river.AddWorker(workers, &ExpireHoldsWorker{deps: d})
 	river.AddWorker(workers, &AuditWorker{deps: d})
-	river.AddWorker(workers, &RequeueWorker{deps: d})
+	river.AddWorker(workers, &RepairWorker{deps: d})
 }
 
 // Periodic returns the schedule of the periodic jobs.
@@ -65,7 +72,7 @@ func Periodic(c Config) []*river.PeriodicJob {
 	return []*river.PeriodicJob{
 		every(c.SweepInterval, ExpireHoldsArgs{}),
 		every(c.AuditInterval, AuditArgs{}),
-		every(c.RequeueAfter/2, RequeueArgs{}),
+		every(c.RepairInterval, RepairArgs{}),
 	}
 }
 
@@ -128,54 +135,81 @@ func (w *AuditWorker) Work(ctx context.Context, _ *river.Job[AuditArgs]) error {
 	return nil
 }
 
-// RequeueArgs runs the claim-job repair.
-type RequeueArgs struct{}
+// RepairArgs runs the commit–enqueue gap repair.
+type RepairArgs struct{}
 
 // Kind is River's name for the job.
-func (RequeueArgs) Kind() string { return "requeue_claims" }
+func (RepairArgs) Kind() string { return "repair_queue_gaps" }
 
-// RequeueWorker enqueues a claim job again for every product with requests
-// QUEUED longer than the threshold, in case their job was lost (discarded
-// after repeated failures, or deleted by hand). The job is unique per product,
-// so this is a no-op while one waits or runs.
-type RequeueWorker struct {
-	river.WorkerDefaults[RequeueArgs]
+// RepairWorker publishes again the requests that fell between a commit and
+// the queue:
+//   - never published: committed, but the publish after commit failed or
+//     the process died first (SQS), older than Config.RepublishAfter;
+//   - published but still QUEUED after Config.RedeliveryWindow: the message
+//     or job was lost (a River job discarded after repeated failures or
+//     deleted, an SQS message purged) — unless the request's message is in
+//     the dead-letter queue, which is the operator's to redrive.
+//
+// Publishing twice is harmless: River's claim job is unique per product and
+// the SQS consumer deletes messages of decided requests.
+type RepairWorker struct {
+	river.WorkerDefaults[RepairArgs]
 	deps Deps
 }
 
+// repairLimit caps the requests republished per run.
+const repairLimit = 10_000
+
 // Work runs one repair pass.
-func (w *RequeueWorker) Work(ctx context.Context, _ *river.Job[RequeueArgs]) error {
+func (w *RepairWorker) Work(ctx context.Context, _ *river.Job[RepairArgs]) error {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
 	rows, err := w.deps.Pool.Query(ctx, `
-		SELECT DISTINCT product_id FROM reservation_requests
-		WHERE status = 'QUEUED' AND created_at < now() - make_interval(secs => $1)`,
-		w.deps.Config.RequeueAfter.Seconds())
+		SELECT id, product_id, tenant_id, enqueued_at IS NULL
+		FROM reservation_requests
+		WHERE status = 'QUEUED' AND dead_lettered_at IS NULL
+		  AND ((enqueued_at IS NULL AND created_at < now() - make_interval(secs => $1))
+		       OR enqueued_at < now() - make_interval(secs => $2))
+		ORDER BY created_at
+		LIMIT $3`,
+		w.deps.Config.RepublishAfter.Seconds(), w.deps.Config.RedeliveryWindow.Seconds(), repairLimit)
 	if err != nil {
-		return fmt.Errorf("find stale queued requests: %w", err)
+		return fmt.Errorf("find requests to repair: %w", err)
 	}
-	products, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	if err != nil || len(products) == 0 {
+	var refs []reservation.Ref
+	unpublished := 0
+	var ref reservation.Ref
+	var never bool
+	_, err = pgx.ForEachRow(rows, []any{&ref.ID, &ref.ProductID, &ref.TenantID, &never}, func() error {
+		refs = append(refs, ref)
+		if never {
+			unpublished++
+		}
+		return nil
+	})
+	if err != nil || len(refs) == 0 {
 		return err
 	}
-	params := make([]river.InsertManyParams, len(products))
-	for i, p := range products {
-		params[i] = river.InsertManyParams{Args: reservation.ClaimArgs{ProductID: p}}
+	enqueuer := w.deps.Enqueuer
+	if enqueuer == nil {
+		enqueuer = reservation.RiverEnqueuer{Client: river.ClientFromContext[pgx.Tx](ctx)}
 	}
-	client := river.ClientFromContext[pgx.Tx](ctx)
-	results, err := client.InsertMany(ctx, params)
-	if err != nil {
-		return fmt.Errorf("requeue claim jobs: %w", err)
+	if err := enqueuer.Publish(ctx, refs); err != nil {
+		return fmt.Errorf("republish %d requests: %w", len(refs), err)
 	}
-	inserted := 0
-	for _, r := range results {
-		if !r.UniqueSkippedAsDuplicate {
-			inserted++
+	if enqueuer.Transactional() {
+		// River's claim job carries no request: mark the requests so each is
+		// counted once per window rather than on every pass.
+		ids := make([]uuid.UUID, len(refs))
+		for i, r := range refs {
+			ids[i] = r.ID
+		}
+		if _, err := w.deps.Pool.Exec(ctx, `UPDATE reservation_requests SET enqueued_at = now() WHERE id = ANY($1)`, ids); err != nil {
+			return fmt.Errorf("mark repaired requests: %w", err)
 		}
 	}
-	if inserted > 0 {
-		w.deps.Metrics.Requeued(inserted)
-		w.deps.Logger.WarnContext(ctx, "claim jobs requeued for stale requests", "products", inserted)
-	}
+	w.deps.Metrics.Repaired("unpublished", unpublished)
+	w.deps.Metrics.Repaired("stale", len(refs)-unpublished)
+	w.deps.Logger.WarnContext(ctx, "queue gaps repaired", "unpublished", unpublished, "stale", len(refs)-unpublished)
 	return nil
 }

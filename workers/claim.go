@@ -23,15 +23,30 @@ type ClaimWorker struct {
 	Logger    *slog.Logger
 }
 
-// Timeout is unlimited: during an on-sale one drain can run for as long as
-// requests keep coming, and cutting it short would only re-enqueue it.
-func (w *ClaimWorker) Timeout(*river.Job[reservation.ClaimArgs]) time.Duration { return -1 }
+// drainBudget is how long one claim job drains before handing on to a fresh
+// job. Bounded so River's job timeout and stuck-job rescue stay meaningful.
+const drainBudget = 30 * time.Second
+
+// Timeout leaves the drain its budget plus time for a last slow batch.
+func (w *ClaimWorker) Timeout(*river.Job[reservation.ClaimArgs]) time.Duration {
+	return drainBudget + 2*time.Minute
+}
 
 // Work drains the product.
 func (w *ClaimWorker) Work(ctx context.Context, job *river.Job[reservation.ClaimArgs]) error {
-	res, err := w.Claimer.Drain(ctx, job.Args.ProductID, w.BatchSize, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
-		return err
+	res, err := w.Claimer.Drain(ctx, job.Args.ProductID, reservation.DrainOptions{
+		BatchSize: w.BatchSize,
+		Budget:    drainBudget,
+		Complete: func(ctx context.Context, tx pgx.Tx) error {
+			_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
+			return err
+		},
+		// Completed first in the same transaction, this job no longer
+		// blocks the unique insert of its successor.
+		Continue: func(ctx context.Context, tx pgx.Tx) error {
+			_, err := river.ClientFromContext[pgx.Tx](ctx).InsertTx(ctx, tx, job.Args, nil)
+			return err
+		},
 	})
 	if err != nil {
 		return err

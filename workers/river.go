@@ -3,6 +3,7 @@ package workers
 import (
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -29,6 +30,8 @@ type RiverOptions struct {
 	Jobs jobs.Config
 	// Claimer is the domain the workers call.
 	Claimer *reservation.Claimer
+	// Enqueuer republishes for the repair job; nil means River's own.
+	Enqueuer reservation.Enqueuer
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
 	// RiverLogger receives River's own logs. Default Logger.
@@ -37,14 +40,20 @@ type RiverOptions struct {
 
 // NewRiverClient builds the River client of this process.
 func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], error) {
-	cfg := &river.Config{Logger: o.RiverLogger, Schema: o.Schema}
+	cfg := &river.Config{
+		Logger: o.RiverLogger, Schema: o.Schema,
+		// Above the claim worker's timeout: a claim job still running after
+		// this is stuck, and the rescuer makes it retryable.
+		RescueStuckJobsAfter: 5 * time.Minute,
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = o.Logger
 	}
 	if o.Work {
 		w := river.NewWorkers()
 		river.AddWorker(w, &ClaimWorker{Claimer: o.Claimer, BatchSize: o.BatchSize, Logger: o.Logger})
-		jobs.Register(w, jobs.Deps{Pool: pool, Claimer: o.Claimer, Metrics: o.Metrics, Logger: o.Logger, Config: o.Jobs})
+		jobs.Register(w, jobs.Deps{Pool: pool, Claimer: o.Claimer, Enqueuer: o.Enqueuer, Metrics: o.Metrics,
+			Logger: o.Logger, Config: o.Jobs})
 		cfg.Workers = w
 		cfg.Queues = map[string]river.QueueConfig{
 			reservation.QueueClaims: {MaxWorkers: o.Workers},

@@ -115,7 +115,7 @@ func drainOnce(ctx context.Context, pool *pgxpool.Pool, schema string, tenantID 
 	claimer := reservation.NewClaimer(pool, logger, nil)
 	client, err := workers.NewRiverClient(pool, workers.RiverOptions{
 		Work: true, Workers: c.Workers, BatchSize: batch, Schema: schema,
-		Jobs:    jobs.Config{SweepInterval: time.Hour, AuditInterval: time.Hour, RequeueAfter: time.Hour},
+		Jobs:    jobs.Config{SweepInterval: time.Hour, AuditInterval: time.Hour, RepairInterval: time.Hour, RepublishAfter: time.Hour, RedeliveryWindow: time.Hour},
 		Claimer: claimer, Logger: logger,
 	})
 	if err != nil {

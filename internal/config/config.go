@@ -36,11 +36,56 @@ type Config struct {
 	// AuditInterval is how often the invariant auditor runs.
 	// BOXOFFICE_AUDIT_INTERVAL; default 1m.
 	AuditInterval time.Duration
-	// RequeueAfter is how long a request may stay QUEUED before the repair job
-	// enqueues its product's claim job again. BOXOFFICE_REQUEUE_AFTER; default 30s.
+	// RequeueAfter is how long a published request may stay QUEUED beyond its
+	// expected delivery (with SQS: visibility timeout × max receives) before
+	// the repair job publishes it again. BOXOFFICE_REQUEUE_AFTER; default 30s.
 	RequeueAfter time.Duration
+	// RepublishAfter is how long a committed request may stay unpublished
+	// (SQS) before the repair job publishes it. BOXOFFICE_REPUBLISH_AFTER;
+	// default 10s.
+	RepublishAfter time.Duration
+	// ClaimRate caps numbers claimed per second by this process, 0 for no
+	// cap. BOXOFFICE_CLAIM_RATE; default 0.
+	ClaimRate float64
+	// ClaimRatePerProduct caps numbers claimed per second per product, 0 for
+	// no cap. BOXOFFICE_CLAIM_RATE_PER_PRODUCT; default 0.
+	ClaimRatePerProduct float64
+
+	// QueueBackend is river or sqs. QUEUE_BACKEND; default river.
+	QueueBackend string
+	// SQSEndpoint overrides the SQS endpoint (an emulator). SQS_ENDPOINT;
+	// default none (AWS). With QUEUE_BACKEND=sqs, `dev` starts the in-process
+	// emulator when neither this nor SQS_QUEUE_URL is set.
+	SQSEndpoint string
+	// SQSRegion is the AWS region. AWS_REGION (the SDK's own variable);
+	// default from the AWS configuration, else us-east-1.
+	SQSRegion string
+	// SQSQueueURL and SQSDLQURL are the main and dead-letter queues.
+	// SQS_QUEUE_URL, SQS_DLQ_URL; required with QUEUE_BACKEND=sqs except in dev.
+	SQSQueueURL string
+	SQSDLQURL   string
+	// SQSMaxReceiveCount is the redrive policy's maxReceiveCount.
+	// SQS_MAX_RECEIVE_COUNT; default 5.
+	SQSMaxReceiveCount int
+	// SQSVisibilityTimeout is the consumer's visibility timeout.
+	// SQS_VISIBILITY_TIMEOUT; default 30s.
+	SQSVisibilityTimeout time.Duration
+	// SQSWaitTime is the long-poll wait. SQS_WAIT_TIME; default 20s (max).
+	SQSWaitTime time.Duration
+	// SQSPollers is how many receive loops run. SQS_POLLERS; default 4.
+	SQSPollers int
 	// LogLevel is debug, info, warn or error. BOXOFFICE_LOG_LEVEL; default info.
 	LogLevel string
+}
+
+// RedeliveryWindow is how long a published request may stay QUEUED before
+// the repair job publishes it again: with SQS every delivery the redrive
+// policy allows may time out first.
+func (c *Config) RedeliveryWindow() time.Duration {
+	if c.QueueBackend == "sqs" {
+		return time.Duration(c.SQSMaxReceiveCount)*c.SQSVisibilityTimeout + c.RequeueAfter
+	}
+	return c.RequeueAfter
 }
 
 // DefaultDatabaseURL is used when DATABASE_URL is unset.
@@ -53,6 +98,12 @@ func FromEnv() (*Config, error) {
 		Addr:        env("BOXOFFICE_ADDR", "127.0.0.1:8080"),
 		AdminKey:    os.Getenv("BOXOFFICE_ADMIN_KEY"),
 		LogLevel:    env("BOXOFFICE_LOG_LEVEL", "info"),
+
+		QueueBackend: env("QUEUE_BACKEND", "river"),
+		SQSEndpoint:  os.Getenv("SQS_ENDPOINT"),
+		SQSRegion:    os.Getenv("AWS_REGION"),
+		SQSQueueURL:  os.Getenv("SQS_QUEUE_URL"),
+		SQSDLQURL:    os.Getenv("SQS_DLQ_URL"),
 	}
 	var errs []error
 	intVar := func(dst *int, name string, def int) {
@@ -81,6 +132,22 @@ func FromEnv() (*Config, error) {
 	durVar(&c.SweepInterval, "BOXOFFICE_SWEEP_INTERVAL", 2*time.Second)
 	durVar(&c.AuditInterval, "BOXOFFICE_AUDIT_INTERVAL", time.Minute)
 	durVar(&c.RequeueAfter, "BOXOFFICE_REQUEUE_AFTER", 30*time.Second)
+	durVar(&c.RepublishAfter, "BOXOFFICE_REPUBLISH_AFTER", 10*time.Second)
+	floatVar := func(dst *float64, name string) {
+		if v := os.Getenv(name); v != "" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			}
+			*dst = f
+		}
+	}
+	floatVar(&c.ClaimRate, "BOXOFFICE_CLAIM_RATE")
+	floatVar(&c.ClaimRatePerProduct, "BOXOFFICE_CLAIM_RATE_PER_PRODUCT")
+	intVar(&c.SQSMaxReceiveCount, "SQS_MAX_RECEIVE_COUNT", 5)
+	durVar(&c.SQSVisibilityTimeout, "SQS_VISIBILITY_TIMEOUT", 30*time.Second)
+	durVar(&c.SQSWaitTime, "SQS_WAIT_TIME", 20*time.Second)
+	intVar(&c.SQSPollers, "SQS_POLLERS", 4)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -107,6 +174,30 @@ func (c *Config) Validate() error {
 	}
 	if c.RequeueAfter < time.Second {
 		errs = append(errs, errors.New("BOXOFFICE_REQUEUE_AFTER must be at least 1s"))
+	}
+	if c.RepublishAfter < time.Second {
+		errs = append(errs, errors.New("BOXOFFICE_REPUBLISH_AFTER must be at least 1s"))
+	}
+	if c.ClaimRate < 0 || c.ClaimRatePerProduct < 0 {
+		errs = append(errs, errors.New("BOXOFFICE_CLAIM_RATE and BOXOFFICE_CLAIM_RATE_PER_PRODUCT must not be negative"))
+	}
+	switch c.QueueBackend {
+	case "river":
+	case "sqs":
+		if c.SQSMaxReceiveCount < 1 || c.SQSMaxReceiveCount > 1000 {
+			errs = append(errs, errors.New("SQS_MAX_RECEIVE_COUNT must be between 1 and 1000"))
+		}
+		if c.SQSVisibilityTimeout < time.Second || c.SQSVisibilityTimeout > 12*time.Hour {
+			errs = append(errs, errors.New("SQS_VISIBILITY_TIMEOUT must be between 1s and 12h"))
+		}
+		if c.SQSWaitTime < 0 || c.SQSWaitTime > 20*time.Second {
+			errs = append(errs, errors.New("SQS_WAIT_TIME must be between 0 and 20s"))
+		}
+		if c.SQSPollers < 1 || c.SQSPollers > 100 {
+			errs = append(errs, errors.New("SQS_POLLERS must be between 1 and 100"))
+		}
+	default:
+		errs = append(errs, errors.New("QUEUE_BACKEND must be river or sqs"))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -103,6 +103,13 @@ func IsUniqueViolation(err error, constraint string) bool {
 	return constraint == "" || pgErr.ConstraintName == constraint
 }
 
+// IsForeignKeyViolation reports whether err is PostgreSQL's
+// foreign_key_violation: the row referred to does not exist.
+func IsForeignKeyViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23503"
+}
+
 // NotFound turns pgx.ErrNoRows into ErrNotFound and leaves other errors alone.
 func NotFound(err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {

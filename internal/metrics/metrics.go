@@ -25,7 +25,7 @@ type Metrics struct {
 	rejections      *prometheus.CounterVec
 	claimRetries    prometheus.Counter
 	invariantErrors prometheus.Counter
-	requeued        prometheus.Counter
+	repaired        *prometheus.CounterVec
 }
 
 // New creates the metrics and registers them, with the Go and process
@@ -69,13 +69,14 @@ func New() *Metrics {
 		invariantErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "boxoffice_invariant_violations_total", Help: "Inventory invariant violations found by the auditor (must stay 0).",
 		}),
-		requeued: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "boxoffice_claim_jobs_requeued_total", Help: "Claim jobs enqueued again for requests left QUEUED too long.",
-		}),
+		repaired: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "boxoffice_repairs_total",
+			Help: "Requests published again by the gap repair job: unpublished (commit without publish) or stale (published, still QUEUED).",
+		}, []string{"kind"}),
 	}
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.accepted, m.claimBatchSize, m.claimBatchTime, m.holdsCreated,
-		m.holdsExpired, m.holdsReleased, m.rejections, m.claimRetries, m.invariantErrors, m.requeued)
+		m.holdsExpired, m.holdsReleased, m.rejections, m.claimRetries, m.invariantErrors, m.repaired)
 	return m
 }
 
@@ -140,9 +141,9 @@ func (m *Metrics) InvariantViolations(n int) {
 	}
 }
 
-// Requeued counts claim jobs enqueued again by the repair job.
-func (m *Metrics) Requeued(n int) {
+// Repaired counts requests the repair job published again, by kind.
+func (m *Metrics) Repaired(kind string, n int) {
 	if m != nil {
-		m.requeued.Add(float64(n))
+		m.repaired.WithLabelValues(kind).Add(float64(n))
 	}
 }

@@ -39,6 +39,8 @@ type Claimer struct {
 	rngMu sync.Mutex
 	rng   *rand.Rand
 
+	limiter *limiter
+
 	// BeforeCommit, when set, runs just before each claim transaction commits;
 	// an error rolls the transaction back. Tests use it to kill a worker
 	// mid-batch.
@@ -53,8 +55,12 @@ func NewClaimer(pool *pgxpool.Pool, logger *slog.Logger, m *metrics.Metrics) *Cl
 		logger:   logger,
 		metrics:  m,
 		rng:      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		limiter:  newLimiter(Limits{}),
 	}
 }
+
+// SetLimits sets the claim-rate limits; call it before the claimer is used.
+func (c *Claimer) SetLimits(l Limits) { c.limiter = newLimiter(l) }
 
 // BatchResult summarises one claim transaction.
 type BatchResult struct {
@@ -72,17 +78,40 @@ const maxClaimAttempts = 5
 // ClaimBatch decides up to limit QUEUED requests of one product, oldest first,
 // in one transaction. It returns a zero result when none is left to take.
 func (c *Claimer) ClaimBatch(ctx context.Context, productID uuid.UUID, limit int) (BatchResult, error) {
+	return c.claim(ctx, productID, selection{limit: limit})
+}
+
+// ClaimRequests decides the given requests of one product that are still
+// QUEUED and not locked by another claim, in arrival order, in one
+// transaction. Queue consumers that receive request ids (SQS) use it;
+// requests already decided are skipped, which makes redelivery harmless.
+func (c *Claimer) ClaimRequests(ctx context.Context, productID uuid.UUID, ids []uuid.UUID) (BatchResult, error) {
+	return c.claim(ctx, productID, selection{ids: ids, limit: len(ids)})
+}
+
+// selection says which QUEUED requests a claim transaction takes: the
+// oldest limit of the product, or only those with the given ids.
+type selection struct {
+	limit int
+	ids   []uuid.UUID
+}
+
+func (c *Claimer) claim(ctx context.Context, productID uuid.UUID, sel selection) (BatchResult, error) {
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		var res BatchResult
 		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 			var err error
-			res, err = c.claimTx(ctx, tx, productID, limit)
+			res, err = c.claimTx(ctx, tx, productID, sel)
 			return err
 		})
 		if err == nil {
 			if res.Requests > 0 {
 				c.metrics.ClaimBatch(res.Requests, res.Held, time.Since(start))
+			}
+			// Wait after the commit, never while holding locks.
+			if err := c.limiter.wait(ctx, productID, res.Numbers); err != nil {
+				return res, fmt.Errorf("claim rate limit: %w", err)
 			}
 			return res, nil
 		}
@@ -135,8 +164,8 @@ type decision struct {
 //  5. write holds, request outcomes and outbox rows;
 //  6. last, lock the inventory row and apply the bitmap and counter change,
 //     so the hot row is locked only for the end of the transaction.
-func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, limit int) (BatchResult, error) {
-	reqs, err := c.lockQueued(ctx, tx, productID, limit)
+func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, sel selection) (BatchResult, error) {
+	reqs, err := c.lockQueued(ctx, tx, productID, sel)
 	if err != nil || len(reqs) == 0 {
 		return BatchResult{}, err
 	}
@@ -203,14 +232,29 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, l
 	return res, nil
 }
 
-func (c *Claimer) lockQueued(ctx context.Context, tx pgx.Tx, productID uuid.UUID, limit int) ([]*queuedRequest, error) {
-	rows, err := tx.Query(ctx, `
-		SELECT id, tenant_id, buyer_id, numbers, quantity, mode, accept_fewer
-		FROM reservation_requests
-		WHERE product_id = $1 AND status = 'QUEUED'
-		ORDER BY created_at, id
-		LIMIT $2
-		FOR UPDATE SKIP LOCKED`, productID, limit)
+func (c *Claimer) lockQueued(ctx context.Context, tx pgx.Tx, productID uuid.UUID, sel selection) ([]*queuedRequest, error) {
+	// Two statements rather than one with an optional filter, so that each
+	// gets its own plan: the oldest-first scan of the product's queue, or
+	// primary-key lookups of the given ids.
+	var rows pgx.Rows
+	var err error
+	if sel.ids == nil {
+		rows, err = tx.Query(ctx, `
+			SELECT id, tenant_id, buyer_id, numbers, quantity, mode, accept_fewer
+			FROM reservation_requests
+			WHERE product_id = $1 AND status = 'QUEUED'
+			ORDER BY created_at, id
+			LIMIT $2
+			FOR UPDATE SKIP LOCKED`, productID, sel.limit)
+	} else {
+		rows, err = tx.Query(ctx, `
+			SELECT r.id, r.tenant_id, r.buyer_id, r.numbers, r.quantity, r.mode, r.accept_fewer
+			FROM unnest($2::uuid[]) AS u(id)
+			JOIN reservation_requests r ON r.id = u.id
+			WHERE r.product_id = $1 AND r.status = 'QUEUED'
+			ORDER BY r.created_at, r.id
+			FOR UPDATE OF r SKIP LOCKED`, productID, sel.ids)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lock queued requests: %w", err)
 	}

@@ -2,7 +2,9 @@ package reservation
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -15,15 +17,34 @@ type DrainResult struct {
 	Numbers  int
 }
 
-// Drain claims the product's QUEUED requests in batches of batchSize until
-// none is left, then calls complete inside a final transaction that commits
-// only if, after complete has run, no unlocked QUEUED request of the product
-// remains. River's worker passes JobCompleteTx as complete: see ClaimArgs for
-// why that ordering leaves no request behind.
-func (c *Claimer) Drain(ctx context.Context, productID uuid.UUID, batchSize int, complete func(ctx context.Context, tx pgx.Tx) error) (DrainResult, error) {
+// DrainOptions configures Drain.
+type DrainOptions struct {
+	// BatchSize is the claim batch size. Required.
+	BatchSize int
+	// Budget bounds how long one Drain runs (0: until the queue is empty), so
+	// that a hot product's job ends now and then and a stuck worker is
+	// noticed; Continue hands the rest to a new job.
+	Budget time.Duration
+	// Complete marks the caller's job done inside the final transaction.
+	Complete func(ctx context.Context, tx pgx.Tx) error
+	// Continue enqueues a follow-up job inside the final transaction when the
+	// budget ran out with requests left.
+	Continue func(ctx context.Context, tx pgx.Tx) error
+}
+
+// Drain claims the product's QUEUED requests in batches until none is left,
+// then calls Complete inside a final transaction that commits only if, after
+// Complete has run, no unlocked QUEUED request of the product remains.
+// River's worker passes JobCompleteTx as Complete: see ClaimArgs for why that
+// ordering leaves no request behind.
+func (c *Claimer) Drain(ctx context.Context, productID uuid.UUID, o DrainOptions) (DrainResult, error) {
 	var total DrainResult
+	deadline := time.Now().Add(o.Budget)
 	for {
-		res, err := c.ClaimBatch(ctx, productID, batchSize)
+		if o.Budget > 0 && time.Now().After(deadline) {
+			return total, c.finishDrain(ctx, productID, o, true)
+		}
+		res, err := c.ClaimBatch(ctx, productID, o.BatchSize)
 		if err != nil {
 			return total, err
 		}
@@ -33,35 +54,41 @@ func (c *Claimer) Drain(ctx context.Context, productID uuid.UUID, batchSize int,
 			total.Numbers += res.Numbers
 			continue
 		}
-		done := false
-		err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-			if err := complete(ctx, tx); err != nil {
-				return fmt.Errorf("complete drain of %s: %w", productID, err)
-			}
-			var more bool
-			// SKIP LOCKED: requests another drainer has locked are its to
-			// decide, and waiting for them here would only spin.
-			err := tx.QueryRow(ctx, `
-				SELECT EXISTS (
-					SELECT 1 FROM reservation_requests
-					WHERE product_id = $1 AND status = 'QUEUED'
-					FOR UPDATE SKIP LOCKED)`, productID).Scan(&more)
-			if err != nil {
-				return fmt.Errorf("look for queued requests of %s: %w", productID, err)
-			}
-			if more {
-				return errMoreQueued
-			}
-			done = true
-			return nil
-		})
-		if done {
-			return total, nil
-		}
-		if err != nil && err != errMoreQueued {
+		err = c.finishDrain(ctx, productID, o, false)
+		if !errors.Is(err, errMoreQueued) {
 			return total, err
 		}
 	}
 }
 
-var errMoreQueued = fmt.Errorf("more requests queued")
+var errMoreQueued = errors.New("more requests queued")
+
+// finishDrain completes the caller's job unless requests remain: then it
+// either hands them to a follow-up job (outOfTime) or returns errMoreQueued
+// so the drain goes on.
+func (c *Claimer) finishDrain(ctx context.Context, productID uuid.UUID, o DrainOptions, outOfTime bool) error {
+	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		if err := o.Complete(ctx, tx); err != nil {
+			return fmt.Errorf("complete drain of %s: %w", productID, err)
+		}
+		var more bool
+		// SKIP LOCKED: requests another drainer has locked are its to decide,
+		// and waiting for them here would only spin.
+		err := tx.QueryRow(ctx, `
+			SELECT EXISTS (
+				SELECT 1 FROM reservation_requests
+				WHERE product_id = $1 AND status = 'QUEUED'
+				FOR UPDATE SKIP LOCKED)`, productID).Scan(&more)
+		if err != nil {
+			return fmt.Errorf("look for queued requests of %s: %w", productID, err)
+		}
+		switch {
+		case !more:
+			return nil
+		case outOfTime && o.Continue != nil:
+			return o.Continue(ctx, tx)
+		default:
+			return errMoreQueued
+		}
+	})
+}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/metrics"
@@ -22,15 +22,20 @@ var ErrIdempotencyConflict = errors.New("idempotency key already used for a diff
 
 // Service records requests and answers status queries.
 type Service struct {
-	pool    *pgxpool.Pool
-	river   *river.Client[pgx.Tx]
-	metrics *metrics.Metrics
+	pool     *pgxpool.Pool
+	enqueuer Enqueuer
+	metrics  *metrics.Metrics
+	logger   *slog.Logger
 }
 
-// NewService returns a Service. The River client only needs to insert.
-func NewService(pool *pgxpool.Pool, riverClient *river.Client[pgx.Tx], m *metrics.Metrics) *Service {
-	return &Service{pool: pool, river: riverClient, metrics: m}
+// NewService returns a Service that hands requests to enqueuer.
+func NewService(pool *pgxpool.Pool, enqueuer Enqueuer, m *metrics.Metrics, logger *slog.Logger) *Service {
+	return &Service{pool: pool, enqueuer: enqueuer, metrics: m, logger: logger}
 }
+
+// publishTimeout bounds how long an accept waits for a post-commit publish.
+// The request is already safe in the database; a slow queue only delays it.
+const publishTimeout = 3 * time.Second
 
 // AcceptParams identifies who asks for what.
 type AcceptParams struct {
@@ -63,32 +68,43 @@ func (s *Service) Accept(ctx context.Context, p AcceptParams) (*Accepted, error)
 	} else {
 		numbers = p.Numbers
 	}
+	ref := Ref{ID: id, ProductID: p.Product.ID, TenantID: p.Product.TenantID}
 	var created *time.Time
+	transactional := s.enqueuer.Transactional()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// enqueued_at stays NULL until a non-transactional queue confirms
+		// the publish: that is how the repair job finds unpublished requests.
 		err := tx.QueryRow(ctx, `
 			INSERT INTO reservation_requests (id, tenant_id, product_id, buyer_id, idempotency_key, request_hash,
 			                                  numbers, quantity, mode, accept_fewer, enqueued_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, clock_timestamp())
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $11 THEN clock_timestamp() END)
 			ON CONFLICT (tenant_id, buyer_id, idempotency_key) DO NOTHING
 			RETURNING created_at`,
 			id, p.Product.TenantID, p.Product.ID, p.BuyerID, p.IdempotencyKey, hash,
-			numbers, quantity, mode, p.AcceptFewer).Scan(&created)
+			numbers, quantity, mode, p.AcceptFewer, transactional).Scan(&created)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil // the key exists: a replay, answered below
 		}
 		if err != nil {
 			return fmt.Errorf("insert reservation request: %w", err)
 		}
-		if _, err := s.river.InsertTx(ctx, tx, ClaimArgs{ProductID: p.Product.ID}, nil); err != nil {
-			return fmt.Errorf("enqueue claim job: %w", err)
-		}
-		return nil
+		return s.enqueuer.EnqueueTx(ctx, tx, ref)
 	})
 	if err != nil {
 		return nil, err
 	}
 	if created != nil {
 		s.metrics.Accepted()
+		if !transactional {
+			// Committed but not yet queued: publish now. A failure is not the
+			// shopper's: the request is safe and the repair job publishes it.
+			pubCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
+			defer cancel()
+			if err := s.enqueuer.Publish(pubCtx, []Ref{ref}); err != nil {
+				s.logger.WarnContext(ctx, "publish after accept failed; the repair job will retry",
+					"request", id, "product", p.Product.ID, "error", err)
+			}
+		}
 		return &Accepted{Request: &Request{ID: id, ProductID: p.Product.ID, Status: StatusQueued, CreatedAt: *created}}, nil
 	}
 

@@ -116,6 +116,9 @@ type execer interface {
 func insertKey(ctx context.Context, q execer, tenantID uuid.UUID, role, key string) error {
 	_, err := q.Exec(ctx, `INSERT INTO api_keys (id, tenant_id, role, key_hash) VALUES ($1, $2, $3, $4)`,
 		uuid.New(), tenantID, role, HashKey(key))
+	if db.IsForeignKeyViolation(err) {
+		return fmt.Errorf("tenant %s: %w", tenantID, db.ErrNotFound)
+	}
 	if err != nil {
 		return fmt.Errorf("insert api key: %w", err)
 	}

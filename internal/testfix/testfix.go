@@ -82,12 +82,13 @@ func New(t testing.TB, o Options) *Env {
 	}
 	client, err := workers.NewRiverClient(schema.Pool, workers.RiverOptions{
 		Work: true, Workers: 4, BatchSize: o.BatchSize, Schema: schema.Name,
-		Jobs:    jobs.Config{SweepInterval: o.SweepInterval, AuditInterval: time.Hour, RequeueAfter: o.RequeueAfter},
+		Jobs: jobs.Config{SweepInterval: o.SweepInterval, AuditInterval: time.Hour,
+			RepairInterval: o.RequeueAfter / 2, RepublishAfter: o.RequeueAfter, RedeliveryWindow: o.RequeueAfter},
 		Claimer: e.Claimer, Metrics: o.Metrics, Logger: logger,
 	})
 	require.NoError(t, err)
 	e.River = client
-	e.Service = reservation.NewService(schema.Pool, client, o.Metrics)
+	e.Service = reservation.NewService(schema.Pool, reservation.RiverEnqueuer{Client: client}, o.Metrics, logger)
 	if o.Work {
 		e.StartWorkers(t)
 	}

@@ -1,0 +1,103 @@
+package ops
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Collector exposes the platform report as Prometheus gauges. Scrapes within
+// cacheFor of each other share one report, so a busy scraper cannot load the
+// database.
+type Collector struct {
+	reporter *Reporter
+	logger   *slog.Logger
+
+	mu     sync.Mutex
+	last   *Report
+	lastAt time.Time
+	descs  map[string]*prometheus.Desc
+}
+
+const cacheFor = 5 * time.Second
+
+// NewCollector returns a collector over reporter.
+func NewCollector(reporter *Reporter, logger *slog.Logger) *Collector {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, nil)
+	}
+	return &Collector{reporter: reporter, logger: logger, descs: map[string]*prometheus.Desc{
+		"river_jobs":    d("boxoffice_river_jobs", "River jobs by queue and state.", "queue", "state"),
+		"river_oldest":  d("boxoffice_river_oldest_available_age_seconds", "Age of the oldest available River job.", "queue"),
+		"sqs_messages":  d("boxoffice_sqs_messages", "Approximate SQS messages by queue (main, dlq) and state.", "queue", "state"),
+		"sqs_oldest":    d("boxoffice_sqs_oldest_message_age_seconds", "Age of the oldest message by queue (main, dlq).", "queue"),
+		"requests":      d("boxoffice_requests", "Reservation requests by status.", "status"),
+		"oldest_queued": d("boxoffice_requests_oldest_queued_age_seconds", "Age of the oldest QUEUED request."),
+		"dead":          d("boxoffice_requests_dead_lettered", "QUEUED requests whose message is in the dead-letter queue."),
+	}}
+}
+
+// Describe sends the descriptors.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs {
+		ch <- d
+	}
+}
+
+// Collect sends the gauges of a fresh or cached report.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	rep := c.report()
+	if rep == nil {
+		return
+	}
+	g := func(name string, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(c.descs[name], prometheus.GaugeValue, v, labels...)
+	}
+	for _, q := range rep.River {
+		g("river_jobs", float64(q.Available), q.Name, "available")
+		g("river_jobs", float64(q.Running), q.Name, "running")
+		g("river_jobs", float64(q.Retryable), q.Name, "retryable")
+		g("river_jobs", float64(q.Scheduled), q.Name, "scheduled")
+		g("river_jobs", float64(q.Discarded), q.Name, "discarded")
+		g("river_oldest", q.OldestAvailableAgeSeconds, q.Name)
+	}
+	if rep.SQS != nil {
+		for name, q := range map[string]struct {
+			v, nv, d int
+			age      float64
+		}{
+			"main": {rep.SQS.Main.Visible, rep.SQS.Main.NotVisible, rep.SQS.Main.Delayed, rep.SQS.Main.OldestAgeSeconds},
+			"dlq":  {rep.SQS.DLQ.Visible, rep.SQS.DLQ.NotVisible, rep.SQS.DLQ.Delayed, rep.SQS.DLQ.OldestAgeSeconds},
+		} {
+			g("sqs_messages", float64(q.v), name, "visible")
+			g("sqs_messages", float64(q.nv), name, "not_visible")
+			g("sqs_messages", float64(q.d), name, "delayed")
+			g("sqs_oldest", q.age, name)
+		}
+	}
+	for status, n := range rep.Requests.ByStatus {
+		g("requests", float64(n), status)
+	}
+	g("oldest_queued", rep.Requests.OldestQueuedAgeSeconds)
+	g("dead", float64(rep.Requests.DeadLettered))
+}
+
+func (c *Collector) report() *Report {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last != nil && time.Since(c.lastAt) < cacheFor {
+		return c.last
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	rep, err := c.reporter.Report(ctx, Scope{})
+	if err != nil {
+		c.logger.Warn("queue figures for metrics failed", "error", err)
+		return c.last
+	}
+	c.last, c.lastAt = rep, time.Now()
+	return rep
+}

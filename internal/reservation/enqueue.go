@@ -1,0 +1,66 @@
+package reservation
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+)
+
+// Ref names a recorded request for the queue.
+type Ref struct {
+	ID        uuid.UUID `json:"requestId"`
+	ProductID uuid.UUID `json:"productId"`
+	TenantID  uuid.UUID `json:"tenantId"`
+}
+
+// Enqueuer hands recorded requests to the claim workers. River enqueues
+// inside the accept transaction; SQS cannot join it, so its requests are
+// published after commit and the repair job covers the gap.
+type Enqueuer interface {
+	// Transactional reports whether EnqueueTx enqueues with the accept
+	// transaction's commit; if not, requests are published after commit.
+	Transactional() bool
+	// EnqueueTx runs inside the accept transaction.
+	EnqueueTx(ctx context.Context, tx pgx.Tx, ref Ref) error
+	// Publish enqueues committed requests: after commit, and from the repair job.
+	Publish(ctx context.Context, refs []Ref) error
+}
+
+// RiverEnqueuer enqueues the unique per-product claim job (see ClaimArgs).
+type RiverEnqueuer struct {
+	Client *river.Client[pgx.Tx]
+}
+
+// Transactional is true: the job commits with the request.
+func (RiverEnqueuer) Transactional() bool { return true }
+
+// EnqueueTx inserts the product's claim job in the accept transaction.
+func (e RiverEnqueuer) EnqueueTx(ctx context.Context, tx pgx.Tx, ref Ref) error {
+	if _, err := e.Client.InsertTx(ctx, tx, ClaimArgs{ProductID: ref.ProductID}, nil); err != nil {
+		return fmt.Errorf("enqueue claim job: %w", err)
+	}
+	return nil
+}
+
+// Publish inserts one claim job per product; products whose job already
+// waits or runs are skipped by River's uniqueness.
+func (e RiverEnqueuer) Publish(ctx context.Context, refs []Ref) error {
+	seen := map[uuid.UUID]bool{}
+	var params []river.InsertManyParams
+	for _, r := range refs {
+		if !seen[r.ProductID] {
+			seen[r.ProductID] = true
+			params = append(params, river.InsertManyParams{Args: ClaimArgs{ProductID: r.ProductID}})
+		}
+	}
+	if len(params) == 0 {
+		return nil
+	}
+	if _, err := e.Client.InsertMany(ctx, params); err != nil {
+		return fmt.Errorf("enqueue claim jobs: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,317 @@
+package sqsqueue
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"boxoffice/internal/reservation"
+)
+
+// Consumer drains the main queue: pollers long-poll for messages, a
+// dispatcher groups them by product, and each group is decided by one claim
+// transaction (the same Claimer the River worker uses). Messages are deleted
+// only after the claim has committed; a redelivered message whose request is
+// already decided is simply deleted. While a product's claim runs, its new
+// messages gather for the next one, so batches grow with the load.
+type Consumer struct {
+	client  *sqs.Client
+	cfg     Config
+	claimer *reservation.Claimer
+	pool    *pgxpool.Pool
+	logger  *slog.Logger
+}
+
+// NewConsumer returns a consumer of cfg.QueueURL.
+func NewConsumer(client *sqs.Client, cfg Config, claimer *reservation.Claimer, pool *pgxpool.Pool, logger *slog.Logger) *Consumer {
+	cfg.setDefaults()
+	return &Consumer{client: client, cfg: cfg, claimer: claimer, pool: pool, logger: logger}
+}
+
+// received is one message with what the consumer learned from it.
+type received struct {
+	msg          types.Message
+	ref          reservation.Ref
+	receiveCount int
+}
+
+// Run consumes until ctx ends. Claims in flight are then abandoned before
+// commit and their messages come back after the visibility timeout.
+func (c *Consumer) Run(ctx context.Context) error {
+	msgs := make(chan received, c.cfg.Pollers*maxBatch)
+	var pollers sync.WaitGroup
+	for range c.cfg.Pollers {
+		pollers.Add(1)
+		go func() {
+			defer pollers.Done()
+			c.poll(ctx, msgs)
+		}()
+	}
+	go func() {
+		pollers.Wait()
+		close(msgs)
+	}()
+	c.dispatch(ctx, msgs)
+	return nil
+}
+
+func (c *Consumer) poll(ctx context.Context, out chan<- received) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		res, err := c.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl:            aws.String(c.cfg.QueueURL),
+			MaxNumberOfMessages: maxBatch,
+			WaitTimeSeconds:     int32(c.cfg.WaitTime.Seconds()),
+			VisibilityTimeout:   int32(c.cfg.VisibilityTimeout.Seconds()),
+			MessageSystemAttributeNames: []types.MessageSystemAttributeName{
+				types.MessageSystemAttributeNameApproximateReceiveCount,
+			},
+		})
+		if err != nil {
+			if ctx.Err() == nil {
+				c.logger.WarnContext(ctx, "sqs receive failed", "error", err)
+				sleep(ctx, backoff)
+				backoff = min(2*backoff, 5*time.Second)
+			}
+			continue
+		}
+		backoff = 100 * time.Millisecond
+		for _, m := range res.Messages {
+			ref, err := decode(aws.ToString(m.Body))
+			if err != nil {
+				// Poison: left undeleted, it reaches the dead-letter queue
+				// after maxReceiveCount deliveries.
+				c.logger.ErrorContext(ctx, "undecodable sqs message", "message", aws.ToString(m.MessageId), "error", err)
+				continue
+			}
+			count, _ := strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
+			select {
+			case out <- received{msg: m, ref: ref, receiveCount: count}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// dispatch groups messages by product and runs at most one claim per
+// product, and at most Workers claims, at a time.
+func (c *Consumer) dispatch(ctx context.Context, in <-chan received) {
+	pending := map[uuid.UUID][]received{}
+	busy := map[uuid.UUID]bool{}
+	done := make(chan uuid.UUID)
+	sem := make(chan struct{}, c.cfg.Workers)
+	var running sync.WaitGroup
+	ticker := time.NewTicker(c.cfg.Linger)
+	defer ticker.Stop()
+
+	flush := func(product uuid.UUID) {
+		if ctx.Err() != nil || busy[product] || len(pending[product]) == 0 {
+			return
+		}
+		batch := pending[product]
+		if len(batch) > c.cfg.BatchSize {
+			batch, pending[product] = batch[:c.cfg.BatchSize], batch[c.cfg.BatchSize:]
+		} else {
+			delete(pending, product)
+		}
+		busy[product] = true
+		running.Add(1)
+		go func() {
+			defer running.Done()
+			select {
+			case sem <- struct{}{}:
+				c.process(ctx, product, batch)
+				<-sem
+			case <-ctx.Done():
+			}
+			done <- product
+		}()
+	}
+
+	for in != nil || len(busy) > 0 {
+		select {
+		case r, ok := <-in:
+			if !ok {
+				in = nil
+				continue
+			}
+			pending[r.ref.ProductID] = append(pending[r.ref.ProductID], r)
+			if len(pending[r.ref.ProductID]) >= c.cfg.BatchSize {
+				flush(r.ref.ProductID)
+			}
+		case <-ticker.C:
+			for product := range pending {
+				flush(product)
+			}
+		case product := <-done:
+			delete(busy, product)
+			if ctx.Err() != nil {
+				delete(pending, product)
+			}
+		}
+	}
+	running.Wait()
+}
+
+// process claims one product's messages and deletes those whose requests
+// are decided.
+func (c *Consumer) process(ctx context.Context, product uuid.UUID, batch []received) {
+	stop := c.keepInvisible(ctx, batch)
+	defer stop()
+
+	ids := make([]uuid.UUID, 0, len(batch))
+	seen := map[uuid.UUID]bool{}
+	for _, r := range batch {
+		if !seen[r.ref.ID] {
+			seen[r.ref.ID] = true
+			ids = append(ids, r.ref.ID)
+		}
+	}
+	if _, err := c.claimer.ClaimRequests(ctx, product, ids); err != nil {
+		if ctx.Err() == nil {
+			c.logger.ErrorContext(ctx, "sqs claim failed; messages will be redelivered", "product", product, "error", err)
+			c.markDeadLettered(ctx, batch)
+		}
+		return
+	}
+	decided, err := decidedOrUnknown(ctx, c.pool, ids)
+	if err != nil {
+		c.logger.ErrorContext(ctx, "reading claim outcomes failed", "product", product, "error", err)
+		return
+	}
+	var del []types.Message
+	for _, r := range batch {
+		if decided[r.ref.ID] {
+			del = append(del, r.msg)
+		}
+	}
+	if err := deleteMessages(context.WithoutCancel(ctx), c.client, c.cfg.QueueURL, del); err != nil {
+		// Not deleted means redelivered: the next consumer finds the
+		// requests decided and deletes them then.
+		c.logger.WarnContext(ctx, "sqs delete failed", "product", product, "error", err)
+	}
+}
+
+// decidedOrUnknown returns the ids whose requests are no longer QUEUED, or
+// do not exist at all (a message nobody can act on).
+func decidedOrUnknown(ctx context.Context, pool *pgxpool.Pool, ids []uuid.UUID) (map[uuid.UUID]bool, error) {
+	rows, err := pool.Query(ctx, `
+		SELECT u.id FROM unnest($1::uuid[]) AS u(id)
+		LEFT JOIN reservation_requests r ON r.id = u.id
+		WHERE r.id IS NULL OR r.status <> 'QUEUED'`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read request outcomes: %w", err)
+	}
+	done, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("read request outcomes: %w", err)
+	}
+	out := make(map[uuid.UUID]bool, len(done))
+	for _, id := range done {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// markDeadLettered flags the requests whose messages have used their last
+// delivery: SQS moves them to the dead-letter queue next, and the repair job
+// must leave them to the operator's redrive.
+func (c *Consumer) markDeadLettered(ctx context.Context, batch []received) {
+	var ids []uuid.UUID
+	for _, r := range batch {
+		if r.receiveCount >= c.cfg.MaxReceiveCount {
+			ids = append(ids, r.ref.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	_, err := c.pool.Exec(ctx, `UPDATE reservation_requests SET dead_lettered_at = now() WHERE id = ANY($1) AND status = 'QUEUED'`, ids)
+	if err != nil {
+		c.logger.WarnContext(ctx, "marking dead-lettered requests failed", "error", err)
+	}
+}
+
+// keepInvisible extends the batch's visibility every half timeout until stop
+// is called, so that a long claim is not redelivered to another consumer.
+func (c *Consumer) keepInvisible(ctx context.Context, batch []received) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(c.cfg.VisibilityTimeout / 2)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				for start := 0; start < len(batch); start += maxBatch {
+					var entries []types.ChangeMessageVisibilityBatchRequestEntry
+					for i, r := range batch[start:min(start+maxBatch, len(batch))] {
+						entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{
+							Id: aws.String(strconv.Itoa(i)), ReceiptHandle: r.msg.ReceiptHandle,
+							VisibilityTimeout: int32(c.cfg.VisibilityTimeout.Seconds()),
+						})
+					}
+					_, err := c.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{
+						QueueUrl: aws.String(c.cfg.QueueURL), Entries: entries,
+					})
+					if err != nil && ctx.Err() == nil {
+						c.logger.WarnContext(ctx, "extending sqs visibility failed", "error", err)
+					}
+				}
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// deleteMessages deletes messages in batches of ten, the batches at once.
+func deleteMessages(ctx context.Context, client *sqs.Client, queueURL string, msgs []types.Message) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, len(msgs)/maxBatch+1)
+	for start := 0; start < len(msgs); start += maxBatch {
+		chunk := msgs[start:min(start+maxBatch, len(msgs))]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			entries := make([]types.DeleteMessageBatchRequestEntry, len(chunk))
+			for i, m := range chunk {
+				entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle}
+			}
+			out, err := client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
+			if err != nil {
+				errs <- fmt.Errorf("delete message batch: %w", err)
+				return
+			}
+			if err := batchErr("delete message batch", out.Failed); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs // the first failure, if any
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}

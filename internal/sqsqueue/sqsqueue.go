@@ -1,0 +1,157 @@
+// Package sqsqueue runs the reservation pipeline on Amazon SQS: a publisher
+// that batches accepted requests into SendMessageBatch calls, a consumer that
+// long-polls, groups messages by product and claims them through the same
+// claim transaction as the River worker, and the dead-letter operations.
+package sqsqueue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"boxoffice/internal/reservation"
+)
+
+// Config names the queues and tunes the consumer. Zero values take the
+// defaults noted on each field.
+type Config struct {
+	// QueueURL and DLQURL are the main queue and its dead-letter queue.
+	QueueURL string
+	DLQURL   string
+	// MaxReceiveCount is the redrive policy's receive count (default 5). The
+	// consumer uses it to tell when a failing message is about to move to
+	// the dead-letter queue.
+	MaxReceiveCount int
+	// VisibilityTimeout of received messages (default 30s); the consumer
+	// extends it while a batch runs long.
+	VisibilityTimeout time.Duration
+	// WaitTime is the long-poll wait (default 20s, at most 20s).
+	WaitTime time.Duration
+	// Pollers is how many ReceiveMessage loops run at once (default 4).
+	Pollers int
+	// Workers is how many products are claimed at once (default 8).
+	Workers int
+	// BatchSize caps the requests of one claim transaction (default 1000).
+	BatchSize int
+	// Linger is how long the consumer gathers a product's messages before
+	// claiming them when fewer than BatchSize are waiting (default 5ms).
+	Linger time.Duration
+}
+
+func (c *Config) setDefaults() {
+	if c.MaxReceiveCount == 0 {
+		c.MaxReceiveCount = 5
+	}
+	if c.VisibilityTimeout == 0 {
+		c.VisibilityTimeout = 30 * time.Second
+	}
+	if c.WaitTime == 0 {
+		c.WaitTime = 20 * time.Second
+	}
+	c.WaitTime = min(c.WaitTime, 20*time.Second)
+	if c.Pollers == 0 {
+		c.Pollers = 4
+	}
+	if c.Workers == 0 {
+		c.Workers = 8
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = 1000
+	}
+	if c.Linger == 0 {
+		c.Linger = 5 * time.Millisecond
+	}
+}
+
+// NewClient returns an SQS client from the standard AWS configuration
+// (region, credential chain). A non-empty endpoint overrides the service
+// address — the in-process emulator in development and tests, which also
+// gets static dummy credentials when none are configured.
+func NewClient(ctx context.Context, endpoint, region string) (*sqs.Client, error) {
+	opts := []func(*awsconfig.LoadOptions) error{}
+	if region != "" {
+		opts = append(opts, awsconfig.WithRegion(region))
+	}
+	if endpoint != "" {
+		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("aws configuration: %w", err)
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	return sqs.NewFromConfig(cfg, func(o *sqs.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	}), nil
+}
+
+// EnsureQueues creates (or finds) the main queue name and its dead-letter
+// queue name+"-dlq" with a redrive policy, and returns their URLs. Used in
+// development and tests; production queues come from infra/.
+func EnsureQueues(ctx context.Context, client *sqs.Client, name string, maxReceiveCount int, visibility time.Duration) (mainURL, dlqURL string, err error) {
+	dlq, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name + "-dlq")})
+	if err != nil {
+		return "", "", fmt.Errorf("create dead-letter queue: %w", err)
+	}
+	attrs, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: dlq.QueueUrl, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn},
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("dead-letter queue arn: %w", err)
+	}
+	policy, _ := json.Marshal(map[string]string{
+		"deadLetterTargetArn": attrs.Attributes[string(types.QueueAttributeNameQueueArn)],
+		"maxReceiveCount":     strconv.Itoa(maxReceiveCount),
+	})
+	main, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{
+		QueueName: aws.String(name),
+		Attributes: map[string]string{
+			string(types.QueueAttributeNameRedrivePolicy):     string(policy),
+			string(types.QueueAttributeNameVisibilityTimeout): strconv.Itoa(int(visibility.Seconds())),
+		},
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("create queue: %w", err)
+	}
+	return *main.QueueUrl, *dlq.QueueUrl, nil
+}
+
+// encode is the message body of a request.
+func encode(ref reservation.Ref) string {
+	b, _ := json.Marshal(ref) // a struct of UUIDs always encodes
+	return string(b)
+}
+
+// decode reads a message body; a body that is not a request is poison.
+func decode(body string) (reservation.Ref, error) {
+	var ref reservation.Ref
+	if err := json.Unmarshal([]byte(body), &ref); err != nil {
+		return ref, fmt.Errorf("message body: %w", err)
+	}
+	if ref.ID == [16]byte{} || ref.ProductID == [16]byte{} {
+		return ref, errors.New("message body: requestId and productId are required")
+	}
+	return ref, nil
+}
+
+// batchErr summarises the failed entries of a batch call.
+func batchErr(op string, failed []types.BatchResultErrorEntry) error {
+	if len(failed) == 0 {
+		return nil
+	}
+	f := failed[0]
+	return fmt.Errorf("%s: %d entries failed, first %s: %s", op, len(failed), aws.ToString(f.Code), aws.ToString(f.Message))
+}
