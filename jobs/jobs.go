@@ -164,7 +164,23 @@ const repairLimit = 10_000
 func (w *RepairWorker) Work(ctx context.Context, _ *river.Job[RepairArgs]) error {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	rows, err := w.deps.Pool.Query(ctx, `
+	d := w.deps
+	if d.Enqueuer == nil {
+		d.Enqueuer = reservation.RiverEnqueuer{Client: river.ClientFromContext[pgx.Tx](ctx)}
+	}
+	_, err := Repair(ctx, d)
+	return err
+}
+
+// RepairResult counts what one repair pass published again.
+type RepairResult struct {
+	Unpublished int
+	Stale       int
+}
+
+// Repair runs one repair pass with d.Enqueuer (required).
+func Repair(ctx context.Context, d Deps) (RepairResult, error) {
+	rows, err := d.Pool.Query(ctx, `
 		SELECT id, product_id, tenant_id, enqueued_at IS NULL
 		FROM reservation_requests
 		WHERE status = 'QUEUED' AND dead_lettered_at IS NULL
@@ -172,9 +188,9 @@ func (w *RepairWorker) Work(ctx context.Context, _ *river.Job[RepairArgs]) error
 		       OR enqueued_at < now() - make_interval(secs => $2))
 		ORDER BY created_at
 		LIMIT $3`,
-		w.deps.Config.RepublishAfter.Seconds(), w.deps.Config.RedeliveryWindow.Seconds(), repairLimit)
+		d.Config.RepublishAfter.Seconds(), d.Config.RedeliveryWindow.Seconds(), repairLimit)
 	if err != nil {
-		return fmt.Errorf("find requests to repair: %w", err)
+		return RepairResult{}, fmt.Errorf("find requests to repair: %w", err)
 	}
 	var refs []reservation.Ref
 	unpublished := 0
@@ -188,28 +204,25 @@ func (w *RepairWorker) Work(ctx context.Context, _ *river.Job[RepairArgs]) error
 		return nil
 	})
 	if err != nil || len(refs) == 0 {
-		return err
+		return RepairResult{}, err
 	}
-	enqueuer := w.deps.Enqueuer
-	if enqueuer == nil {
-		enqueuer = reservation.RiverEnqueuer{Client: river.ClientFromContext[pgx.Tx](ctx)}
+	if err := d.Enqueuer.Publish(ctx, refs); err != nil {
+		return RepairResult{}, fmt.Errorf("republish %d requests: %w", len(refs), err)
 	}
-	if err := enqueuer.Publish(ctx, refs); err != nil {
-		return fmt.Errorf("republish %d requests: %w", len(refs), err)
-	}
-	if enqueuer.Transactional() {
+	if d.Enqueuer.Transactional() {
 		// River's claim job carries no request: mark the requests so each is
 		// counted once per window rather than on every pass.
 		ids := make([]uuid.UUID, len(refs))
 		for i, r := range refs {
 			ids[i] = r.ID
 		}
-		if _, err := w.deps.Pool.Exec(ctx, `UPDATE reservation_requests SET enqueued_at = now() WHERE id = ANY($1)`, ids); err != nil {
-			return fmt.Errorf("mark repaired requests: %w", err)
+		if _, err := d.Pool.Exec(ctx, `UPDATE reservation_requests SET enqueued_at = now() WHERE id = ANY($1)`, ids); err != nil {
+			return RepairResult{}, fmt.Errorf("mark repaired requests: %w", err)
 		}
 	}
-	w.deps.Metrics.Repaired("unpublished", unpublished)
-	w.deps.Metrics.Repaired("stale", len(refs)-unpublished)
-	w.deps.Logger.WarnContext(ctx, "queue gaps repaired", "unpublished", unpublished, "stale", len(refs)-unpublished)
-	return nil
+	res := RepairResult{Unpublished: unpublished, Stale: len(refs) - unpublished}
+	d.Metrics.Repaired("unpublished", res.Unpublished)
+	d.Metrics.Repaired("stale", res.Stale)
+	d.Logger.WarnContext(ctx, "queue gaps repaired", "unpublished", res.Unpublished, "stale", res.Stale)
+	return res, nil
 }

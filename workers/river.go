@@ -32,8 +32,8 @@ type RiverOptions struct {
 	Claimer *reservation.Claimer
 	// Enqueuer republishes for the repair job; nil means River's own.
 	Enqueuer reservation.Enqueuer
-	Metrics *metrics.Metrics
-	Logger  *slog.Logger
+	Metrics  *metrics.Metrics
+	Logger   *slog.Logger
 	// RiverLogger receives River's own logs. Default Logger.
 	RiverLogger *slog.Logger
 }
