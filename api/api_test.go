@@ -14,12 +14,15 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/api"
 	"boxoffice/internal/metrics"
+	"boxoffice/internal/ops"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/testfix"
 )
@@ -35,13 +38,30 @@ type testBundle struct {
 
 func setup(t *testing.T, o testfix.Options) *testBundle {
 	t.Helper()
+	return setupWithDLQ(t, o, nil)
+}
+
+// setupWithDLQ builds the API; a non-nil newDLQ makes it an SQS deployment.
+func setupWithDLQ(t *testing.T, o testfix.Options, newDLQ func(*pgxpool.Pool) *sqsqueue.Ops) *testBundle {
+	t.Helper()
 	o.Metrics = metrics.New()
 	env := testfix.New(t, o)
+	backend := "river"
+	var dlq *sqsqueue.Ops
+	if newDLQ != nil {
+		backend, dlq = "sqs", newDLQ(env.Schema.Pool)
+	}
+	reporter := ops.NewReporter(env.Schema.Pool, backend, dlq)
+	o.Metrics.Registry.MustRegister(ops.NewCollector(reporter, env.Logger))
 	srv := api.New(api.Deps{
 		Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products, Reservations: env.Service,
 		Metrics: o.Metrics, Logger: env.Logger, AdminKey: adminKey,
 		Ready: func(ctx context.Context) error { return env.Schema.Pool.Ping(ctx) },
+		River: env.River, Reporter: reporter, DLQ: dlq,
 	})
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, srv.Start(ctx))
+	t.Cleanup(cancel)
 	p := env.Product(t, testfix.ProductOpts{Capacity: 100, PerBuyerLimit: 4})
 	return &testBundle{env: env, server: srv, product: p, buyer: buyerToken(t, env.Tenant, "alice", time.Hour)}
 }

@@ -129,6 +129,9 @@ func EnsureQueues(ctx context.Context, client *sqs.Client, name string, maxRecei
 	return *main.QueueUrl, *dlq.QueueUrl, nil
 }
 
+// NewRefBody is the message body that carries a request (for tools and tests).
+func NewRefBody(ref reservation.Ref) string { return encode(ref) }
+
 // encode is the message body of a request.
 func encode(ref reservation.Ref) string {
 	b, _ := json.Marshal(ref) // a struct of UUIDs always encodes

@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/google/uuid"
-	"github.com/sivchari/kumo"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/product"
@@ -38,15 +37,8 @@ type testBundle struct {
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	env := testfix.New(t, testfix.Options{})
-	srv := kumo.NewServer()
-	t.Cleanup(srv.Close)
 	ctx := context.Background()
-	client, err := sqsqueue.NewClient(ctx, srv.URL, "us-east-1")
-	require.NoError(t, err)
-	// kumo keeps its queues in process-wide state, shared by every server:
-	// each test needs queues of its own name.
-	mainURL, dlqURL, err := sqsqueue.EnsureQueues(ctx, client, "claims-"+uuid.NewString()[:8], 2, time.Second)
-	require.NoError(t, err)
+	client, mainURL, dlqURL := testfix.SQS(t, 2, time.Second)
 	cfg := sqsqueue.Config{QueueURL: mainURL, DLQURL: dlqURL, MaxReceiveCount: 2, VisibilityTimeout: time.Second,
 		WaitTime: time.Second, Pollers: 2, Workers: 2, BatchSize: 50}
 	pubCtx, cancel := context.WithCancel(ctx)

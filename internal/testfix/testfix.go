@@ -6,20 +6,26 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/sivchari/kumo"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"boxoffice/internal/dbtest"
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/tenant"
 	"boxoffice/jobs"
 	"boxoffice/workers"
@@ -202,3 +208,53 @@ func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return le
 
 // Nums is shorthand for a slice of numbers.
 func Nums(n ...int32) []int32 { return n }
+
+// VerifyNoLeaks is every package's TestMain: it runs the tests, stops the
+// shared SQS emulator, and fails the package when a test left goroutines
+// behind (a River client not stopped, a pool or consumer not closed).
+// Process-wide goroutines of libraries are not ours to stop: fasthttp's
+// Date-header refresher and kumo's other emulated services.
+func VerifyNoLeaks(m *testing.M) {
+	code := m.Run()
+	sqsServer.mu.Lock()
+	if sqsServer.srv != nil {
+		sqsServer.srv.Close()
+	}
+	sqsServer.mu.Unlock()
+	if code == 0 {
+		if err := goleak.Find(
+			goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+			goleak.IgnoreAnyFunction("github.com/sivchari/kumo/internal/service/dynamodb.(*MemoryStorage).ttlReaper"),
+		); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// sqsServer is the package's one kumo emulator: kumo keeps its queues in
+// process-wide state and starting servers concurrently races, so tests share
+// one server and isolate themselves by queue name.
+var sqsServer struct {
+	mu  sync.Mutex
+	srv *kumo.Server
+}
+
+// SQS returns an SQS client of the shared in-process emulator and a fresh
+// main queue with its dead-letter queue (redrive after maxReceiveCount).
+func SQS(t testing.TB, maxReceiveCount int, visibility time.Duration) (client *sqs.Client, mainURL, dlqURL string) {
+	t.Helper()
+	sqsServer.mu.Lock()
+	if sqsServer.srv == nil {
+		sqsServer.srv = kumo.NewServer()
+	}
+	url := sqsServer.srv.URL
+	sqsServer.mu.Unlock()
+	ctx := context.Background()
+	client, err := sqsqueue.NewClient(ctx, url, "us-east-1")
+	require.NoError(t, err)
+	mainURL, dlqURL, err = sqsqueue.EnsureQueues(ctx, client, "q-"+uuid.NewString()[:12], maxReceiveCount, visibility)
+	require.NoError(t, err)
+	return client, mainURL, dlqURL
+}
