@@ -29,7 +29,7 @@ lint: ## gofmt check and go vet
 bench: ## run the benchmark scenarios and print figures and ratios
 	@base=$$($(PG)) && \
 	  export BENCH_DATABASE_URL="$${BENCH_DATABASE_URL:-$$base/boxoffice_bench?sslmode=disable}" && \
-	  go run . bench claim
+	  go run . bench all
 
 .PHONY: build
 build: ## build the boxoffice binary

@@ -15,26 +15,43 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/sivchari/kumo"
 
 	"boxoffice/internal/bench"
 	"boxoffice/internal/db"
 	"boxoffice/migrations"
 )
 
-// runBench runs a benchmark scenario in a private schema of the bench
+const benchUsage = `usage: boxoffice bench claim|sqs-accept|all [flags]
+
+  claim       drain queued requests: River batched vs batch size 1, and through SQS
+  sqs-accept  accept with the SQS backend: SendMessageBatch vs one SendMessage per request
+  all         both (what make bench runs)
+`
+
+// runBench runs benchmark scenarios in a private schema of the bench
 // database (BENCH_DATABASE_URL, default the local server's boxoffice_bench),
 // prints the figures and writes them as JSON under bench/out/.
 func runBench(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] != "claim" {
-		return errors.New("usage: boxoffice bench claim [-seats N] [-requests N] [-batch N] [-workers N] [-baseline=true]")
+	if len(args) == 0 {
+		return errors.New(benchUsage)
 	}
-	fs := flag.NewFlagSet("bench claim", flag.ContinueOnError)
+	scenario := args[0]
+	if scenario != "claim" && scenario != "sqs-accept" && scenario != "all" {
+		return errors.New(benchUsage)
+	}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	c := bench.ClaimConfig{}
-	fs.IntVar(&c.Seats, "seats", 60_000, "seats of the product (multiple of 3,000)")
-	fs.IntVar(&c.Requests, "requests", 30_000, "queued requests of 2 seats")
-	fs.IntVar(&c.BatchSize, "batch", 1000, "claim batch size")
-	fs.IntVar(&c.Workers, "workers", 8, "River claim workers")
-	fs.BoolVar(&c.Baseline, "baseline", true, "also run with batch size 1")
+	fs.IntVar(&c.Seats, "seats", 60_000, "claim: seats of the product (multiple of 3,000)")
+	fs.IntVar(&c.Requests, "requests", 30_000, "claim: queued requests of 2 seats")
+	fs.IntVar(&c.BatchSize, "batch", 1000, "claim: claim batch size")
+	fs.IntVar(&c.Workers, "workers", 8, "claim: workers")
+	fs.BoolVar(&c.Baseline, "baseline", true, "claim: also run with batch size 1")
+	withSQS := fs.Bool("sqs", true, "claim: also drain through SQS (kumo in-process)")
+	a := bench.AcceptConfig{}
+	fs.IntVar(&a.Requests, "accepts", 5000, "sqs-accept: requests per run")
+	fs.IntVar(&a.Concurrency, "concurrency", 64, "sqs-accept: concurrent callers")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -43,43 +60,11 @@ func runBench(ctx context.Context, args []string) error {
 		return errors.New("-seats must be a positive multiple of 3,000")
 	}
 
-	url := os.Getenv("BENCH_DATABASE_URL")
-	if url == "" {
-		url = "postgres://postgres@127.0.0.1:5432/boxoffice_bench?sslmode=disable"
-	}
-	if err := db.EnsureDatabase(ctx, url); err != nil {
-		return err
-	}
-	buf := make([]byte, 4)
-	_, _ = rand.Read(buf)
-	schema := "bench_" + hex.EncodeToString(buf)
-	admin, err := pgx.Connect(ctx, url)
+	pool, cleanup, err := benchSchema(ctx, c.Workers+a.Concurrency+8)
 	if err != nil {
 		return err
 	}
-	defer admin.Close(context.WithoutCancel(ctx))
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		return err
-	}
-	if os.Getenv("BENCH_KEEP") == "" { // BENCH_KEEP=1 keeps the schema for inspection
-		defer admin.Exec(context.WithoutCancel(ctx), "DROP SCHEMA "+schema+" CASCADE") //nolint:errcheck // best effort
-	} else {
-		fmt.Println("keeping schema", schema)
-	}
-
-	pool, err := db.Open(ctx, url, db.PoolOptions{MaxConns: int32(c.Workers + 8), Schema: schema})
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	m, err := migrations.New(pool, migrations.Options{})
-	if err != nil {
-		return err
-	}
-	if err := m.Up(ctx); err != nil {
-		return err
-	}
-	_ = m.Close()
+	defer cleanup()
 
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -92,22 +77,98 @@ func runBench(ctx context.Context, args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	fmt.Printf("machine: %d cores, %s/%s, %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
-	res, err := bench.Claim(ctx, pool, schema, c, os.Stdout)
-	if err != nil {
-		return err
+	// The SQS emulator runs in this process, as in development and tests.
+	emulator := kumo.NewServer()
+	defer emulator.Close()
+	if *withSQS {
+		c.SQSEndpoint = emulator.URL
 	}
+	a.SQSEndpoint = emulator.URL
+
+	fmt.Printf("machine: %d cores, %s/%s, %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	figures := map[string]any{"cores": runtime.NumCPU(), "go": runtime.Version(), "at": time.Now().UTC()}
+	var violations int
+	if scenario == "claim" || scenario == "all" {
+		res, err := bench.Claim(ctx, pool, c, os.Stdout)
+		if err != nil {
+			return err
+		}
+		figures["claim"] = map[string]any{"config": c, "result": res}
+		violations += res.Batched.Violations
+		if res.Unbatched != nil {
+			violations += res.Unbatched.Violations
+		}
+		if res.SQS != nil {
+			violations += res.SQS.Violations
+		}
+	}
+	if scenario == "sqs-accept" || scenario == "all" {
+		res, err := bench.SQSAccept(ctx, pool, a, os.Stdout)
+		if err != nil {
+			return err
+		}
+		figures["sqsAccept"] = map[string]any{"config": a, "result": res}
+	}
+
 	if err := os.MkdirAll(filepath.Join("bench", "out"), 0o755); err != nil {
 		return err
 	}
-	path := filepath.Join("bench", "out", "claim-"+time.Now().UTC().Format("20060102T150405Z")+".json")
-	b, _ := json.MarshalIndent(map[string]any{"scenario": "claim", "config": c, "cores": runtime.NumCPU(), "result": res}, "", "  ")
+	path := filepath.Join("bench", "out", scenario+"-"+time.Now().UTC().Format("20060102T150405Z")+".json")
+	b, _ := json.MarshalIndent(figures, "", "  ")
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		return err
 	}
 	fmt.Println("figures written to", path)
-	if res.Batched.Violations > 0 || (res.Unbatched != nil && res.Unbatched.Violations > 0) {
+	if violations > 0 {
 		return errors.New("invariant violations during the benchmark")
 	}
 	return nil
+}
+
+// benchSchema creates a private, migrated schema in the bench database and
+// returns a pool on it; cleanup drops it unless BENCH_KEEP is set.
+func benchSchema(ctx context.Context, maxConns int) (*pgxpool.Pool, func(), error) {
+	url := os.Getenv("BENCH_DATABASE_URL")
+	if url == "" {
+		url = "postgres://postgres@127.0.0.1:5432/boxoffice_bench?sslmode=disable"
+	}
+	if err := db.EnsureDatabase(ctx, url); err != nil {
+		return nil, nil, err
+	}
+	buf := make([]byte, 4)
+	_, _ = rand.Read(buf)
+	schema := "bench_" + hex.EncodeToString(buf)
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		admin.Close(ctx)
+		return nil, nil, err
+	}
+	pool, err := db.Open(ctx, url, db.PoolOptions{MaxConns: int32(maxConns), Schema: schema})
+	if err == nil {
+		var m *migrations.Migrator
+		if m, err = migrations.New(pool, migrations.Options{}); err == nil {
+			err = m.Up(ctx)
+			_ = m.Close()
+		}
+	}
+	cleanup := func() {
+		if pool != nil {
+			pool.Close()
+		}
+		bg := context.WithoutCancel(ctx)
+		if os.Getenv("BENCH_KEEP") == "" { // BENCH_KEEP=1 keeps the schema for inspection
+			_, _ = admin.Exec(bg, "DROP SCHEMA "+schema+" CASCADE")
+		} else {
+			fmt.Println("kept schema", schema)
+		}
+		_ = admin.Close(bg)
+	}
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return pool, cleanup, nil
 }

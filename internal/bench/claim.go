@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,6 +19,7 @@ import (
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/tenant"
 	"boxoffice/jobs"
 	"boxoffice/workers"
@@ -31,6 +33,9 @@ type ClaimConfig struct {
 	Workers   int // River claim workers (default 8)
 	// Baseline runs the batch-size-1 comparison. Default true via the CLI.
 	Baseline bool
+	// SQSEndpoint, when set, adds a drain through SQS (the emulator at this
+	// endpoint) with the same batch size.
+	SQSEndpoint string
 }
 
 // ClaimRun is one drain.
@@ -48,12 +53,15 @@ type ClaimResult struct {
 	Batched   ClaimRun  `json:"batched"`
 	Unbatched *ClaimRun `json:"unbatched,omitempty"`
 	Ratio     float64   `json:"ratio,omitempty"`
+	// SQS drains the same requests through SQS; SQSRatio is SQS ÷ River.
+	SQS      *ClaimRun `json:"sqs,omitempty"`
+	SQSRatio float64   `json:"sqsRatio,omitempty"`
 }
 
 // Claim runs the drain benchmark in pool's schema (already migrated):
 // requests are queued up front, then River's claim worker drains them, once
 // with the configured batch size and once with batch size 1.
-func Claim(ctx context.Context, pool *pgxpool.Pool, schema string, c ClaimConfig, out io.Writer) (*ClaimResult, error) {
+func Claim(ctx context.Context, pool *pgxpool.Pool, c ClaimConfig, out io.Writer) (*ClaimResult, error) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	t, err := tenant.NewStore(pool).Create(ctx, tenant.CreateParams{Slug: "bench-" + uuid.NewString()[:8], Name: "Bench"})
 	if err != nil {
@@ -61,26 +69,33 @@ func Claim(ctx context.Context, pool *pgxpool.Pool, schema string, c ClaimConfig
 	}
 	res := &ClaimResult{}
 	fmt.Fprintf(out, "claim: %d seats, %d queued requests of 2 seats, %d workers\n", c.Seats, c.Requests, c.Workers)
-	run := func(batch int) (*ClaimRun, error) {
-		r, err := drainOnce(ctx, pool, schema, t.ID, c, batch, logger)
+	run := func(batch int, via string) (*ClaimRun, error) {
+		r, err := drainOnce(ctx, pool, t.ID, c, batch, via, logger)
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(out, "  batch %4d: %6d numbers in %8.3fs = %9.0f numbers/s (violations %d)\n",
-			batch, r.Numbers, r.Duration.Seconds(), r.NumbersPerSec, r.Violations)
+		fmt.Fprintf(out, "  %-5s batch %4d: %6d numbers in %8.3fs = %9.0f numbers/s (violations %d)\n",
+			via, batch, r.Numbers, r.Duration.Seconds(), r.NumbersPerSec, r.Violations)
 		return r, nil
 	}
-	batched, err := run(c.BatchSize)
+	batched, err := run(c.BatchSize, "river")
 	if err != nil {
 		return nil, err
 	}
 	res.Batched = *batched
 	if c.Baseline {
-		if res.Unbatched, err = run(1); err != nil {
+		if res.Unbatched, err = run(1, "river"); err != nil {
 			return nil, err
 		}
 		res.Ratio = res.Batched.NumbersPerSec / res.Unbatched.NumbersPerSec
 		fmt.Fprintf(out, "  ratio batched/unbatched: %.1fx\n", res.Ratio)
+	}
+	if c.SQSEndpoint != "" {
+		if res.SQS, err = run(c.BatchSize, "sqs"); err != nil {
+			return nil, err
+		}
+		res.SQSRatio = res.SQS.NumbersPerSec / res.Batched.NumbersPerSec
+		fmt.Fprintf(out, "  ratio sqs/river (batch %d): %.2fx\n", c.BatchSize, res.SQSRatio)
 	}
 	return res, nil
 }
@@ -99,7 +114,7 @@ func StadiumLayout(seats int) *product.Layout {
 	return l
 }
 
-func drainOnce(ctx context.Context, pool *pgxpool.Pool, schema string, tenantID uuid.UUID, c ClaimConfig, batch int, logger *slog.Logger) (*ClaimRun, error) {
+func drainOnce(ctx context.Context, pool *pgxpool.Pool, tenantID uuid.UUID, c ClaimConfig, batch int, via string, logger *slog.Logger) (*ClaimRun, error) {
 	layout := StadiumLayout(c.Seats)
 	p, err := product.NewStore(pool).Create(ctx, product.CreateParams{
 		TenantID: tenantID, Slug: "claim-" + uuid.NewString()[:8], Name: "Claim bench", Kind: product.KindSeated,
@@ -108,46 +123,29 @@ func drainOnce(ctx context.Context, pool *pgxpool.Pool, schema string, tenantID 
 	if err != nil {
 		return nil, err
 	}
-	if err := queueRequests(ctx, pool, p, c.Requests); err != nil {
-		return nil, err
-	}
-
-	claimer := reservation.NewClaimer(pool, logger, nil)
-	client, err := workers.NewRiverClient(pool, workers.RiverOptions{
-		Work: true, Workers: c.Workers, BatchSize: batch, Schema: schema,
-		Jobs:    jobs.Config{SweepInterval: time.Hour, AuditInterval: time.Hour, RepairInterval: time.Hour, RepublishAfter: time.Hour, RedeliveryWindow: time.Hour},
-		Claimer: claimer, Logger: logger,
-	})
+	refs, err := queueRequests(ctx, pool, p, c.Requests)
 	if err != nil {
 		return nil, err
 	}
-	if err := client.Start(ctx); err != nil {
-		return nil, err
-	}
-	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		_ = client.Stop(stopCtx)
-	}()
-
-	start := time.Now()
-	if _, err := client.Insert(ctx, reservation.ClaimArgs{ProductID: p.ID}, nil); err != nil {
-		return nil, err
-	}
-	for {
-		var queued int
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED'`,
-			p.ID).Scan(&queued); err != nil {
+	claimer := reservation.NewClaimer(pool, logger, nil)
+	var start time.Time
+	if via == "sqs" {
+		stop, err := startSQSDrain(ctx, pool, c, batch, claimer, refs, logger)
+		if err != nil {
 			return nil, err
 		}
-		if queued == 0 {
-			break
+		defer stop()
+		start = time.Now()
+	} else {
+		stop, err := startRiverDrain(ctx, pool, c, batch, claimer, p.ID, logger)
+		if err != nil {
+			return nil, err
 		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(5 * time.Millisecond):
-		}
+		defer stop()
+		start = time.Now()
+	}
+	if err := waitDrained(ctx, pool, p.ID); err != nil {
+		return nil, err
 	}
 	elapsed := time.Since(start)
 
@@ -164,21 +162,113 @@ func drainOnce(ctx context.Context, pool *pgxpool.Pool, schema string, tenantID 
 	return r, err
 }
 
+// startRiverDrain starts River's claim worker and enqueues the product's
+// claim job: the clock starts with the job.
+func startRiverDrain(ctx context.Context, pool *pgxpool.Pool, c ClaimConfig, batch int, claimer *reservation.Claimer, productID uuid.UUID, logger *slog.Logger) (stop func(), err error) {
+	client, err := workers.NewRiverClient(pool, workers.RiverOptions{
+		Work: true, Workers: c.Workers, BatchSize: batch,
+		Jobs:    jobs.Config{SweepInterval: time.Hour, AuditInterval: time.Hour, RepairInterval: time.Hour, RepublishAfter: time.Hour, RedeliveryWindow: time.Hour},
+		Claimer: claimer, Logger: logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := client.Start(ctx); err != nil {
+		return nil, err
+	}
+	stop = func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = client.Stop(stopCtx)
+	}
+	if _, err := client.Insert(ctx, reservation.ClaimArgs{ProductID: productID}, nil); err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
+}
+
+// startSQSDrain publishes every request to a fresh queue first (the
+// requests are "already queued"), then starts the consumer: the clock
+// starts with the consumer.
+func startSQSDrain(ctx context.Context, pool *pgxpool.Pool, c ClaimConfig, batch int, claimer *reservation.Claimer, refs []reservation.Ref, logger *slog.Logger) (stop func(), err error) {
+	client, err := sqsqueue.NewClient(ctx, c.SQSEndpoint, "us-east-1")
+	if err != nil {
+		return nil, err
+	}
+	mainURL, dlqURL, err := sqsqueue.EnsureQueues(ctx, client, "bench-"+uuid.NewString()[:8], 5, 30*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	pubCtx, cancelPub := context.WithCancel(ctx)
+	pub := sqsqueue.NewPublisher(client, mainURL, pool, logger)
+	pub.Start(pubCtx)
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for w := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(refs); i += 16 {
+				if err := pub.Publish(ctx, refs[i:i+1]); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	cancelPub()
+	pub.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, fmt.Errorf("publish bench requests: %w", err)
+	}
+	consumerCtx, cancel := context.WithCancel(ctx)
+	consumer := sqsqueue.NewConsumer(client, sqsqueue.Config{QueueURL: mainURL, DLQURL: dlqURL,
+		WaitTime: time.Second, Pollers: 8, Workers: c.Workers, BatchSize: batch}, claimer, pool, logger)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = consumer.Run(consumerCtx) }()
+	return func() { cancel(); <-done }, nil
+}
+
+// waitDrained polls until the product has no QUEUED request.
+func waitDrained(ctx context.Context, pool *pgxpool.Pool, productID uuid.UUID) error {
+	for {
+		var queued int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED'`,
+			productID).Scan(&queued); err != nil {
+			return err
+		}
+		if queued == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
 // queueRequests records n QUEUED best-available requests of 2 seats from n
-// buyers, as the API would have, without enqueuing jobs: the benchmark
+// buyers, as the API would have, without enqueuing them: the benchmark
 // starts the drain itself.
-func queueRequests(ctx context.Context, pool *pgxpool.Pool, p *product.Product, n int) error {
+func queueRequests(ctx context.Context, pool *pgxpool.Pool, p *product.Product, n int) ([]reservation.Ref, error) {
 	rows := make([][]any, n)
+	refs := make([]reservation.Ref, n)
 	base := time.Now().Add(-time.Minute)
 	for i := range rows {
-		rows[i] = []any{db.NewID(), p.TenantID, p.ID, fmt.Sprintf("buyer-%d", i), uuid.NewString(),
+		id := db.NewID()
+		refs[i] = reservation.Ref{ID: id, ProductID: p.ID, TenantID: p.TenantID}
+		rows[i] = []any{id, p.TenantID, p.ID, fmt.Sprintf("buyer-%d", i), uuid.NewString(),
 			[]byte{0}, int32(2), reservation.ModeBest, base.Add(time.Duration(i) * time.Microsecond)}
 	}
 	_, err := pool.CopyFrom(ctx, pgx.Identifier{"reservation_requests"},
 		[]string{"id", "tenant_id", "product_id", "buyer_id", "idempotency_key", "request_hash", "quantity", "mode", "created_at"},
 		pgx.CopyFromRows(rows))
 	if err != nil {
-		return fmt.Errorf("queue bench requests: %w", err)
+		return nil, fmt.Errorf("queue bench requests: %w", err)
 	}
-	return nil
+	return refs, nil
 }

@@ -16,7 +16,7 @@ import (
 func TestClaimSmoke(t *testing.T) {
 	t.Parallel()
 	schema := dbtest.NewSchema(t, 12)
-	res, err := bench.Claim(context.Background(), schema.Pool, schema.Name,
+	res, err := bench.Claim(context.Background(), schema.Pool,
 		bench.ClaimConfig{Seats: 3000, Requests: 300, BatchSize: 100, Workers: 2, Baseline: true}, io.Discard)
 	require.NoError(t, err)
 	require.Equal(t, 600, res.Batched.Numbers)

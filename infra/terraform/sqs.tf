@@ -1,0 +1,56 @@
+# The SQS queues of QUEUE_BACKEND=sqs: the claim queue and its dead-letter
+# queue. Give the outputs to boxoffice as SQS_QUEUE_URL and SQS_DLQ_URL, and
+# keep max_receive_count and visibility_timeout equal to SQS_MAX_RECEIVE_COUNT
+# and SQS_VISIBILITY_TIMEOUT.
+
+variable "name" {
+  description = "Base name of the queues."
+  type        = string
+  default     = "boxoffice-claims"
+}
+
+variable "max_receive_count" {
+  description = "Deliveries before a message moves to the dead-letter queue (SQS_MAX_RECEIVE_COUNT)."
+  type        = number
+  default     = 5
+}
+
+variable "visibility_timeout_seconds" {
+  description = "Visibility timeout of received messages (SQS_VISIBILITY_TIMEOUT)."
+  type        = number
+  default     = 30
+}
+
+resource "aws_sqs_queue" "claims_dlq" {
+  name                      = "${var.name}-dlq"
+  message_retention_seconds = 1209600 # 14 days: the operator's time to redrive
+  sqs_managed_sse_enabled   = true
+}
+
+resource "aws_sqs_queue" "claims" {
+  name                       = var.name
+  visibility_timeout_seconds = var.visibility_timeout_seconds
+  receive_wait_time_seconds  = 20
+  message_retention_seconds  = 345600 # 4 days
+  sqs_managed_sse_enabled    = true
+  redrive_policy = jsonencode({
+    deadLetterTargetArn = aws_sqs_queue.claims_dlq.arn
+    maxReceiveCount     = var.max_receive_count
+  })
+}
+
+resource "aws_sqs_queue_redrive_allow_policy" "claims_dlq" {
+  queue_url = aws_sqs_queue.claims_dlq.id
+  redrive_allow_policy = jsonencode({
+    redrivePermission = "byQueue"
+    sourceQueueArns   = [aws_sqs_queue.claims.arn]
+  })
+}
+
+output "sqs_queue_url" {
+  value = aws_sqs_queue.claims.url
+}
+
+output "sqs_dlq_url" {
+  value = aws_sqs_queue.claims_dlq.url
+}
