@@ -247,13 +247,18 @@ func (c *Claimer) lockQueued(ctx context.Context, tx pgx.Tx, productID uuid.UUID
 			LIMIT $2
 			FOR UPDATE SKIP LOCKED`, productID, sel.limit)
 	} else {
+		// One primary-key probe per id, whatever the planner knows about the
+		// table: the probe names nothing but the key, because with the
+		// product and status in it the planner chose the product's queue
+		// index and scanned the whole queue for every id.
 		rows, err = tx.Query(ctx, `
 			SELECT r.id, r.tenant_id, r.buyer_id, r.numbers, r.quantity, r.mode, r.accept_fewer
 			FROM unnest($2::uuid[]) AS u(id)
-			JOIN reservation_requests r ON r.id = u.id
+			CROSS JOIN LATERAL (
+				SELECT * FROM reservation_requests WHERE id = u.id
+				FOR UPDATE SKIP LOCKED) AS r
 			WHERE r.product_id = $1 AND r.status = 'QUEUED'
-			ORDER BY r.created_at, r.id
-			FOR UPDATE OF r SKIP LOCKED`, productID, sel.ids)
+			ORDER BY r.created_at, r.id`, productID, sel.ids)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock queued requests: %w", err)

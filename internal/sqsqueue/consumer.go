@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/semaphore"
 
 	"boxoffice/internal/reservation"
 )
@@ -25,17 +26,19 @@ import (
 // already decided is simply deleted. While a product's claim runs, its new
 // messages gather for the next one, so batches grow with the load.
 type Consumer struct {
-	client  *sqs.Client
-	cfg     Config
-	claimer *reservation.Claimer
-	pool    *pgxpool.Pool
-	logger  *slog.Logger
+	client   *sqs.Client
+	cfg      Config
+	claimer  *reservation.Claimer
+	pool     *pgxpool.Pool
+	logger   *slog.Logger
+	inFlight *semaphore.Weighted // messages received and not yet finished
 }
 
 // NewConsumer returns a consumer of cfg.QueueURL.
 func NewConsumer(client *sqs.Client, cfg Config, claimer *reservation.Claimer, pool *pgxpool.Pool, logger *slog.Logger) *Consumer {
 	cfg.setDefaults()
-	return &Consumer{client: client, cfg: cfg, claimer: claimer, pool: pool, logger: logger}
+	return &Consumer{client: client, cfg: cfg, claimer: claimer, pool: pool, logger: logger,
+		inFlight: semaphore.NewWeighted(int64(cfg.MaxInFlight))}
 }
 
 // received is one message with what the consumer learned from it.
@@ -68,6 +71,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 func (c *Consumer) poll(ctx context.Context, out chan<- received) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
+		if err := c.inFlight.Acquire(ctx, maxBatch); err != nil {
+			return
+		}
 		res, err := c.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl:            aws.String(c.cfg.QueueURL),
 			MaxNumberOfMessages: maxBatch,
@@ -78,6 +84,7 @@ func (c *Consumer) poll(ctx context.Context, out chan<- received) {
 			},
 		})
 		if err != nil {
+			c.inFlight.Release(maxBatch)
 			if ctx.Err() == nil {
 				c.logger.WarnContext(ctx, "sqs receive failed", "error", err)
 				sleep(ctx, backoff)
@@ -86,18 +93,21 @@ func (c *Consumer) poll(ctx context.Context, out chan<- received) {
 			continue
 		}
 		backoff = 100 * time.Millisecond
-		for _, m := range res.Messages {
+		c.inFlight.Release(int64(maxBatch - len(res.Messages)))
+		for i, m := range res.Messages {
 			ref, err := decode(aws.ToString(m.Body))
 			if err != nil {
 				// Poison: left undeleted, it reaches the dead-letter queue
 				// after maxReceiveCount deliveries.
 				c.logger.ErrorContext(ctx, "undecodable sqs message", "message", aws.ToString(m.MessageId), "error", err)
+				c.inFlight.Release(1)
 				continue
 			}
 			count, _ := strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
 			select {
 			case out <- received{msg: m, ref: ref, receiveCount: count}:
 			case <-ctx.Done():
+				c.inFlight.Release(int64(len(res.Messages) - i))
 				return
 			}
 		}
@@ -134,6 +144,7 @@ func (c *Consumer) dispatch(ctx context.Context, in <-chan received) {
 				c.process(ctx, product, batch)
 				<-sem
 			case <-ctx.Done():
+				c.inFlight.Release(int64(len(batch)))
 			}
 			done <- product
 		}()
@@ -157,6 +168,7 @@ func (c *Consumer) dispatch(ctx context.Context, in <-chan received) {
 		case product := <-done:
 			delete(busy, product)
 			if ctx.Err() != nil {
+				c.inFlight.Release(int64(len(pending[product])))
 				delete(pending, product)
 			}
 		}
@@ -167,6 +179,7 @@ func (c *Consumer) dispatch(ctx context.Context, in <-chan received) {
 // process claims one product's messages and deletes those whose requests
 // are decided.
 func (c *Consumer) process(ctx context.Context, product uuid.UUID, batch []received) {
+	defer c.inFlight.Release(int64(len(batch)))
 	stop := c.keepInvisible(ctx, batch)
 	defer stop()
 
@@ -206,10 +219,11 @@ func (c *Consumer) process(ctx context.Context, product uuid.UUID, batch []recei
 // decidedOrUnknown returns the ids whose requests are no longer QUEUED, or
 // do not exist at all (a message nobody can act on).
 func decidedOrUnknown(ctx context.Context, pool *pgxpool.Pool, ids []uuid.UUID) (map[uuid.UUID]bool, error) {
+	// A scalar subquery per id is one primary-key probe each, whatever the
+	// planner knows; a join let it scan the table per batch.
 	rows, err := pool.Query(ctx, `
 		SELECT u.id FROM unnest($1::uuid[]) AS u(id)
-		LEFT JOIN reservation_requests r ON r.id = u.id
-		WHERE r.id IS NULL OR r.status <> 'QUEUED'`, ids)
+		WHERE coalesce((SELECT status FROM reservation_requests r WHERE r.id = u.id), '') <> 'QUEUED'`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("read request outcomes: %w", err)
 	}

@@ -45,6 +45,10 @@ type Config struct {
 	// Linger is how long the consumer gathers a product's messages before
 	// claiming them when fewer than BatchSize are waiting (default 5ms).
 	Linger time.Duration
+	// MaxInFlight caps messages received and not yet finished (default
+	// 2 × BatchSize): pollers pause rather than hold messages whose
+	// visibility would run out before a worker reaches them.
+	MaxInFlight int
 }
 
 func (c *Config) setDefaults() {
@@ -70,6 +74,10 @@ func (c *Config) setDefaults() {
 	if c.Linger == 0 {
 		c.Linger = 5 * time.Millisecond
 	}
+	if c.MaxInFlight == 0 {
+		c.MaxInFlight = 2 * c.BatchSize
+	}
+	c.MaxInFlight = max(c.MaxInFlight, maxBatch)
 }
 
 // NewClient returns an SQS client from the standard AWS configuration
