@@ -103,6 +103,9 @@ func installProblemErrors() {
 func (s *Server) toProblem(err error) error {
 	var p *Problem
 	var input *reservation.InputError
+	if cp := checkoutProblem(err); cp != nil {
+		return cp
+	}
 	switch {
 	case errors.As(err, &p):
 		return p

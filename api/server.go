@@ -23,6 +23,7 @@ import (
 	"riverqueue.com/riverui"
 
 	"boxoffice/internal/cache"
+	"boxoffice/internal/checkout"
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/ops"
@@ -50,6 +51,10 @@ type Deps struct {
 	Reporter *ops.Reporter
 	// DLQ is the SQS dead-letter queue; nil with the River backend.
 	DLQ *sqsqueue.Ops
+	// Checkout takes orders and payment webhooks; nil leaves them out.
+	Checkout *checkout.Service
+	// WebhookSecrets verify provider webhooks (several during a rotation).
+	WebhookSecrets []string
 }
 
 // Server is the API.
@@ -128,6 +133,7 @@ func New(d Deps) *Server {
 	s.registerProducts()
 	s.registerReservations()
 	s.registerOps()
+	s.registerOrders()
 	return s
 }
 

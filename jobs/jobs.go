@@ -3,6 +3,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"boxoffice/internal/checkout"
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/reservation"
@@ -36,6 +38,8 @@ type Config struct {
 	RedeliveryWindow time.Duration
 	// RepairInterval is how often the repair job runs. Required.
 	RepairInterval time.Duration
+	// ReconcileInterval is how often payments are reconciled (default 30s).
+	ReconcileInterval time.Duration
 }
 
 // Deps are what the jobs work with.
@@ -47,6 +51,8 @@ type Deps struct {
 	Config  Config
 	// Enqueuer republishes for the repair job; nil means River's own.
 	Enqueuer reservation.Enqueuer
+	// Checkout, when set, is reconciled and its outbox relayed.
+	Checkout *checkout.Service
 	// MaxSweep caps the holds expired per product per transaction. Default 10,000.
 	MaxSweep int
 }
@@ -59,21 +65,29 @@ func Register(workers *river.Workers, d Deps) {
 	river.AddWorker(workers, &ExpireHoldsWorker{deps: d})
 	river.AddWorker(workers, &AuditWorker{deps: d})
 	river.AddWorker(workers, &RepairWorker{deps: d})
+	if d.Checkout != nil {
+		river.AddWorker(workers, &ReconcileWorker{deps: d})
+	}
 }
 
-// Periodic returns the schedule of the periodic jobs.
-func Periodic(c Config) []*river.PeriodicJob {
+// Periodic returns the schedule of the periodic jobs; withCheckout adds the
+// payment reconciler.
+func Periodic(c Config, withCheckout bool) []*river.PeriodicJob {
 	every := func(d time.Duration, args river.JobArgs) *river.PeriodicJob {
 		return river.NewPeriodicJob(river.PeriodicInterval(d),
 			func() (river.JobArgs, *river.InsertOpts) {
 				return args, &river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 1}
 			}, &river.PeriodicJobOpts{RunOnStart: true})
 	}
-	return []*river.PeriodicJob{
+	out := []*river.PeriodicJob{
 		every(c.SweepInterval, ExpireHoldsArgs{}),
 		every(c.AuditInterval, AuditArgs{}),
 		every(c.RepairInterval, RepairArgs{}),
 	}
+	if withCheckout {
+		out = append(out, every(cmp.Or(c.ReconcileInterval, 30*time.Second), ReconcileArgs{}))
+	}
+	return out
 }
 
 // queryTimeout bounds each periodic job run.
@@ -225,4 +239,24 @@ func Repair(ctx context.Context, d Deps) (RepairResult, error) {
 	d.Metrics.Repaired("stale", res.Stale)
 	d.Logger.WarnContext(ctx, "queue gaps repaired", "unpublished", res.Unpublished, "stale", res.Stale)
 	return res, nil
+}
+
+// ReconcileArgs runs the payment reconciler.
+type ReconcileArgs struct{}
+
+// Kind is River's name for the job.
+func (ReconcileArgs) Kind() string { return "reconcile_payments" }
+
+// ReconcileWorker runs checkout's reconciliation pass.
+type ReconcileWorker struct {
+	river.WorkerDefaults[ReconcileArgs]
+	deps Deps
+}
+
+// Work runs one pass.
+func (w *ReconcileWorker) Work(ctx context.Context, _ *river.Job[ReconcileArgs]) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*queryTimeout)
+	defer cancel()
+	_, err := w.deps.Checkout.Reconcile(ctx)
+	return err
 }

@@ -1,6 +1,7 @@
 package workers
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"boxoffice/internal/checkout"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/reservation"
 	"boxoffice/jobs"
@@ -32,8 +34,12 @@ type RiverOptions struct {
 	Claimer *reservation.Claimer
 	// Enqueuer republishes for the repair job; nil means River's own.
 	Enqueuer reservation.Enqueuer
-	Metrics  *metrics.Metrics
-	Logger   *slog.Logger
+	// Checkout, when set, adds the payment workers and the reconciler.
+	Checkout *checkout.Service
+	// PaymentWorkers is how many provider calls run at once (default 50).
+	PaymentWorkers int
+	Metrics        *metrics.Metrics
+	Logger         *slog.Logger
 	// RiverLogger receives River's own logs. Default Logger.
 	RiverLogger *slog.Logger
 }
@@ -52,14 +58,20 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 	if o.Work {
 		w := river.NewWorkers()
 		river.AddWorker(w, &ClaimWorker{Claimer: o.Claimer, BatchSize: o.BatchSize, Logger: o.Logger})
-		jobs.Register(w, jobs.Deps{Pool: pool, Claimer: o.Claimer, Enqueuer: o.Enqueuer, Metrics: o.Metrics,
-			Logger: o.Logger, Config: o.Jobs})
+		jobs.Register(w, jobs.Deps{Pool: pool, Claimer: o.Claimer, Enqueuer: o.Enqueuer, Checkout: o.Checkout,
+			Metrics: o.Metrics, Logger: o.Logger, Config: o.Jobs})
 		cfg.Workers = w
 		cfg.Queues = map[string]river.QueueConfig{
 			reservation.QueueClaims: {MaxWorkers: o.Workers},
 			jobs.QueueMaintenance:   {MaxWorkers: 2},
 		}
-		cfg.PeriodicJobs = jobs.Periodic(o.Jobs)
+		cfg.PeriodicJobs = jobs.Periodic(o.Jobs, o.Checkout != nil)
+		if o.Checkout != nil {
+			addPaymentWorkers(w, o.Checkout)
+			// Provider calls mostly wait: by Little's law the calls in flight
+			// are throughput × latency (50 at 25 orders/s and 2 s each).
+			cfg.Queues[checkout.QueuePayments] = river.QueueConfig{MaxWorkers: cmp.Or(o.PaymentWorkers, 50)}
+		}
 	}
 	client, err := river.NewClient(riverpgxv5.New(pool), cfg)
 	if err != nil {

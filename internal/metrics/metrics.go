@@ -26,6 +26,10 @@ type Metrics struct {
 	claimRetries    prometheus.Counter
 	invariantErrors prometheus.Counter
 	repaired        *prometheus.CounterVec
+	payments        *prometheus.CounterVec
+	ordersConfirmed prometheus.Counter
+	webhooks        *prometheus.CounterVec
+	mismatches      *prometheus.CounterVec
 }
 
 // New creates the metrics and registers them, with the Go and process
@@ -73,10 +77,25 @@ func New() *Metrics {
 			Name: "boxoffice_repairs_total",
 			Help: "Requests published again by the gap repair job: unpublished (commit without publish) or stale (published, still QUEUED).",
 		}, []string{"kind"}),
+		payments: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "boxoffice_payment_events_total",
+			Help: "Payment events: unknown (timeout/5xx), rate_limited, rejected, declined, late_authorization, voided, captured, capture_failed.",
+		}, []string{"event"}),
+		ordersConfirmed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "boxoffice_orders_confirmed_total", Help: "Orders confirmed.",
+		}),
+		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "boxoffice_webhooks_total", Help: "Provider webhooks by result: accepted, duplicate, bad_signature.",
+		}, []string{"result"}),
+		mismatches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "boxoffice_payment_reconciliations_total",
+			Help: "What the payment reconciler fixed: resolved, voided, capture_retried.",
+		}, []string{"kind"}),
 	}
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.accepted, m.claimBatchSize, m.claimBatchTime, m.holdsCreated,
-		m.holdsExpired, m.holdsReleased, m.rejections, m.claimRetries, m.invariantErrors, m.repaired)
+		m.holdsExpired, m.holdsReleased, m.rejections, m.claimRetries, m.invariantErrors, m.repaired,
+		m.payments, m.ordersConfirmed, m.webhooks, m.mismatches)
 	return m
 }
 
@@ -145,5 +164,33 @@ func (m *Metrics) InvariantViolations(n int) {
 func (m *Metrics) Repaired(kind string, n int) {
 	if m != nil {
 		m.repaired.WithLabelValues(kind).Add(float64(n))
+	}
+}
+
+// PaymentEvent counts a payment event.
+func (m *Metrics) PaymentEvent(event string) {
+	if m != nil {
+		m.payments.WithLabelValues(event).Inc()
+	}
+}
+
+// OrderConfirmed counts a confirmed order.
+func (m *Metrics) OrderConfirmed() {
+	if m != nil {
+		m.ordersConfirmed.Inc()
+	}
+}
+
+// Webhook counts a received webhook by result.
+func (m *Metrics) Webhook(result string) {
+	if m != nil {
+		m.webhooks.WithLabelValues(result).Inc()
+	}
+}
+
+// Reconciled counts what the payment reconciler fixed.
+func (m *Metrics) Reconciled(kind string, n int) {
+	if m != nil && n > 0 {
+		m.mismatches.WithLabelValues(kind).Add(float64(n))
 	}
 }

@@ -20,19 +20,23 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"boxoffice/internal/checkout"
 	"boxoffice/internal/dbtest"
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/metrics"
+	"boxoffice/internal/payment"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/tenant"
+	"boxoffice/internal/ticket"
 	"boxoffice/jobs"
 	"boxoffice/workers"
 )
 
 // Env is one test's world: a private schema, a tenant and the services.
 type Env struct {
+	Checkout *checkout.Service
 	Schema   *dbtest.Schema
 	Tenants  *tenant.Store
 	Products *product.Store
@@ -58,6 +62,9 @@ type Options struct {
 	RequeueAfter time.Duration
 	// Metrics, when set, is what the services record into.
 	Metrics *metrics.Metrics
+	// Provider, when set, adds checkout with this payment provider and its
+	// River workers.
+	Provider payment.Provider
 }
 
 var slugs atomic.Int64
@@ -86,14 +93,22 @@ func New(t testing.TB, o Options) *Env {
 		Claimer:  reservation.NewClaimer(schema.Pool, logger, o.Metrics),
 		Logger:   logger,
 	}
+	if o.Provider != nil {
+		e.Checkout = checkout.NewService(schema.Pool, nil, o.Provider, ticket.NewSigner([]byte("test ticket secret")),
+			o.Metrics, logger, checkout.Config{ResolveAfter: time.Second})
+	}
 	client, err := workers.NewRiverClient(schema.Pool, workers.RiverOptions{
-		Work: true, Workers: 4, BatchSize: o.BatchSize, Schema: schema.Name,
+		Checkout: e.Checkout,
+		Work:     true, Workers: 4, BatchSize: o.BatchSize, Schema: schema.Name,
 		Jobs: jobs.Config{SweepInterval: o.SweepInterval, AuditInterval: time.Hour,
 			RepairInterval: o.RequeueAfter / 2, RepublishAfter: o.RequeueAfter, RedeliveryWindow: o.RequeueAfter},
 		Claimer: e.Claimer, Metrics: o.Metrics, Logger: logger,
 	})
 	require.NoError(t, err)
 	e.River = client
+	if e.Checkout != nil {
+		e.Checkout.SetRiver(client)
+	}
 	e.Service = reservation.NewService(schema.Pool, reservation.RiverEnqueuer{Client: client}, o.Metrics, logger)
 	if o.Work {
 		e.StartWorkers(t)

@@ -1,0 +1,181 @@
+package checkout
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"boxoffice/internal/db"
+	"boxoffice/internal/inventory"
+	"boxoffice/internal/payment"
+)
+
+// Apply brings an attempt and its order in line with the provider's word on
+// the payment, in one transaction. Every path that learns a payment's state
+// — the authorize job, the resolver, webhooks, the reconciler — goes through
+// here, and it is idempotent: applying the same state twice changes nothing,
+// and a state older than what is recorded is ignored, so duplicate and
+// out-of-order news is harmless.
+func (s *Service) Apply(ctx context.Context, attemptID uuid.UUID, p payment.Payment) error {
+	confirmed := false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		a, err := s.loadAttempt(ctx, tx, attemptID, true)
+		if err != nil {
+			return err
+		}
+		var orderStatus string
+		if err := tx.QueryRow(ctx, `SELECT status FROM orders WHERE id = $1`, a.OrderID).Scan(&orderStatus); err != nil {
+			return fmt.Errorf("order of attempt: %w", err)
+		}
+		setAttempt := func(status string) error {
+			_, err := tx.Exec(ctx, `
+				UPDATE payment_attempts SET status = $2, provider_payment_id = coalesce(provider_payment_id, $3), updated_at = now()
+				WHERE id = $1`, attemptID, status, p.ID)
+			return err
+		}
+		switch p.Status {
+		case payment.StatusDeclined:
+			if a.Status != "PENDING" && a.Status != "UNKNOWN" {
+				return nil
+			}
+			s.metrics.PaymentEvent("declined")
+			if err := setAttempt("DECLINED"); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `UPDATE orders SET status = 'FAILED', reason = 'DECLINED', updated_at = now()
+				WHERE id = $1 AND status = 'PENDING_PAYMENT'`, a.OrderID)
+			return err
+
+		case payment.StatusAuthorized:
+			if a.Status != "PENDING" && a.Status != "UNKNOWN" {
+				return nil // already applied, or older news than what we know
+			}
+			if err := setAttempt("AUTHORIZED"); err != nil {
+				return err
+			}
+			if orderStatus != StatusPending {
+				// An authorization nobody can use any more: release it.
+				_, err := s.river.InsertTx(ctx, tx, VoidArgs{AttemptID: attemptID}, nil)
+				return err
+			}
+			ok, err := s.confirm(ctx, tx, a.OrderID)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				// Too late: the hold ended. The late authorization is voided.
+				s.metrics.PaymentEvent("late_authorization")
+				if _, err := tx.Exec(ctx, `UPDATE orders SET status = 'EXPIRED', reason = 'HOLD_EXPIRED', updated_at = now() WHERE id = $1`,
+					a.OrderID); err != nil {
+					return err
+				}
+				_, err := s.river.InsertTx(ctx, tx, VoidArgs{AttemptID: attemptID}, nil)
+				return err
+			}
+			confirmed = true
+			_, err = s.river.InsertTx(ctx, tx, CaptureArgs{OrderID: a.OrderID}, nil)
+			return err
+
+		case payment.StatusCaptured:
+			if a.Status == "CAPTURED" || a.Status == "REFUNDED" {
+				return nil
+			}
+			if err := setAttempt("CAPTURED"); err != nil {
+				return err
+			}
+			s.metrics.PaymentEvent("captured")
+			_, err := tx.Exec(ctx, `UPDATE orders SET capture_status = 'CAPTURED', updated_at = now() WHERE id = $1`, a.OrderID)
+			return err
+
+		case payment.StatusVoided:
+			if a.Status == "VOIDED" {
+				return nil
+			}
+			return setAttempt("VOIDED")
+
+		case payment.StatusRefunded:
+			if a.Status == "REFUNDED" {
+				return nil
+			}
+			if err := setAttempt("REFUNDED"); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `UPDATE orders SET status = 'REFUNDED', updated_at = now() WHERE id = $1`, a.OrderID)
+			return err
+		}
+		return fmt.Errorf("payment %s: unknown status %q", p.ID, p.Status)
+	})
+	if err == nil && confirmed {
+		s.metrics.OrderConfirmed()
+	}
+	return err
+}
+
+// confirm makes the order's numbers SOLD if its hold is still the buyer's:
+// claims SOLD, counters held→sold, hold and request CONVERTED, order
+// CONFIRMED, tickets issued and an outbox row, in the caller's transaction.
+// Locks follow the common order: hold, claims, inventory last. It reports
+// false, changing nothing, when the hold has ended.
+func (s *Service) confirm(ctx context.Context, tx pgx.Tx, orderID uuid.UUID) (bool, error) {
+	var holdID, productID, tenantID, requestID uuid.UUID
+	var numbers []int32
+	var active bool
+	var buyer string
+	var email *string
+	err := tx.QueryRow(ctx, `
+		SELECT h.id, h.product_id, h.tenant_id, h.request_id, h.numbers, h.state = 'ACTIVE' AND h.expires_at > now(),
+		       o.buyer_id, o.email
+		FROM orders o JOIN holds h ON h.id = o.hold_id WHERE o.id = $1
+		FOR UPDATE OF h`, orderID).Scan(&holdID, &productID, &tenantID, &requestID, &numbers, &active, &buyer, &email)
+	if err != nil {
+		return false, fmt.Errorf("lock hold of order %s: %w", orderID, db.NotFound(err))
+	}
+	if !active {
+		return false, nil
+	}
+	tag, err := tx.Exec(ctx, `
+		UPDATE claims SET state = 'SOLD', expires_at = NULL
+		WHERE product_id = $1 AND number = ANY($2) AND hold_id = $3 AND state = 'HELD'`, productID, numbers, holdID)
+	if err != nil {
+		return false, fmt.Errorf("sell claims: %w", err)
+	}
+	if int(tag.RowsAffected()) != len(numbers) {
+		// A number no longer belongs to the hold: never sell what is not ours.
+		return false, fmt.Errorf("order %s: %d of %d claims still held", orderID, tag.RowsAffected(), len(numbers))
+	}
+	if _, err := tx.Exec(ctx, `UPDATE holds SET state = 'CONVERTED', ended_at = now() WHERE id = $1`, holdID); err != nil {
+		return false, fmt.Errorf("convert hold: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE reservation_requests SET status = 'CONVERTED' WHERE id = $1`, requestID); err != nil {
+		return false, fmt.Errorf("convert request: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `
+		UPDATE orders SET status = 'CONFIRMED', capture_status = 'PENDING', confirmed_at = now(), updated_at = now()
+		WHERE id = $1`, orderID); err != nil {
+		return false, fmt.Errorf("confirm order: %w", err)
+	}
+	tickets := make([]Ticket, len(numbers))
+	rows := make([][]any, len(numbers))
+	for i, n := range numbers {
+		id := db.NewID()
+		tickets[i] = Ticket{Number: n, Code: s.tickets.Code(id, productID, n)}
+		rows[i] = []any{id, orderID, productID, n, tickets[i].Code}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"tickets"}, []string{"id", "order_id", "product_id", "number", "code"},
+		pgx.CopyFromRows(rows)); err != nil {
+		return false, fmt.Errorf("issue tickets: %w", err)
+	}
+	payload, _ := json.Marshal(map[string]any{"orderId": orderID, "productId": productID, "buyerId": buyer,
+		"email": email, "tickets": tickets})
+	if _, err := tx.Exec(ctx, `INSERT INTO outbox (tenant_id, topic, payload) VALUES ($1, 'order.confirmed', $2)`,
+		tenantID, payload); err != nil {
+		return false, fmt.Errorf("outbox: %w", err)
+	}
+	if err := inventory.Apply(ctx, tx, productID, inventory.Change{HeldDelta: -len(numbers), SoldDelta: len(numbers)}); err != nil {
+		return false, err
+	}
+	return true, nil
+}

@@ -1,0 +1,111 @@
+// Package checkout turns holds into confirmed orders through a payment
+// provider: orders and payment attempts, the one transaction that confirms
+// (claims SOLD, order CONFIRMED, tickets, outbox), and the jobs that
+// authorize, resolve unknown outcomes, capture, void and reconcile. No
+// database lock is ever held across a provider call.
+package checkout
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"boxoffice/internal/metrics"
+	"boxoffice/internal/payment"
+	"boxoffice/internal/ticket"
+)
+
+// Order statuses.
+const (
+	StatusPending   = "PENDING_PAYMENT"
+	StatusConfirmed = "CONFIRMED"
+	StatusFailed    = "FAILED"
+	StatusExpired   = "EXPIRED"
+	StatusRefunded  = "REFUNDED"
+)
+
+// Errors the API maps to problems.
+var (
+	ErrCheckoutPaused      = errors.New("checkout is paused")
+	ErrHoldNotActive       = errors.New("the hold is no longer active")
+	ErrOrderExists         = errors.New("the hold already has an order")
+	ErrIdempotencyConflict = errors.New("idempotency key already used for another order")
+)
+
+// Config tunes checkout. Zero values take the defaults noted.
+type Config struct {
+	// Grace extends a hold once when checkout starts, so an authorization in
+	// flight does not lose its seats at the last second (default 2m).
+	Grace time.Duration
+	// PauseAfterUnknown pauses checkout by itself when this many payment
+	// outcomes are unresolved (default 50).
+	PauseAfterUnknown int
+	// ResolveAfter is how old a pending or unknown attempt must be before the
+	// reconciler asks the provider (default 1m).
+	ResolveAfter time.Duration
+}
+
+func (c *Config) setDefaults() {
+	if c.Grace == 0 {
+		c.Grace = 2 * time.Minute
+	}
+	if c.PauseAfterUnknown == 0 {
+		c.PauseAfterUnknown = 50
+	}
+	if c.ResolveAfter == 0 {
+		c.ResolveAfter = time.Minute
+	}
+}
+
+// Service is checkout.
+type Service struct {
+	pool     *pgxpool.Pool
+	river    *river.Client[pgx.Tx]
+	provider payment.Provider
+	tickets  *ticket.Signer
+	metrics  *metrics.Metrics
+	logger   *slog.Logger
+	cfg      Config
+}
+
+// NewService returns the checkout service.
+func NewService(pool *pgxpool.Pool, riverClient *river.Client[pgx.Tx], provider payment.Provider, tickets *ticket.Signer,
+	m *metrics.Metrics, logger *slog.Logger, cfg Config) *Service {
+	cfg.setDefaults()
+	return &Service{pool: pool, river: riverClient, provider: provider, tickets: tickets, metrics: m, logger: logger, cfg: cfg}
+}
+
+// Provider is the payment provider in use.
+func (s *Service) Provider() payment.Provider { return s.provider }
+
+// SetRiver sets the River client once it exists (the client's workers need
+// the service, the service inserts jobs with the client).
+func (s *Service) SetRiver(c *river.Client[pgx.Tx]) { s.river = c }
+
+// Order is an order as a shopper sees it.
+type Order struct {
+	ID            uuid.UUID  `json:"id"`
+	HoldID        uuid.UUID  `json:"holdId"`
+	ProductID     uuid.UUID  `json:"productId"`
+	Status        string     `json:"status"`
+	Reason        string     `json:"reason,omitempty"`
+	Payment       string     `json:"payment" doc:"State of the current payment attempt: PENDING, UNKNOWN (still being resolved), AUTHORIZED, DECLINED, CAPTURED, VOIDED, REFUNDED"`
+	CaptureStatus string     `json:"captureStatus"`
+	AmountCents   int64      `json:"amountCents"`
+	Currency      string     `json:"currency"`
+	Numbers       []int32    `json:"numbers"`
+	Tickets       []Ticket   `json:"tickets,omitempty"`
+	CreatedAt     time.Time  `json:"createdAt"`
+	ConfirmedAt   *time.Time `json:"confirmedAt,omitempty"`
+}
+
+// Ticket is one sold number with its signed code.
+type Ticket struct {
+	Number int32  `json:"number"`
+	Code   string `json:"code"`
+}

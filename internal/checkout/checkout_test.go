@@ -1,0 +1,293 @@
+package checkout_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/api"
+	"boxoffice/internal/checkout"
+	"boxoffice/internal/payment"
+	"boxoffice/internal/product"
+	"boxoffice/internal/pspsim"
+	"boxoffice/internal/reservation"
+	"boxoffice/internal/testfix"
+)
+
+const webhookSecret = "whsec_test"
+
+type testBundle struct {
+	env     *testfix.Env
+	product *product.Product
+}
+
+// setup wires the simulator (over HTTP), its webhooks into the real API, and
+// River's payment workers.
+func setup(t *testing.T, sim pspsim.Config, start bool) *testBundle {
+	t.Helper()
+	var handler atomic.Pointer[http.Handler]
+	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h := handler.Load(); h != nil {
+			(*h).ServeHTTP(w, r)
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	sim.WebhookURL, sim.WebhookSecret = hooks.URL+"/v1/webhooks/payments/sim", webhookSecret
+	s := pspsim.New(sim)
+	simSrv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { simSrv.Close(); s.Close(); hooks.Close() })
+
+	env := testfix.New(t, testfix.Options{Provider: payment.NewSim(simSrv.URL, 2*time.Second)})
+	srv := api.New(api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products,
+		Reservations: env.Service, Logger: env.Logger, River: env.River, Checkout: env.Checkout,
+		WebhookSecrets: []string{webhookSecret}})
+	var h http.Handler = adaptor.FiberApp(srv.App())
+	handler.Store(&h)
+	if start {
+		env.StartWorkers(t)
+	}
+	return &testBundle{env: env, product: env.Product(t, testfix.ProductOpts{Capacity: 20})}
+}
+
+// hold reserves two numbers for buyer and returns the hold id.
+func (b *testBundle) hold(t *testing.T, buyer string) uuid.UUID {
+	t.Helper()
+	r := b.env.Reserve(t, b.product, buyer, reservation.Params{Quantity: 2})
+	b.env.Drain(t, b.product, 10)
+	got := b.env.Get(t, b.product, r.ID)
+	require.Equal(t, reservation.StatusHeld, got.Status)
+	return *got.HoldID
+}
+
+func (b *testBundle) order(t *testing.T, buyer string, hold uuid.UUID, method string) *checkout.Order {
+	t.Helper()
+	o, _, err := b.env.Checkout.Create(context.Background(), checkout.CreateParams{TenantID: b.product.TenantID,
+		BuyerID: buyer, IdempotencyKey: uuid.NewString(), HoldID: hold, PaymentMethod: method, Email: buyer + "@example.test"})
+	require.NoError(t, err)
+	require.Equal(t, checkout.StatusPending, o.Status)
+	return o
+}
+
+func (b *testBundle) wait(t *testing.T, id uuid.UUID, cond func(*checkout.Order) bool) *checkout.Order {
+	t.Helper()
+	var o *checkout.Order
+	require.Eventually(t, func() bool {
+		var err error
+		o, err = b.env.Checkout.Get(context.Background(), b.product.TenantID, id, "")
+		require.NoError(t, err)
+		return cond(o)
+	}, 20*time.Second, 20*time.Millisecond, "order %s", id)
+	return o
+}
+
+func settled(o *checkout.Order) bool {
+	return (o.Status == checkout.StatusConfirmed && o.CaptureStatus == "CAPTURED") ||
+		o.Status == checkout.StatusFailed || o.Status == checkout.StatusExpired
+}
+
+func (b *testBundle) count(t *testing.T, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, b.env.Schema.Pool.QueryRow(context.Background(), sql, args...).Scan(&n))
+	return n
+}
+
+// requireSafe checks the money invariants: at most one capture per order,
+// every SOLD claim in exactly one CONFIRMED order, no authorization left
+// without a confirmed order or a void, and the inventory invariants.
+func (b *testBundle) requireSafe(t *testing.T) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		return b.count(t, `
+			SELECT count(*) FROM payment_attempts a JOIN orders o ON o.id = a.order_id
+			WHERE a.status = 'AUTHORIZED' AND o.status <> 'CONFIRMED'`) == 0
+	}, 20*time.Second, 50*time.Millisecond, "an authorization without a confirmed order was not voided")
+	require.Zero(t, b.count(t, `SELECT count(*) FROM (SELECT order_id FROM payment_attempts WHERE status IN ('CAPTURED', 'REFUNDED') GROUP BY order_id HAVING count(*) > 1) x`))
+	require.Zero(t, b.count(t, `
+		SELECT count(*) FROM claims c
+		WHERE c.state = 'SOLD' AND (SELECT count(*) FROM orders o WHERE o.hold_id = c.hold_id AND o.status = 'CONFIRMED') <> 1`))
+	require.Zero(t, b.count(t, `
+		SELECT count(*) FROM orders o WHERE o.status = 'CONFIRMED' AND NOT EXISTS (
+			SELECT 1 FROM payment_attempts a WHERE a.order_id = o.id AND a.status IN ('AUTHORIZED', 'CAPTURED', 'REFUNDED'))`))
+	b.env.RequireInvariants(t)
+}
+
+func TestSuccess(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, true)
+	hold := b.hold(t, "alice")
+	o := b.wait(t, b.order(t, "alice", hold, pspsim.MethodOK).ID, settled)
+	require.Equal(t, checkout.StatusConfirmed, o.Status)
+	require.Equal(t, int64(2*5000), o.AmountCents)
+	require.Len(t, o.Tickets, 2)
+	require.Equal(t, 2, b.count(t, `SELECT count(*) FROM claims WHERE hold_id = $1 AND state = 'SOLD'`, hold))
+	require.Equal(t, 2, b.count(t, `SELECT sold FROM inventory WHERE product_id = $1`, b.product.ID))
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM outbox WHERE topic = 'order.confirmed'`))
+	require.Equal(t, "CONVERTED", b.status(t, `SELECT state FROM holds WHERE id = $1`, hold))
+	b.requireSafe(t)
+
+	// A SOLD number never returns to stock, even past the hold's time.
+	b.env.Exec(t, `UPDATE holds SET expires_at = now() - interval '1 hour' WHERE id = $1`, hold)
+	_, err := b.env.Claimer.ExpireHolds(context.Background(), 100)
+	require.NoError(t, err)
+	require.Equal(t, 2, b.count(t, `SELECT sold FROM inventory WHERE product_id = $1`, b.product.ID))
+	b.requireSafe(t)
+}
+
+func (b *testBundle) status(t *testing.T, sql string, args ...any) string {
+	t.Helper()
+	var s string
+	require.NoError(t, b.env.Schema.Pool.QueryRow(context.Background(), sql, args...).Scan(&s))
+	return s
+}
+
+func TestDeclineThenRetry(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, true)
+	hold := b.hold(t, "alice")
+	first := b.wait(t, b.order(t, "alice", hold, pspsim.MethodDecline).ID, settled)
+	require.Equal(t, checkout.StatusFailed, first.Status)
+	require.Equal(t, "DECLINED", first.Reason)
+	require.Equal(t, "ACTIVE", b.status(t, `SELECT state FROM holds WHERE id = $1`, hold), "the hold stays")
+
+	again := b.wait(t, b.order(t, "alice", hold, pspsim.MethodOK).ID, settled)
+	require.Equal(t, first.ID, again.ID, "the same order, a new attempt")
+	require.Equal(t, checkout.StatusConfirmed, again.Status)
+	require.Equal(t, 2, b.count(t, `SELECT count(DISTINCT provider_key) FROM payment_attempts WHERE order_id = $1`, first.ID))
+	b.requireSafe(t)
+}
+
+func TestTimeoutAfterAuthorization(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, true)
+	hold := b.hold(t, "alice")
+	o := b.wait(t, b.order(t, "alice", hold, pspsim.MethodTimeoutAfterAuth).ID, settled)
+	require.Equal(t, checkout.StatusConfirmed, o.Status, "resolved by asking with the same key")
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM payment_attempts WHERE order_id = $1`, o.ID), "no second authorization")
+	b.requireSafe(t)
+}
+
+func TestServerErrorAndRateLimit(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, true)
+	for _, m := range []string{pspsim.MethodError500, pspsim.MethodRateLimited} {
+		buyer := "buyer-" + m
+		o := b.wait(t, b.order(t, buyer, b.hold(t, buyer), m).ID, settled)
+		require.Equal(t, checkout.StatusConfirmed, o.Status, m)
+	}
+	b.requireSafe(t)
+}
+
+func TestWebhookBeforeResponse(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{ResponseDelay: 700 * time.Millisecond}, true)
+	hold := b.hold(t, "alice")
+	o := b.order(t, "alice", hold, pspsim.MethodOK)
+	// The webhook overtakes the authorize response and confirms first.
+	b.wait(t, o.ID, func(o *checkout.Order) bool { return o.Status == checkout.StatusConfirmed })
+	require.Eventually(t, func() bool {
+		return b.count(t, `SELECT count(*) FROM webhook_events WHERE processed_at IS NOT NULL`) >= 1
+	}, 10*time.Second, 20*time.Millisecond)
+	b.wait(t, o.ID, settled)
+	b.requireSafe(t)
+}
+
+func TestDuplicateAndOutOfOrderWebhooks(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{WebhookDuplicates: 3, WebhookDelay: 400 * time.Millisecond}, true)
+	var ids []uuid.UUID
+	for _, buyer := range []string{"a", "b", "c"} {
+		ids = append(ids, b.order(t, buyer, b.hold(t, buyer), pspsim.MethodOK).ID)
+	}
+	for _, id := range ids {
+		require.Equal(t, checkout.StatusConfirmed, b.wait(t, id, settled).Status)
+	}
+	// authorized + captured events, each four times, for three orders.
+	require.Eventually(t, func() bool {
+		return b.count(t, `SELECT count(*) FROM webhook_events WHERE processed_at IS NOT NULL`) == 6
+	}, 20*time.Second, 50*time.Millisecond)
+	require.Equal(t, 3, b.count(t, `SELECT count(*) FROM orders WHERE status = 'CONFIRMED'`))
+	require.Equal(t, 6, b.count(t, `SELECT count(*) FROM tickets`))
+	b.requireSafe(t)
+}
+
+func TestLateAuthorizationIsVoided(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, false)
+	hold := b.hold(t, "alice")
+	o := b.order(t, "alice", hold, pspsim.MethodOK)
+	// The hold (grace included) runs out before the authorization arrives.
+	b.env.Exec(t, `UPDATE holds SET expires_at = now() - interval '1 second' WHERE id = $1`, hold)
+	b.env.Exec(t, `UPDATE claims SET expires_at = now() - interval '1 second' WHERE hold_id = $1`, hold)
+	b.env.StartWorkers(t)
+
+	got := b.wait(t, o.ID, settled)
+	require.Equal(t, checkout.StatusExpired, got.Status)
+	require.Equal(t, "HOLD_EXPIRED", got.Reason)
+	require.Eventually(t, func() bool {
+		return b.status(t, `SELECT status FROM payment_attempts WHERE order_id = $1`, o.ID) == "VOIDED"
+	}, 20*time.Second, 20*time.Millisecond)
+	require.Zero(t, b.count(t, `SELECT count(*) FROM claims WHERE state = 'SOLD'`))
+
+	// The numbers are for sale again.
+	_, err := b.env.Claimer.ExpireHolds(context.Background(), 100)
+	require.NoError(t, err)
+	r := b.env.Reserve(t, b.product, "bob", reservation.Params{Numbers: b.numbersOf(t, hold)})
+	b.env.Drain(t, b.product, 10)
+	require.Equal(t, reservation.StatusHeld, b.env.Get(t, b.product, r.ID).Status)
+	b.requireSafe(t)
+}
+
+func (b *testBundle) numbersOf(t *testing.T, hold uuid.UUID) []int32 {
+	t.Helper()
+	var n []int32
+	require.NoError(t, b.env.Schema.Pool.QueryRow(context.Background(), `SELECT numbers FROM holds WHERE id = $1`, hold).Scan(&n))
+	return n
+}
+
+func TestCaptureFailureIsRetried(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, true)
+	o := b.order(t, "alice", b.hold(t, "alice"), pspsim.MethodCaptureFails)
+	b.wait(t, o.ID, func(o *checkout.Order) bool { return o.Status == checkout.StatusConfirmed })
+	got := b.wait(t, o.ID, func(o *checkout.Order) bool { return o.CaptureStatus == "CAPTURED" })
+	require.Equal(t, "CAPTURED", got.Payment)
+	b.requireSafe(t)
+}
+
+func TestReconcilerResolvesWhatJobsLeft(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, false)
+	hold := b.hold(t, "alice")
+	o := b.order(t, "alice", hold, pspsim.MethodOK)
+	// The authorize job is lost; the reconciler finds the stale attempt.
+	b.env.Exec(t, `DELETE FROM river_job`)
+	b.env.Exec(t, `UPDATE payment_attempts SET updated_at = now() - interval '1 hour'`)
+	res, err := b.env.Checkout.Reconcile(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Resolved)
+	b.env.StartWorkers(t) // the resolver re-authorizes with the same key; capture follows
+	require.Equal(t, checkout.StatusConfirmed, b.wait(t, o.ID, settled).Status)
+	b.requireSafe(t)
+}
+
+func TestPause(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, false)
+	hold := b.hold(t, "alice")
+	ctx := context.Background()
+	require.NoError(t, b.env.Checkout.SetPaused(ctx, true, "maintenance"))
+	_, _, err := b.env.Checkout.Create(ctx, checkout.CreateParams{TenantID: b.product.TenantID, BuyerID: "alice",
+		IdempotencyKey: "k", HoldID: hold, PaymentMethod: pspsim.MethodOK})
+	require.ErrorIs(t, err, checkout.ErrCheckoutPaused)
+	require.NoError(t, b.env.Checkout.SetPaused(ctx, false, ""))
+	b.order(t, "alice", hold, pspsim.MethodOK)
+}

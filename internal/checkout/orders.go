@@ -1,0 +1,199 @@
+package checkout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"boxoffice/internal/db"
+)
+
+// CreateParams asks to pay for a hold.
+type CreateParams struct {
+	TenantID       uuid.UUID
+	BuyerID        string
+	IdempotencyKey string
+	HoldID         uuid.UUID
+	PaymentMethod  string
+	Email          string
+}
+
+// Create records an order for the buyer's hold and its first payment
+// attempt, and enqueues the authorization — all in one transaction, so the
+// attempt is durable before any provider call. The same key returns the same
+// order; a new key for a hold whose order FAILED (declined) starts a new
+// attempt on that order with a new provider idempotency key.
+func (s *Service) Create(ctx context.Context, p CreateParams) (order *Order, replayed bool, err error) {
+	if err := s.checkPaused(ctx); err != nil {
+		return nil, false, err
+	}
+	var orderID uuid.UUID
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var existingHold uuid.UUID
+		err := tx.QueryRow(ctx, `SELECT id, hold_id FROM orders WHERE tenant_id = $1 AND buyer_id = $2 AND idempotency_key = $3`,
+			p.TenantID, p.BuyerID, p.IdempotencyKey).Scan(&orderID, &existingHold)
+		switch {
+		case err == nil && existingHold == p.HoldID:
+			replayed = true
+			return nil
+		case err == nil:
+			return ErrIdempotencyConflict
+		case !errors.Is(err, pgx.ErrNoRows):
+			return fmt.Errorf("look up order by key: %w", err)
+		}
+
+		var productID uuid.UUID
+		var active bool
+		var numbers []int32
+		err = tx.QueryRow(ctx, `
+			SELECT product_id, state = 'ACTIVE' AND expires_at > now(), numbers
+			FROM holds WHERE id = $1 AND tenant_id = $2 AND buyer_id = $3 FOR UPDATE`,
+			p.HoldID, p.TenantID, p.BuyerID).Scan(&productID, &active, &numbers)
+		if err != nil {
+			return fmt.Errorf("lock hold %s: %w", p.HoldID, db.NotFound(err))
+		}
+		if !active {
+			return ErrHoldNotActive
+		}
+
+		var status string
+		err = tx.QueryRow(ctx, `SELECT id, status FROM orders WHERE hold_id = $1 FOR UPDATE`, p.HoldID).Scan(&orderID, &status)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			orderID = db.NewID()
+			_, err = tx.Exec(ctx, `
+				INSERT INTO orders (id, tenant_id, product_id, buyer_id, hold_id, idempotency_key, amount_cents, currency, email)
+				SELECT $1, $2, $3, $4, $5, $6, price_cents * $7, currency, $8 FROM products WHERE id = $3`,
+				orderID, p.TenantID, productID, p.BuyerID, p.HoldID, p.IdempotencyKey, len(numbers), nullable(p.Email))
+			if err != nil {
+				return fmt.Errorf("insert order: %w", err)
+			}
+			// The one grace extension: while the authorization is in flight
+			// the seats stay this buyer's a little longer, never indefinitely.
+			if _, err := tx.Exec(ctx, `UPDATE holds SET expires_at = expires_at + make_interval(secs => $2) WHERE id = $1`,
+				p.HoldID, s.cfg.Grace.Seconds()); err != nil {
+				return fmt.Errorf("extend hold: %w", err)
+			}
+			if _, err := tx.Exec(ctx, `
+				UPDATE claims SET expires_at = expires_at + make_interval(secs => $3)
+				WHERE product_id = $1 AND number = ANY($2) AND hold_id = $4 AND state = 'HELD'`,
+				productID, numbers, s.cfg.Grace.Seconds(), p.HoldID); err != nil {
+				return fmt.Errorf("extend claims: %w", err)
+			}
+		case err != nil:
+			return fmt.Errorf("look up order of hold: %w", err)
+		case status == StatusFailed:
+			// A declined order may be paid again with another method.
+			if _, err := tx.Exec(ctx, `UPDATE orders SET status = $2, reason = NULL, idempotency_key = $3, updated_at = now() WHERE id = $1`,
+				orderID, StatusPending, p.IdempotencyKey); err != nil {
+				return fmt.Errorf("reopen order: %w", err)
+			}
+		default:
+			return fmt.Errorf("%w: order %s is %s", ErrOrderExists, orderID, status)
+		}
+
+		attemptID := db.NewID()
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO payment_attempts (id, order_id, provider, provider_key, payment_method)
+			VALUES ($1, $2, $3, $4, $5)`, attemptID, orderID, s.provider.Name(), "att_"+attemptID.String(), p.PaymentMethod); err != nil {
+			return fmt.Errorf("insert payment attempt: %w", err)
+		}
+		if _, err := s.river.InsertTx(ctx, tx, AuthorizeArgs{AttemptID: attemptID}, nil); err != nil {
+			return fmt.Errorf("enqueue authorization: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	order, err = s.Get(ctx, p.TenantID, orderID, p.BuyerID)
+	return order, replayed, err
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// Get returns an order of the tenant (and of the buyer, when buyerID is set).
+func (s *Service) Get(ctx context.Context, tenantID, id uuid.UUID, buyerID string) (*Order, error) {
+	var o Order
+	err := s.pool.QueryRow(ctx, `
+		SELECT o.id, o.hold_id, o.product_id, o.status, coalesce(o.reason, ''), o.capture_status, o.amount_cents,
+		       o.currency, h.numbers, o.created_at, o.confirmed_at,
+		       coalesce((SELECT status FROM payment_attempts a WHERE a.order_id = o.id ORDER BY a.created_at DESC LIMIT 1), '')
+		FROM orders o JOIN holds h ON h.id = o.hold_id
+		WHERE o.id = $1 AND o.tenant_id = $2 AND ($3 = '' OR o.buyer_id = $3)`, id, tenantID, buyerID).
+		Scan(&o.ID, &o.HoldID, &o.ProductID, &o.Status, &o.Reason, &o.CaptureStatus, &o.AmountCents, &o.Currency,
+			&o.Numbers, &o.CreatedAt, &o.ConfirmedAt, &o.Payment)
+	if err != nil {
+		return nil, fmt.Errorf("get order %s: %w", id, db.NotFound(err))
+	}
+	if o.Status == StatusConfirmed || o.Status == StatusRefunded {
+		rows, err := s.pool.Query(ctx, `SELECT number, code FROM tickets WHERE order_id = $1 ORDER BY number`, id)
+		if err != nil {
+			return nil, fmt.Errorf("tickets of %s: %w", id, err)
+		}
+		o.Tickets, err = pgx.CollectRows(rows, pgx.RowToStructByPos[Ticket])
+		if err != nil {
+			return nil, fmt.Errorf("tickets of %s: %w", id, err)
+		}
+	}
+	return &o, nil
+}
+
+// checkPaused refuses new orders while checkout is paused, and pauses it
+// when too many payment outcomes are unresolved.
+func (s *Service) checkPaused(ctx context.Context) error {
+	var paused bool
+	var reason *string
+	var unknown int
+	err := s.pool.QueryRow(ctx, `
+		SELECT paused, reason, (SELECT count(*) FROM payment_attempts WHERE status = 'UNKNOWN')
+		FROM checkout_control`).Scan(&paused, &reason, &unknown)
+	if err != nil {
+		return fmt.Errorf("checkout state: %w", err)
+	}
+	if !paused && unknown >= s.cfg.PauseAfterUnknown {
+		r := fmt.Sprintf("paused automatically: %d payment outcomes unresolved", unknown)
+		if err := s.SetPaused(ctx, true, r); err != nil {
+			return err
+		}
+		s.logger.WarnContext(ctx, "checkout paused", "unknown_payments", unknown)
+		paused, reason = true, &r
+	}
+	if paused {
+		if reason != nil {
+			return fmt.Errorf("%w: %s", ErrCheckoutPaused, *reason)
+		}
+		return ErrCheckoutPaused
+	}
+	return nil
+}
+
+// SetPaused pauses or resumes checkout.
+func (s *Service) SetPaused(ctx context.Context, paused bool, reason string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE checkout_control SET paused = $1, reason = $2, updated_at = now()`, paused, nullable(reason))
+	if err != nil {
+		return fmt.Errorf("set checkout paused: %w", err)
+	}
+	return nil
+}
+
+// Paused reports whether checkout is paused and why.
+func (s *Service) Paused(ctx context.Context) (bool, string, error) {
+	var paused bool
+	var reason *string
+	if err := s.pool.QueryRow(ctx, `SELECT paused, reason FROM checkout_control`).Scan(&paused, &reason); err != nil {
+		return false, "", fmt.Errorf("checkout state: %w", err)
+	}
+	if reason == nil {
+		return paused, "", nil
+	}
+	return paused, *reason, nil
+}

@@ -1,0 +1,87 @@
+package workers
+
+import (
+	"context"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"boxoffice/internal/checkout"
+)
+
+// Payment workers are thin: each calls one checkout step. Provider calls are
+// bounded by the provider client's own timeout.
+
+// AuthorizeWorker authorizes a payment attempt.
+type AuthorizeWorker struct {
+	river.WorkerDefaults[checkout.AuthorizeArgs]
+	Checkout *checkout.Service
+}
+
+// Work authorizes.
+func (w *AuthorizeWorker) Work(ctx context.Context, job *river.Job[checkout.AuthorizeArgs]) error {
+	return w.Checkout.Authorize(ctx, job.Args.AttemptID)
+}
+
+// ResolveWorker resolves an unknown payment outcome.
+type ResolveWorker struct {
+	river.WorkerDefaults[checkout.ResolveArgs]
+	Checkout *checkout.Service
+}
+
+// Work resolves.
+func (w *ResolveWorker) Work(ctx context.Context, job *river.Job[checkout.ResolveArgs]) error {
+	return w.Checkout.Resolve(ctx, job.Args.AttemptID)
+}
+
+// NextRetry asks again soon at first and then backs off, capped at a minute:
+// the shopper is waiting on the answer.
+func (w *ResolveWorker) NextRetry(job *river.Job[checkout.ResolveArgs]) time.Time {
+	return time.Now().Add(min(time.Duration(job.Attempt*job.Attempt)*time.Second, time.Minute))
+}
+
+// CaptureWorker captures a confirmed order.
+type CaptureWorker struct {
+	river.WorkerDefaults[checkout.CaptureArgs]
+	Checkout *checkout.Service
+}
+
+// Work captures.
+func (w *CaptureWorker) Work(ctx context.Context, job *river.Job[checkout.CaptureArgs]) error {
+	return w.Checkout.Capture(ctx, job.Args.OrderID)
+}
+
+// NextRetry backs off from a second, capped at five minutes.
+func (w *CaptureWorker) NextRetry(job *river.Job[checkout.CaptureArgs]) time.Time {
+	return time.Now().Add(min(time.Duration(job.Attempt*job.Attempt)*time.Second, 5*time.Minute))
+}
+
+// VoidWorker voids an unused authorization.
+type VoidWorker struct {
+	river.WorkerDefaults[checkout.VoidArgs]
+	Checkout *checkout.Service
+}
+
+// Work voids.
+func (w *VoidWorker) Work(ctx context.Context, job *river.Job[checkout.VoidArgs]) error {
+	return w.Checkout.Void(ctx, job.Args.AttemptID)
+}
+
+// WebhookWorker processes a stored provider event.
+type WebhookWorker struct {
+	river.WorkerDefaults[checkout.WebhookArgs]
+	Checkout *checkout.Service
+}
+
+// Work processes the event.
+func (w *WebhookWorker) Work(ctx context.Context, job *river.Job[checkout.WebhookArgs]) error {
+	return w.Checkout.ProcessWebhook(ctx, job.Args.Provider, job.Args.EventID)
+}
+
+func addPaymentWorkers(w *river.Workers, c *checkout.Service) {
+	river.AddWorker(w, &AuthorizeWorker{Checkout: c})
+	river.AddWorker(w, &ResolveWorker{Checkout: c})
+	river.AddWorker(w, &CaptureWorker{Checkout: c})
+	river.AddWorker(w, &VoidWorker{Checkout: c})
+	river.AddWorker(w, &WebhookWorker{Checkout: c})
+}
