@@ -13,14 +13,18 @@ import (
 	"github.com/riverqueue/river"
 
 	"boxoffice/api"
+	"boxoffice/internal/checkout"
 	"boxoffice/internal/config"
 	"boxoffice/internal/db"
+	"boxoffice/internal/mail"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/ops"
+	"boxoffice/internal/payment"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/tenant"
+	"boxoffice/internal/ticket"
 	"boxoffice/jobs"
 	"boxoffice/migrations"
 	"boxoffice/workers"
@@ -38,6 +42,8 @@ type app struct {
 	tenants  *tenant.Store
 	products *product.Store
 	reporter *ops.Reporter
+
+	checkout *checkout.Service // nil without a payment provider
 
 	// SQS backend only.
 	publisher *sqsqueue.Publisher
@@ -106,6 +112,15 @@ func newApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, work b
 		enqueuer = a.publisher
 	}
 
+	if cfg.PaymentProviderURL != "" {
+		a.checkout = checkout.NewService(pool, nil, payment.NewSim(cfg.PaymentProviderURL, cfg.PaymentTimeout),
+			ticket.NewSigner([]byte(cfg.TicketSecret)), a.metrics, logger,
+			checkout.Config{Grace: cfg.CheckoutGrace, PauseAfterUnknown: cfg.PauseAfterUnknown})
+		if cfg.SMTPAddr != "" {
+			a.checkout.SetMailer(&mail.Sender{Addr: cfg.SMTPAddr, From: cfg.MailFrom})
+		}
+	}
+
 	// River reports its producers' job counts at info level every few
 	// seconds; keep its logs to warnings unless debugging.
 	riverLogger := logger
@@ -118,10 +133,14 @@ func newApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, work b
 			RepairInterval: min(cfg.RepublishAfter, cfg.RequeueAfter) / 2,
 			RepublishAfter: cfg.RepublishAfter, RedeliveryWindow: cfg.RedeliveryWindow()},
 		Claimer: a.claimer, Enqueuer: enqueuer, Metrics: a.metrics, Logger: logger, RiverLogger: riverLogger,
+		Checkout: a.checkout, PaymentWorkers: cfg.PaymentWorkers,
 	})
 	if err != nil {
 		pool.Close()
 		return nil, err
+	}
+	if a.checkout != nil {
+		a.checkout.SetRiver(a.river)
 	}
 	if enqueuer == nil {
 		enqueuer = reservation.RiverEnqueuer{Client: a.river}
@@ -179,6 +198,7 @@ func (a *app) apiServer() *api.Server {
 		Pool: a.pool, Tenants: a.tenants, Products: a.products, Reservations: a.service,
 		Metrics: a.metrics, Logger: a.logger, AdminKey: a.cfg.AdminKey, Ready: a.ready,
 		River: a.river, Reporter: a.reporter, DLQ: a.sqsOps,
+		Checkout: a.checkout, WebhookSecrets: a.cfg.WebhookSecrets,
 	})
 }
 

@@ -8,6 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
+	"os"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,7 +19,9 @@ import (
 	"github.com/sivchari/kumo"
 
 	"boxoffice/internal/config"
+	"boxoffice/internal/mail"
 	"boxoffice/internal/product"
+	"boxoffice/internal/pspsim"
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/tenant"
 )
@@ -24,9 +29,37 @@ import (
 // runDev is `make run`: migrate, seed, then API and workers in one process.
 func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
 	if cfg.AdminKey == "" {
-		buf := make([]byte, 24)
-		_, _ = rand.Read(buf)
-		cfg.AdminKey = "admin_" + base64.RawURLEncoding.EncodeToString(buf)
+		cfg.AdminKey = "admin_" + randomToken()
+	}
+	if len(cfg.WebhookSecrets) == 0 {
+		cfg.WebhookSecrets = []string{"whsec_" + randomToken()}
+	}
+	if cfg.TicketSecret == "" {
+		cfg.TicketSecret = randomToken()
+	}
+	inboxURL := "(SMTP_ADDR is set: mail goes there)"
+	if cfg.SMTPAddr == "" {
+		sink, err := mail.NewSink("127.0.0.1:0", logger)
+		if err != nil {
+			return err
+		}
+		defer sink.Close()
+		cfg.SMTPAddr = sink.Addr()
+		inboxAddr := envString("BOXOFFICE_INBOX_ADDR", "127.0.0.1:8025")
+		go func() {
+			if err := sink.Serve(ctx, inboxAddr); err != nil {
+				logger.Warn("dev inbox unavailable", "addr", inboxAddr, "error", err)
+			}
+		}()
+		inboxURL = "http://" + inboxAddr
+	}
+	if cfg.PaymentProviderURL == "" {
+		url, stop, err := startPaymentSimulator(ctx, cfg, logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		cfg.PaymentProviderURL = url
 	}
 	if err := migrate(ctx, cfg, logger); err != nil {
 		return err
@@ -61,6 +94,8 @@ BoxOffice dev is up.
   Health         %[1]s/healthz  %[1]s/readyz
   Operations     %[1]s/v1/ops/queues   River UI %[1]s/ops/river (Basic auth, password = admin key)
   Queue          %[11]s
+  Payments       %[12]s (simulator; methods sim_ok, sim_decline, sim_timeout_after_auth, ...)
+  Dev inbox      %[13]s
 
   Admin key      %[2]s
   Demo tenant    %[3]s  (slug demo)
@@ -76,12 +111,82 @@ Try:
     -H "Content-Type: application/json" -d '{"quantity":2}'
 
 `, base, cfg.AdminKey, demo.tenantID, demo.apiKey, demo.secret, demo.buyerToken,
-		demo.stadium.ID, demo.stadium.Capacity, demo.raffle.ID, demo.raffle.Capacity, queues)
+		demo.stadium.ID, demo.stadium.Capacity, demo.raffle.ID, demo.raffle.Capacity, queues,
+		cfg.PaymentProviderURL, inboxURL)
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.runWorkers(ctx) })
 	g.Go(func() error { return a.serveHTTP(ctx, a.apiServer()) })
 	return g.Wait()
+}
+
+func randomToken() string {
+	buf := make([]byte, 24)
+	_, _ = rand.Read(buf)
+	return base64.RawURLEncoding.EncodeToString(buf)
+}
+
+// startPaymentSimulator runs the payment provider simulator in this process
+// on a loopback port, sending its webhooks to this process's API.
+func startPaymentSimulator(ctx context.Context, cfg *config.Config, logger *slog.Logger) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("payment simulator: %w", err)
+	}
+	sim := pspsim.New(pspsim.Config{
+		Latency:       envDuration("PSP_SIM_LATENCY", 300*time.Millisecond),
+		WebhookURL:    "http://" + cfg.Addr + "/v1/webhooks/payments/sim",
+		WebhookSecret: cfg.WebhookSecrets[0],
+		Logger:        logger,
+	})
+	srv := &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() {
+		_ = srv.Shutdown(context.WithoutCancel(ctx))
+		sim.Close()
+	}, nil
+}
+
+func envString(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(name)); err == nil {
+		return d
+	}
+	return def
+}
+
+// runPSPSim runs the payment provider simulator on its own.
+func runPSPSim(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("psp-sim", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:8090", "listen address")
+	cfg := pspsim.Config{Logger: newLogger("info")}
+	fs.StringVar(&cfg.WebhookURL, "webhook-url", "http://127.0.0.1:8080/v1/webhooks/payments/sim", "where events go")
+	fs.StringVar(&cfg.WebhookSecret, "webhook-secret", os.Getenv("BOXOFFICE_WEBHOOK_SECRETS"), "HMAC secret of the events")
+	fs.DurationVar(&cfg.Latency, "latency", 300*time.Millisecond, "added to every call")
+	fs.DurationVar(&cfg.ResponseDelay, "response-delay", 0, "hold responses back after acting (webhooks overtake)")
+	fs.IntVar(&cfg.WebhookDuplicates, "duplicates", 0, "extra copies of every webhook")
+	fs.DurationVar(&cfg.WebhookDelay, "webhook-delay", 0, "random delay of each webhook copy (reorders them)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	sim := pspsim.New(cfg)
+	defer sim.Close()
+	srv := &http.Server{Addr: *addr, Handler: sim.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Shutdown(context.WithoutCancel(ctx))
+	}()
+	cfg.Logger.Info("payment simulator listening", "addr", *addr, "webhooks", cfg.WebhookURL)
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }
 
 // startSQSEmulator runs the kumo SQS emulator in this process on a loopback

@@ -21,7 +21,9 @@ Usage:
   boxoffice dev                 migrate, seed a demo tenant and products, run everything
   boxoffice token -tenant ID -secret S -buyer B [-ttl 24h]
                                 mint a buyer token as a tenant's login would
-  boxoffice bench claim [flags] drain benchmark: batched vs one request per transaction
+  boxoffice psp-sim [flags]     run the payment provider simulator on its own
+  boxoffice bench claim|sqs-accept|all [flags]
+                                benchmarks (see README)
 
 Configuration is read from the environment; see README.md.
 `
@@ -46,6 +48,8 @@ func main() {
 		err = withConfig(ctx, runDev)
 	case "token":
 		err = runToken(args)
+	case "psp-sim":
+		err = runPSPSim(ctx, args)
 	case "bench":
 		err = runBench(ctx, args)
 	case "help", "-h", "--help":

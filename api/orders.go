@@ -127,6 +127,25 @@ func (s *Server) registerOrders() {
 		return out, nil
 	})
 
+	huma.Register(s.api, huma.Operation{
+		OperationID: "verify-ticket",
+		Method:      http.MethodGet,
+		Path:        "/v1/tickets/verify",
+		Summary:     "Check a ticket code (at the gate)",
+		Description: "Valid when the code is signed by BoxOffice, was issued for one of the tenant's orders, and that order is still confirmed.",
+		Tags:        []string{"Checkout"},
+		Security:    security(schemeAPI, schemeOperator),
+		Errors:      []int{401, 403},
+	}, func(ctx context.Context, in *struct {
+		Code string `query:"code" maxLength:"100"`
+	}) (*struct{ Body checkout.VerifiedTicket }, error) {
+		v, err := s.Checkout.VerifyTicket(ctx, caller(ctx).TenantID, in.Code)
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		return &struct{ Body checkout.VerifiedTicket }{v}, nil
+	})
+
 	type checkoutState struct {
 		Body struct {
 			Paused bool   `json:"paused"`

@@ -104,7 +104,7 @@ func New(d Deps) *Server {
 		WriteTimeout:          30 * time.Second,
 		IdleTimeout:           2 * time.Minute,
 	})
-	s.app.Use(recover.New())
+	s.app.Use(recover.New(recover.Config{EnableStackTrace: true}))
 	s.app.Use(s.observe)
 
 	cfg := huma.DefaultConfig("BoxOffice API", "1.0.0")

@@ -40,6 +40,8 @@ type Config struct {
 	RepairInterval time.Duration
 	// ReconcileInterval is how often payments are reconciled (default 30s).
 	ReconcileInterval time.Duration
+	// RelayInterval is how often the outbox is relayed (default 1s).
+	RelayInterval time.Duration
 }
 
 // Deps are what the jobs work with.
@@ -65,6 +67,7 @@ func Register(workers *river.Workers, d Deps) {
 	river.AddWorker(workers, &ExpireHoldsWorker{deps: d})
 	river.AddWorker(workers, &AuditWorker{deps: d})
 	river.AddWorker(workers, &RepairWorker{deps: d})
+	river.AddWorker(workers, &OutboxRelayWorker{deps: d})
 	if d.Checkout != nil {
 		river.AddWorker(workers, &ReconcileWorker{deps: d})
 	}
@@ -84,6 +87,7 @@ func Periodic(c Config, withCheckout bool) []*river.PeriodicJob {
 		every(c.AuditInterval, AuditArgs{}),
 		every(c.RepairInterval, RepairArgs{}),
 	}
+	out = append(out, every(cmp.Or(c.RelayInterval, time.Second), OutboxRelayArgs{}))
 	if withCheckout {
 		out = append(out, every(cmp.Or(c.ReconcileInterval, 30*time.Second), ReconcileArgs{}))
 	}
@@ -259,4 +263,58 @@ func (w *ReconcileWorker) Work(ctx context.Context, _ *river.Job[ReconcileArgs])
 	defer cancel()
 	_, err := w.deps.Checkout.Reconcile(ctx)
 	return err
+}
+
+// OutboxRelayArgs runs the outbox relay.
+type OutboxRelayArgs struct{}
+
+// Kind is River's name for the job.
+func (OutboxRelayArgs) Kind() string { return "relay_outbox" }
+
+// OutboxRelayWorker publishes outbox rows to their consumers, in the
+// transaction that marks them published, so each row is handed on once:
+// order.confirmed becomes a job that mails the tickets. Topics without a
+// consumer in this process are marked published as they are.
+type OutboxRelayWorker struct {
+	river.WorkerDefaults[OutboxRelayArgs]
+	deps Deps
+}
+
+// Work relays up to 500 rows.
+func (w *OutboxRelayWorker) Work(ctx context.Context, _ *river.Job[OutboxRelayArgs]) error {
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	client := river.ClientFromContext[pgx.Tx](ctx)
+	return pgx.BeginFunc(ctx, w.deps.Pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `
+			SELECT id, topic, payload->>'orderId' FROM outbox
+			WHERE published_at IS NULL ORDER BY id LIMIT 500 FOR UPDATE SKIP LOCKED`)
+		if err != nil {
+			return fmt.Errorf("read outbox: %w", err)
+		}
+		var ids []int64
+		var params []river.InsertManyParams
+		var id int64
+		var topic string
+		var orderID *string
+		_, err = pgx.ForEachRow(rows, []any{&id, &topic, &orderID}, func() error {
+			ids = append(ids, id)
+			if topic == "order.confirmed" && orderID != nil && w.deps.Checkout != nil {
+				if oid, err := uuid.Parse(*orderID); err == nil {
+					params = append(params, river.InsertManyParams{Args: checkout.SendTicketsArgs{OrderID: oid}})
+				}
+			}
+			return nil
+		})
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		if len(params) > 0 {
+			if _, err := client.InsertManyTx(ctx, tx, params); err != nil {
+				return fmt.Errorf("relay outbox: %w", err)
+			}
+		}
+		_, err = tx.Exec(ctx, `UPDATE outbox SET published_at = now() WHERE id = ANY($1)`, ids)
+		return err
+	})
 }

@@ -19,6 +19,7 @@ CREATE TABLE orders (
     created_at      timestamptz NOT NULL DEFAULT now(),
     updated_at      timestamptz NOT NULL DEFAULT now(),
     confirmed_at    timestamptz,
+    tickets_sent_at timestamptz,
     UNIQUE (tenant_id, buyer_id, idempotency_key)
 );
 

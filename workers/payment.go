@@ -78,7 +78,19 @@ func (w *WebhookWorker) Work(ctx context.Context, job *river.Job[checkout.Webhoo
 	return w.Checkout.ProcessWebhook(ctx, job.Args.Provider, job.Args.EventID)
 }
 
+// SendTicketsWorker mails a confirmed order's tickets.
+type SendTicketsWorker struct {
+	river.WorkerDefaults[checkout.SendTicketsArgs]
+	Checkout *checkout.Service
+}
+
+// Work sends the mail.
+func (w *SendTicketsWorker) Work(ctx context.Context, job *river.Job[checkout.SendTicketsArgs]) error {
+	return w.Checkout.SendTickets(ctx, job.Args.OrderID)
+}
+
 func addPaymentWorkers(w *river.Workers, c *checkout.Service) {
+	river.AddWorker(w, &SendTicketsWorker{Checkout: c})
 	river.AddWorker(w, &AuthorizeWorker{Checkout: c})
 	river.AddWorker(w, &ResolveWorker{Checkout: c})
 	river.AddWorker(w, &CaptureWorker{Checkout: c})

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"boxoffice/internal/mail"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/ticket"
@@ -68,6 +69,7 @@ type Service struct {
 	river    *river.Client[pgx.Tx]
 	provider payment.Provider
 	tickets  *ticket.Signer
+	mailer   *mail.Sender
 	metrics  *metrics.Metrics
 	logger   *slog.Logger
 	cfg      Config

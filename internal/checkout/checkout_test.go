@@ -2,18 +2,17 @@ package checkout_test
 
 import (
 	"context"
-	"net/http"
+	"net"
 	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/api"
 	"boxoffice/internal/checkout"
+	"boxoffice/internal/mail"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/product"
 	"boxoffice/internal/pspsim"
@@ -26,35 +25,39 @@ const webhookSecret = "whsec_test"
 type testBundle struct {
 	env     *testfix.Env
 	product *product.Product
+	apiURL  string // the real API, listening on loopback
+	sink    *mail.Sink
 }
 
 // setup wires the simulator (over HTTP), its webhooks into the real API, and
 // River's payment workers.
 func setup(t *testing.T, sim pspsim.Config, start bool) *testBundle {
 	t.Helper()
-	var handler atomic.Pointer[http.Handler]
-	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h := handler.Load(); h != nil {
-			(*h).ServeHTTP(w, r)
-			return
-		}
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}))
-	sim.WebhookURL, sim.WebhookSecret = hooks.URL+"/v1/webhooks/payments/sim", webhookSecret
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	apiURL := "http://" + ln.Addr().String()
+	sim.WebhookURL, sim.WebhookSecret = apiURL+"/v1/webhooks/payments/sim", webhookSecret
 	s := pspsim.New(sim)
 	simSrv := httptest.NewServer(s.Handler())
-	t.Cleanup(func() { simSrv.Close(); s.Close(); hooks.Close() })
 
 	env := testfix.New(t, testfix.Options{Provider: payment.NewSim(simSrv.URL, 2*time.Second)})
+	sink, err := mail.NewSink("127.0.0.1:0", env.Logger)
+	require.NoError(t, err)
+	t.Cleanup(sink.Close)
+	env.Checkout.SetMailer(&mail.Sender{Addr: sink.Addr(), From: "tickets@boxoffice.test"})
 	srv := api.New(api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products,
 		Reservations: env.Service, Logger: env.Logger, River: env.River, Checkout: env.Checkout,
 		WebhookSecrets: []string{webhookSecret}})
-	var h http.Handler = adaptor.FiberApp(srv.App())
-	handler.Store(&h)
+	go func() { _ = srv.App().Listener(ln) }()
+	t.Cleanup(func() {
+		simSrv.Close()
+		s.Close() // webhooks in flight reach the API before it stops
+		_ = srv.App().ShutdownWithTimeout(5 * time.Second)
+	})
 	if start {
 		env.StartWorkers(t)
 	}
-	return &testBundle{env: env, product: env.Product(t, testfix.ProductOpts{Capacity: 20})}
+	return &testBundle{env: env, product: env.Product(t, testfix.ProductOpts{Capacity: 20}), apiURL: apiURL, sink: sink}
 }
 
 // hold reserves two numbers for buyer and returns the hold id.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -74,6 +75,35 @@ type Config struct {
 	SQSWaitTime time.Duration
 	// SQSPollers is how many receive loops run. SQS_POLLERS; default 4.
 	SQSPollers int
+
+	// PaymentProviderURL is the payment provider simulator's address.
+	// PSP_SIM_URL; default none: `dev` starts the simulator in-process,
+	// `serve`/`work` then run without checkout.
+	PaymentProviderURL string
+	// PaymentTimeout bounds each provider call; a call that runs out has an
+	// unknown outcome. PAYMENT_TIMEOUT; default 10s.
+	PaymentTimeout time.Duration
+	// PaymentWorkers is how many provider calls run at once.
+	// BOXOFFICE_PAYMENT_WORKERS; default 50.
+	PaymentWorkers int
+	// WebhookSecrets verify provider webhooks, comma-separated (several
+	// during a rotation). BOXOFFICE_WEBHOOK_SECRETS; `dev` generates one.
+	WebhookSecrets []string
+	// TicketSecret signs ticket codes. BOXOFFICE_TICKET_SECRET; `dev`
+	// generates one (tickets then verify only in that process).
+	TicketSecret string
+	// CheckoutGrace extends a hold once when checkout starts.
+	// BOXOFFICE_CHECKOUT_GRACE; default 2m.
+	CheckoutGrace time.Duration
+	// PauseAfterUnknown pauses checkout when this many payment outcomes are
+	// unresolved. BOXOFFICE_PAUSE_AFTER_UNKNOWN; default 50.
+	PauseAfterUnknown int
+	// SMTPAddr is the SMTP server tickets are mailed through. SMTP_ADDR;
+	// default none (no mail; `dev` starts its own catcher).
+	SMTPAddr string
+	// MailFrom is the sender of ticket mail. MAIL_FROM; default
+	// tickets@boxoffice.local.
+	MailFrom string
 	// LogLevel is debug, info, warn or error. BOXOFFICE_LOG_LEVEL; default info.
 	LogLevel string
 }
@@ -104,6 +134,16 @@ func FromEnv() (*Config, error) {
 		SQSRegion:    os.Getenv("AWS_REGION"),
 		SQSQueueURL:  os.Getenv("SQS_QUEUE_URL"),
 		SQSDLQURL:    os.Getenv("SQS_DLQ_URL"),
+
+		PaymentProviderURL: os.Getenv("PSP_SIM_URL"),
+		TicketSecret:       os.Getenv("BOXOFFICE_TICKET_SECRET"),
+		SMTPAddr:           os.Getenv("SMTP_ADDR"),
+		MailFrom:           env("MAIL_FROM", "tickets@boxoffice.local"),
+	}
+	for _, secret := range strings.Split(os.Getenv("BOXOFFICE_WEBHOOK_SECRETS"), ",") {
+		if secret = strings.TrimSpace(secret); secret != "" {
+			c.WebhookSecrets = append(c.WebhookSecrets, secret)
+		}
 	}
 	var errs []error
 	intVar := func(dst *int, name string, def int) {
@@ -148,6 +188,10 @@ func FromEnv() (*Config, error) {
 	durVar(&c.SQSVisibilityTimeout, "SQS_VISIBILITY_TIMEOUT", 30*time.Second)
 	durVar(&c.SQSWaitTime, "SQS_WAIT_TIME", 20*time.Second)
 	intVar(&c.SQSPollers, "SQS_POLLERS", 4)
+	durVar(&c.PaymentTimeout, "PAYMENT_TIMEOUT", 10*time.Second)
+	intVar(&c.PaymentWorkers, "BOXOFFICE_PAYMENT_WORKERS", 50)
+	durVar(&c.CheckoutGrace, "BOXOFFICE_CHECKOUT_GRACE", 2*time.Minute)
+	intVar(&c.PauseAfterUnknown, "BOXOFFICE_PAUSE_AFTER_UNKNOWN", 50)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -180,6 +224,12 @@ func (c *Config) Validate() error {
 	}
 	if c.ClaimRate < 0 || c.ClaimRatePerProduct < 0 {
 		errs = append(errs, errors.New("BOXOFFICE_CLAIM_RATE and BOXOFFICE_CLAIM_RATE_PER_PRODUCT must not be negative"))
+	}
+	if c.PaymentTimeout < 100*time.Millisecond || c.PaymentWorkers < 1 || c.CheckoutGrace < 0 || c.PauseAfterUnknown < 1 {
+		errs = append(errs, errors.New("PAYMENT_TIMEOUT ≥ 100ms, BOXOFFICE_PAYMENT_WORKERS ≥ 1, BOXOFFICE_CHECKOUT_GRACE ≥ 0 and BOXOFFICE_PAUSE_AFTER_UNKNOWN ≥ 1 are required"))
+	}
+	if c.PaymentProviderURL != "" && (len(c.WebhookSecrets) == 0 || c.TicketSecret == "") {
+		errs = append(errs, errors.New("with PSP_SIM_URL set, BOXOFFICE_WEBHOOK_SECRETS and BOXOFFICE_TICKET_SECRET are required"))
 	}
 	switch c.QueueBackend {
 	case "river":

@@ -239,6 +239,8 @@ func VerifyNoLeaks(m *testing.M) {
 	if code == 0 {
 		if err := goleak.Find(
 			goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+			// fasthttp's idle-worker cleaner outlives a shut-down server by up to 10 s.
+			goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
 			goleak.IgnoreAnyFunction("github.com/sivchari/kumo/internal/service/dynamodb.(*MemoryStorage).ttlReaper"),
 		); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
