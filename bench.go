@@ -23,11 +23,12 @@ import (
 	"boxoffice/migrations"
 )
 
-const benchUsage = `usage: boxoffice bench claim|sqs-accept|all [flags]
+const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|all [flags]
 
   claim       drain queued requests: River batched vs batch size 1, and through SQS
   sqs-accept  accept with the SQS backend: SendMessageBatch vs one SendMessage per request
-  all         both (what make bench runs)
+  checkout    orders confirmed per second through the payment simulator at 2 s per call
+  all         all of them (what make bench runs)
 `
 
 // runBench runs benchmark scenarios in a private schema of the bench
@@ -38,7 +39,7 @@ func runBench(ctx context.Context, args []string) error {
 		return errors.New(benchUsage)
 	}
 	scenario := args[0]
-	if scenario != "claim" && scenario != "sqs-accept" && scenario != "all" {
+	if scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "all" {
 		return errors.New(benchUsage)
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -52,6 +53,10 @@ func runBench(ctx context.Context, args []string) error {
 	a := bench.AcceptConfig{}
 	fs.IntVar(&a.Requests, "accepts", 5000, "sqs-accept: requests per run")
 	fs.IntVar(&a.Concurrency, "concurrency", 64, "sqs-accept: concurrent callers")
+	co := bench.CheckoutConfig{}
+	fs.IntVar(&co.Orders, "orders", 400, "checkout: orders")
+	fs.DurationVar(&co.Latency, "psp-latency", 2*time.Second, "checkout: simulator latency per call")
+	fs.IntVar(&co.PaymentWorkers, "payment-workers", 200, "checkout: provider calls in flight at most")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -60,7 +65,7 @@ func runBench(ctx context.Context, args []string) error {
 		return errors.New("-seats must be a positive multiple of 3,000")
 	}
 
-	pool, cleanup, err := benchSchema(ctx, c.Workers+a.Concurrency+8)
+	pool, cleanup, err := benchSchema(ctx, c.Workers+a.Concurrency+16)
 	if err != nil {
 		return err
 	}
@@ -108,6 +113,14 @@ func runBench(ctx context.Context, args []string) error {
 			return err
 		}
 		figures["sqsAccept"] = map[string]any{"config": a, "result": res}
+	}
+
+	if scenario == "checkout" || scenario == "all" {
+		res, err := bench.Checkout(ctx, pool, co, os.Stdout)
+		if err != nil {
+			return err
+		}
+		figures["checkout"] = map[string]any{"config": co, "result": res}
 	}
 
 	if err := os.MkdirAll(filepath.Join("bench", "out"), 0o755); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -24,4 +25,14 @@ func TestClaimSmoke(t *testing.T) {
 	require.NotNil(t, res.Unbatched)
 	require.Equal(t, 600, res.Unbatched.Numbers)
 	require.Zero(t, res.Unbatched.Violations)
+}
+
+// A tiny checkout run: every order confirmed and captured.
+func TestCheckoutSmoke(t *testing.T) {
+	t.Parallel()
+	schema := dbtest.NewSchema(t, 12)
+	res, err := bench.Checkout(context.Background(), schema.Pool,
+		bench.CheckoutConfig{Orders: 10, Latency: 20 * time.Millisecond, PaymentWorkers: 5}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 10, res.Confirmed)
 }

@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"boxoffice/internal/payment"
@@ -65,7 +66,11 @@ type Server struct {
 	calls    map[string]int // misbehaviour counters by key and operation
 	opResult map[string]payment.Payment
 	wg       sync.WaitGroup
+	inFlight atomic.Int64
 }
+
+// InFlight is how many API calls the simulator is serving right now.
+func (s *Server) InFlight() int64 { return s.inFlight.Load() }
 
 type record struct {
 	p      payment.Payment
@@ -94,6 +99,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/payments/{id}/{op}", s.operate)
 	mux.HandleFunc("POST /v1/payments/{id}/webhooks/resend", s.resend)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.inFlight.Add(1)
+		defer s.inFlight.Add(-1)
 		if s.cfg.Latency > 0 {
 			select {
 			case <-time.After(s.cfg.Latency):

@@ -1,0 +1,9 @@
+package bench_test
+
+import (
+	"testing"
+
+	"boxoffice/internal/testfix"
+)
+
+func TestMain(m *testing.M) { testfix.VerifyNoLeaks(m) }
