@@ -112,8 +112,15 @@ func newApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, work b
 		enqueuer = a.publisher
 	}
 
-	if cfg.PaymentProviderURL != "" {
-		a.checkout = checkout.NewService(pool, nil, payment.NewSim(cfg.PaymentProviderURL, cfg.PaymentTimeout),
+	var provider payment.Provider
+	switch {
+	case cfg.PaymentProvider == "stripe":
+		provider = payment.NewStripe(cfg.StripeSecretKey, cfg.StripeAPIURL)
+	case cfg.PaymentProviderURL != "":
+		provider = payment.NewSim(cfg.PaymentProviderURL, cfg.PaymentTimeout)
+	}
+	if provider != nil {
+		a.checkout = checkout.NewService(pool, nil, provider,
 			ticket.NewSigner([]byte(cfg.TicketSecret)), a.metrics, logger,
 			checkout.Config{Grace: cfg.CheckoutGrace, PauseAfterUnknown: cfg.PauseAfterUnknown})
 		if cfg.SMTPAddr != "" {

@@ -53,7 +53,7 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 		}()
 		inboxURL = "http://" + inboxAddr
 	}
-	if cfg.PaymentProviderURL == "" {
+	if cfg.PaymentProvider == "sim" && cfg.PaymentProviderURL == "" {
 		url, stop, err := startPaymentSimulator(ctx, cfg, logger)
 		if err != nil {
 			return err

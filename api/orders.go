@@ -91,28 +91,33 @@ func (s *Server) registerOrders() {
 		MaxBodyBytes: maxSmallBody,
 		Errors:       []int{400, 401, 404},
 	}, func(ctx context.Context, in *struct {
-		Provider  string `path:"provider"`
-		Signature string `header:"BoxOffice-Signature"`
-		RawBody   []byte
+		Provider        string `path:"provider"`
+		Signature       string `header:"BoxOffice-Signature" doc:"The simulator's signature"`
+		StripeSignature string `header:"Stripe-Signature" doc:"Stripe's signature"`
+		RawBody         []byte
 	}) (*struct {
 		Body struct {
 			Received  bool `json:"received"`
 			Duplicate bool `json:"duplicate"`
 		}
 	}, error) {
-		if in.Provider != s.Checkout.Provider().Name() {
+		parser, ok := s.Checkout.Provider().(payment.WebhookParser)
+		if in.Provider != s.Checkout.Provider().Name() || !ok {
 			return nil, problem(http.StatusNotFound, "NOT_FOUND", "no such payment provider")
 		}
-		if err := payment.Verify(in.Signature, in.RawBody, s.WebhookSecrets, payment.DefaultTolerance, time.Now()); err != nil {
+		h := http.Header{}
+		h.Set(payment.SignatureHeader, in.Signature)
+		h.Set("Stripe-Signature", in.StripeSignature)
+		ev, err := parser.ParseWebhook(h, in.RawBody, s.WebhookSecrets, time.Now())
+		if errors.Is(err, payment.ErrMalformedEvent) {
+			return nil, problem(http.StatusBadRequest, "MALFORMED_EVENT", err.Error())
+		}
+		if err != nil {
 			s.Metrics.Webhook("bad_signature")
 			return nil, problem(http.StatusUnauthorized, "BAD_SIGNATURE", err.Error())
 		}
-		ev, err := payment.ParseSimEvent(in.RawBody)
-		if err != nil {
-			return nil, problem(http.StatusBadRequest, "MALFORMED_EVENT", err.Error())
-		}
 		stored, err := s.Checkout.RecordWebhook(ctx, checkout.WebhookEvent{Provider: in.Provider, ID: ev.ID, Type: ev.Type,
-			PaymentID: ev.Payment.ID, Key: ev.Payment.IdempotencyKey, Payload: in.RawBody})
+			PaymentID: ev.PaymentID, Key: ev.Key, Payload: in.RawBody})
 		if err != nil {
 			return nil, s.toProblem(err)
 		}

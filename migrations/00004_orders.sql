@@ -49,6 +49,7 @@ CREATE TABLE webhook_events (
     event_id     text NOT NULL,
     type         text NOT NULL,
     payment_id   text,
+    payment_key  text, -- the authorization's idempotency key, when the event carries it
     payload      jsonb NOT NULL,
     received_at  timestamptz NOT NULL DEFAULT now(),
     processed_at timestamptz,

@@ -2,7 +2,6 @@ package checkout
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -30,8 +29,8 @@ func (s *Service) RecordWebhook(ctx context.Context, ev WebhookEvent) (bool, err
 	stored := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `
-			INSERT INTO webhook_events (provider, event_id, type, payment_id, payload) VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (provider, event_id) DO NOTHING`, ev.Provider, ev.ID, ev.Type, nullable(ev.PaymentID), ev.Payload)
+			INSERT INTO webhook_events (provider, event_id, type, payment_id, payment_key, payload) VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT (provider, event_id) DO NOTHING`, ev.Provider, ev.ID, ev.Type, nullable(ev.PaymentID), nullable(ev.Key), ev.Payload)
 		if err != nil {
 			return fmt.Errorf("store webhook: %w", err)
 		}
@@ -49,25 +48,18 @@ func (s *Service) RecordWebhook(ctx context.Context, ev WebhookEvent) (bool, err
 // happened; what happened is re-read from the provider, so events arriving
 // late, twice or out of order all end in the provider's current state.
 func (s *Service) ProcessWebhook(ctx context.Context, provider, eventID string) error {
-	var paymentID *string
-	var payload []byte
-	err := s.pool.QueryRow(ctx, `SELECT payment_id, payload FROM webhook_events WHERE provider = $1 AND event_id = $2`,
-		provider, eventID).Scan(&paymentID, &payload)
+	var paymentID, paymentKey *string
+	err := s.pool.QueryRow(ctx, `SELECT payment_id, payment_key FROM webhook_events WHERE provider = $1 AND event_id = $2`,
+		provider, eventID).Scan(&paymentID, &paymentKey)
 	if err != nil {
 		return fmt.Errorf("webhook %s: %w", eventID, db.NotFound(err))
 	}
-	var body struct {
-		Payment struct {
-			IdempotencyKey string `json:"idempotencyKey"`
-		} `json:"payment"`
-	}
-	_ = json.Unmarshal(payload, &body)
 	var attemptID uuid.UUID
 	var key string
 	err = s.pool.QueryRow(ctx, `
 		SELECT id, provider_key FROM payment_attempts
 		WHERE provider = $1 AND (provider_payment_id = $2 OR provider_key = $3)
-		LIMIT 1`, provider, paymentID, body.Payment.IdempotencyKey).Scan(&attemptID, &key)
+		LIMIT 1`, provider, paymentID, paymentKey).Scan(&attemptID, &key)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Not ours (another system on the same account): nothing to do.
 		s.logger.WarnContext(ctx, "webhook for an unknown payment", "provider", provider, "event", eventID)

@@ -76,6 +76,13 @@ type Config struct {
 	// SQSPollers is how many receive loops run. SQS_POLLERS; default 4.
 	SQSPollers int
 
+	// PaymentProvider is sim or stripe. PAYMENT_PROVIDER; default sim.
+	PaymentProvider string
+	// StripeSecretKey and StripeAPIURL configure the Stripe adapter.
+	// STRIPE_SECRET_KEY (required with stripe), STRIPE_API_URL (default
+	// Stripe's; point it at stripe-mock to try request shapes).
+	StripeSecretKey string
+	StripeAPIURL    string
 	// PaymentProviderURL is the payment provider simulator's address.
 	// PSP_SIM_URL; default none: `dev` starts the simulator in-process,
 	// `serve`/`work` then run without checkout.
@@ -136,6 +143,9 @@ func FromEnv() (*Config, error) {
 		SQSDLQURL:    os.Getenv("SQS_DLQ_URL"),
 
 		PaymentProviderURL: os.Getenv("PSP_SIM_URL"),
+		PaymentProvider:    env("PAYMENT_PROVIDER", "sim"),
+		StripeSecretKey:    os.Getenv("STRIPE_SECRET_KEY"),
+		StripeAPIURL:       os.Getenv("STRIPE_API_URL"),
 		TicketSecret:       os.Getenv("BOXOFFICE_TICKET_SECRET"),
 		SMTPAddr:           os.Getenv("SMTP_ADDR"),
 		MailFrom:           env("MAIL_FROM", "tickets@boxoffice.local"),
@@ -228,8 +238,17 @@ func (c *Config) Validate() error {
 	if c.PaymentTimeout < 100*time.Millisecond || c.PaymentWorkers < 1 || c.CheckoutGrace < 0 || c.PauseAfterUnknown < 1 {
 		errs = append(errs, errors.New("PAYMENT_TIMEOUT ≥ 100ms, BOXOFFICE_PAYMENT_WORKERS ≥ 1, BOXOFFICE_CHECKOUT_GRACE ≥ 0 and BOXOFFICE_PAUSE_AFTER_UNKNOWN ≥ 1 are required"))
 	}
-	if c.PaymentProviderURL != "" && (len(c.WebhookSecrets) == 0 || c.TicketSecret == "") {
-		errs = append(errs, errors.New("with PSP_SIM_URL set, BOXOFFICE_WEBHOOK_SECRETS and BOXOFFICE_TICKET_SECRET are required"))
+	switch c.PaymentProvider {
+	case "sim":
+		if c.PaymentProviderURL != "" && (len(c.WebhookSecrets) == 0 || c.TicketSecret == "") {
+			errs = append(errs, errors.New("with PSP_SIM_URL set, BOXOFFICE_WEBHOOK_SECRETS and BOXOFFICE_TICKET_SECRET are required"))
+		}
+	case "stripe":
+		if c.StripeSecretKey == "" || len(c.WebhookSecrets) == 0 || c.TicketSecret == "" {
+			errs = append(errs, errors.New("PAYMENT_PROVIDER=stripe needs STRIPE_SECRET_KEY, BOXOFFICE_WEBHOOK_SECRETS and BOXOFFICE_TICKET_SECRET"))
+		}
+	default:
+		errs = append(errs, errors.New("PAYMENT_PROVIDER must be sim or stripe"))
 	}
 	switch c.QueueBackend {
 	case "river":
