@@ -19,6 +19,7 @@ import (
 	"boxoffice/internal/mail"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/ops"
+	"boxoffice/internal/outbox"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
@@ -49,6 +50,7 @@ type app struct {
 	publisher *sqsqueue.Publisher
 	consumer  *sqsqueue.Consumer
 	sqsOps    *sqsqueue.Ops
+	events    *sqsqueue.Events // the outbox's SQS events queue, when configured
 }
 
 func newLogger(level string) *slog.Logger {
@@ -134,8 +136,13 @@ func newApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, work b
 	if cfg.LogLevel != "debug" {
 		riverLogger = newLogger("warn")
 	}
+	var events outbox.Publisher
+	if a.events != nil {
+		events = a.events
+	}
 	a.river, err = workers.NewRiverClient(pool, workers.RiverOptions{
-		Work: work, Workers: cfg.Workers, BatchSize: cfg.ClaimBatchSize,
+		Events: events,
+		Work:   work, Workers: cfg.Workers, BatchSize: cfg.ClaimBatchSize,
 		Jobs: jobs.Config{SweepInterval: cfg.SweepInterval, AuditInterval: cfg.AuditInterval,
 			RepairInterval: min(cfg.RepublishAfter, cfg.RequeueAfter) / 2,
 			RepublishAfter: cfg.RepublishAfter, RedeliveryWindow: cfg.RedeliveryWindow()},
@@ -177,6 +184,9 @@ func (a *app) setupSQS(ctx context.Context, work bool) error {
 	a.sqsOps = sqsqueue.NewOps(client, qcfg, a.pool)
 	if work {
 		a.consumer = sqsqueue.NewConsumer(client, qcfg, a.claimer, a.pool, a.logger)
+	}
+	if cfg.SQSEventsQueueURL != "" {
+		a.events = sqsqueue.NewEvents(client, cfg.SQSEventsQueueURL, a.logger)
 	}
 	return nil
 }
@@ -240,6 +250,9 @@ func (a *app) runWorkers(ctx context.Context) error {
 		a.publisher.Start(ctx)
 		defer a.publisher.Wait()
 		go func() { _ = a.consumer.Run(ctx) }()
+	}
+	if a.events != nil && a.checkout != nil {
+		go a.events.Consume(ctx, a.cfg.SQSWaitTime, a.checkout.HandleEvent)
 	}
 	<-ctx.Done()
 	a.logger.Info("stopping workers")

@@ -190,8 +190,8 @@ func runPSPSim(ctx context.Context, args []string) error {
 }
 
 // startSQSEmulator runs the kumo SQS emulator in this process on a loopback
-// port and creates the main queue and its dead-letter queue with a redrive
-// policy, pointing cfg at them.
+// port and creates the claim queue and the events queue, each with a
+// dead-letter queue and a redrive policy, pointing cfg at them.
 func startSQSEmulator(ctx context.Context, cfg *config.Config) (*kumo.Server, error) {
 	srv := kumo.NewServer()
 	client, err := sqsqueue.NewClient(ctx, srv.URL, "us-east-1")
@@ -204,7 +204,13 @@ func startSQSEmulator(ctx context.Context, cfg *config.Config) (*kumo.Server, er
 		srv.Close()
 		return nil, err
 	}
+	eventsURL, _, err := sqsqueue.EnsureQueues(ctx, client, "boxoffice-events", cfg.SQSMaxReceiveCount, cfg.SQSVisibilityTimeout)
+	if err != nil {
+		srv.Close()
+		return nil, err
+	}
 	cfg.SQSEndpoint, cfg.SQSRegion, cfg.SQSQueueURL, cfg.SQSDLQURL = srv.URL, "us-east-1", mainURL, dlqURL
+	cfg.SQSEventsQueueURL = eventsURL
 	return srv, nil
 }
 

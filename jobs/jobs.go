@@ -17,6 +17,7 @@ import (
 	"boxoffice/internal/checkout"
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/metrics"
+	"boxoffice/internal/outbox"
 	"boxoffice/internal/reservation"
 )
 
@@ -55,6 +56,9 @@ type Deps struct {
 	Enqueuer reservation.Enqueuer
 	// Checkout, when set, is reconciled and its outbox relayed.
 	Checkout *checkout.Service
+	// Events, when set (the SQS backend), receives the outbox instead of
+	// River jobs.
+	Events outbox.Publisher
 	// MaxSweep caps the holds expired per product per transaction. Default 10,000.
 	MaxSweep int
 }
@@ -271,10 +275,13 @@ type OutboxRelayArgs struct{}
 // Kind is River's name for the job.
 func (OutboxRelayArgs) Kind() string { return "relay_outbox" }
 
-// OutboxRelayWorker publishes outbox rows to their consumers, in the
-// transaction that marks them published, so each row is handed on once:
-// order.confirmed becomes a job that mails the tickets. Topics without a
-// consumer in this process are marked published as they are.
+// OutboxRelayWorker publishes outbox rows to their consumers. With River
+// (default) it does so in the transaction that marks them published, so each
+// row is handed on once: order.confirmed becomes a job that mails the
+// tickets; topics without a consumer are marked published as they are. With
+// the SQS backend every row goes to the events queue, and rows are marked
+// after the send — no lock is held across that call, so a crash in between
+// sends a row twice, which consumers absorb.
 type OutboxRelayWorker struct {
 	river.WorkerDefaults[OutboxRelayArgs]
 	deps Deps
@@ -284,6 +291,10 @@ type OutboxRelayWorker struct {
 func (w *OutboxRelayWorker) Work(ctx context.Context, _ *river.Job[OutboxRelayArgs]) error {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
+	if w.deps.Events != nil {
+		_, err := RelayToQueue(ctx, w.deps.Pool, w.deps.Events)
+		return err
+	}
 	client := river.ClientFromContext[pgx.Tx](ctx)
 	return pgx.BeginFunc(ctx, w.deps.Pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `
@@ -317,4 +328,29 @@ func (w *OutboxRelayWorker) Work(ctx context.Context, _ *river.Job[OutboxRelayAr
 		_, err = tx.Exec(ctx, `UPDATE outbox SET published_at = now() WHERE id = ANY($1)`, ids)
 		return err
 	})
+}
+
+// RelayToQueue publishes up to 500 unpublished outbox rows to an external
+// queue and then marks them published, returning how many it relayed.
+func RelayToQueue(ctx context.Context, pool *pgxpool.Pool, events outbox.Publisher) (int, error) {
+	rows, err := pool.Query(ctx, `
+		SELECT id, tenant_id, topic, payload FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT 500`)
+	if err != nil {
+		return 0, fmt.Errorf("read outbox: %w", err)
+	}
+	batch, err := pgx.CollectRows(rows, pgx.RowToStructByPos[outbox.Event])
+	if err != nil || len(batch) == 0 {
+		return 0, err
+	}
+	if err := events.PublishEvents(ctx, batch); err != nil {
+		return 0, err
+	}
+	ids := make([]int64, len(batch))
+	for i, ev := range batch {
+		ids[i] = ev.ID
+	}
+	if _, err := pool.Exec(ctx, `UPDATE outbox SET published_at = now() WHERE id = ANY($1)`, ids); err != nil {
+		return 0, fmt.Errorf("mark outbox published: %w", err)
+	}
+	return len(batch), nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"boxoffice/internal/checkout"
 	"boxoffice/internal/metrics"
+	"boxoffice/internal/outbox"
 	"boxoffice/internal/reservation"
 	"boxoffice/jobs"
 )
@@ -38,8 +39,10 @@ type RiverOptions struct {
 	Checkout *checkout.Service
 	// PaymentWorkers is how many provider calls run at once (default 50).
 	PaymentWorkers int
-	Metrics        *metrics.Metrics
-	Logger         *slog.Logger
+	// Events, when set, receives the outbox (the SQS events queue).
+	Events  outbox.Publisher
+	Metrics *metrics.Metrics
+	Logger  *slog.Logger
 	// RiverLogger receives River's own logs. Default Logger.
 	RiverLogger *slog.Logger
 }
@@ -58,7 +61,7 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 	if o.Work {
 		w := river.NewWorkers()
 		river.AddWorker(w, &ClaimWorker{Claimer: o.Claimer, BatchSize: o.BatchSize, Logger: o.Logger})
-		jobs.Register(w, jobs.Deps{Pool: pool, Claimer: o.Claimer, Enqueuer: o.Enqueuer, Checkout: o.Checkout,
+		jobs.Register(w, jobs.Deps{Pool: pool, Claimer: o.Claimer, Enqueuer: o.Enqueuer, Checkout: o.Checkout, Events: o.Events,
 			Metrics: o.Metrics, Logger: o.Logger, Config: o.Jobs})
 		cfg.Workers = w
 		cfg.Queues = map[string]river.QueueConfig{

@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/mail"
+	"boxoffice/internal/outbox"
 )
 
 // SendTicketsArgs mails a confirmed order's tickets.
@@ -90,4 +92,20 @@ func (s *Service) VerifyTicket(ctx context.Context, tenantID uuid.UUID, code str
 	}
 	v.Valid = true
 	return v, nil
+}
+
+// HandleEvent consumes an outbox event from the SQS events queue:
+// order.confirmed mails the tickets (once, see SendTickets); other topics
+// have no consumer here.
+func (s *Service) HandleEvent(ctx context.Context, ev outbox.Event) error {
+	if ev.Topic != "order.confirmed" {
+		return nil
+	}
+	var p struct {
+		OrderID uuid.UUID `json:"orderId"`
+	}
+	if err := json.Unmarshal(ev.Payload, &p); err != nil {
+		return fmt.Errorf("order.confirmed event %d: %w", ev.ID, err)
+	}
+	return s.SendTickets(ctx, p.OrderID)
 }

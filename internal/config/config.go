@@ -65,6 +65,9 @@ type Config struct {
 	// SQS_QUEUE_URL, SQS_DLQ_URL; required with QUEUE_BACKEND=sqs except in dev.
 	SQSQueueURL string
 	SQSDLQURL   string
+	// SQSEventsQueueURL is where the outbox relay publishes events with the
+	// SQS backend. SQS_EVENTS_QUEUE_URL; default none (River relays them).
+	SQSEventsQueueURL string
 	// SQSMaxReceiveCount is the redrive policy's maxReceiveCount.
 	// SQS_MAX_RECEIVE_COUNT; default 5.
 	SQSMaxReceiveCount int
@@ -136,11 +139,12 @@ func FromEnv() (*Config, error) {
 		AdminKey:    os.Getenv("BOXOFFICE_ADMIN_KEY"),
 		LogLevel:    env("BOXOFFICE_LOG_LEVEL", "info"),
 
-		QueueBackend: env("QUEUE_BACKEND", "river"),
-		SQSEndpoint:  os.Getenv("SQS_ENDPOINT"),
-		SQSRegion:    os.Getenv("AWS_REGION"),
-		SQSQueueURL:  os.Getenv("SQS_QUEUE_URL"),
-		SQSDLQURL:    os.Getenv("SQS_DLQ_URL"),
+		QueueBackend:      env("QUEUE_BACKEND", "river"),
+		SQSEndpoint:       os.Getenv("SQS_ENDPOINT"),
+		SQSRegion:         os.Getenv("AWS_REGION"),
+		SQSQueueURL:       os.Getenv("SQS_QUEUE_URL"),
+		SQSDLQURL:         os.Getenv("SQS_DLQ_URL"),
+		SQSEventsQueueURL: os.Getenv("SQS_EVENTS_QUEUE_URL"),
 
 		PaymentProviderURL: os.Getenv("PSP_SIM_URL"),
 		PaymentProvider:    env("PAYMENT_PROVIDER", "sim"),

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/internal/outbox"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/sqsqueue"
@@ -273,4 +274,38 @@ func TestVisibilityExtendedForLongBatch(t *testing.T) {
 	b.waitStatus(t, r.ID, reservation.StatusHeld)
 	b.queueEmpty(t)
 	require.Equal(t, int32(1), calls.Load(), "kept invisible: no second delivery reached the claim")
+}
+
+// With the SQS backend the outbox relay publishes to the events queue, marks
+// the rows published, and the consumer hands every event on.
+func TestOutboxToEventsQueue(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	client, eventsURL, _ := testfix.SQS(t, 3, time.Second)
+	events := sqsqueue.NewEvents(client, eventsURL, b.env.Logger)
+	r := b.reserve(t, "alice", reservation.Params{Quantity: 1})
+	b.consume(t)
+	b.waitStatus(t, r.ID, reservation.StatusHeld) // the claim wrote a holds.created row
+
+	n, err := jobs.RelayToQueue(context.Background(), b.env.Schema.Pool, events)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Zero(t, b.count(t, `SELECT count(*) FROM outbox WHERE published_at IS NULL`))
+	n, err = jobs.RelayToQueue(context.Background(), b.env.Schema.Pool, events)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing twice")
+
+	got := make(chan outbox.Event, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		events.Consume(ctx, time.Second, func(_ context.Context, ev outbox.Event) error { got <- ev; return nil })
+	}()
+	ev := <-got
+	cancel()
+	<-done
+	require.Equal(t, "holds.created", ev.Topic)
+	require.Equal(t, b.product.TenantID, ev.TenantID)
+	require.Contains(t, string(ev.Payload), r.ID.String())
 }
