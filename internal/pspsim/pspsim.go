@@ -176,28 +176,26 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	rec, ok := s.byKey[r.URL.Query().Get("idempotency_key")]
-	var p payment.Payment
-	if ok {
-		p = rec.p
-	}
-	s.mu.Unlock()
-	if !ok {
-		writeError(w, http.StatusNotFound, "not_found")
-		return
-	}
-	writePayment(w, p)
+	s.writeFound(w, s.byKey, r.URL.Query().Get("idempotency_key"))
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
+	s.writeFound(w, s.byID, r.PathValue("id"))
+}
+
+// find copies the payment stored under k in index, under the lock.
+func (s *Server) find(index map[string]*record, k string) (payment.Payment, bool) {
 	s.mu.Lock()
-	rec, ok := s.byID[r.PathValue("id")]
-	var p payment.Payment
-	if ok {
-		p = rec.p
+	defer s.mu.Unlock()
+	rec, ok := index[k]
+	if !ok {
+		return payment.Payment{}, false
 	}
-	s.mu.Unlock()
+	return rec.p, true
+}
+
+func (s *Server) writeFound(w http.ResponseWriter, index map[string]*record, k string) {
+	p, ok := s.find(index, k)
 	if !ok {
 		writeError(w, http.StatusNotFound, "not_found")
 		return
@@ -259,13 +257,7 @@ func (s *Server) operate(w http.ResponseWriter, r *http.Request) {
 // resend sends the payment's current event again, times times (default 2)
 // — on-demand duplicates for tests and demos.
 func (s *Server) resend(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	rec, ok := s.byID[r.PathValue("id")]
-	var p payment.Payment
-	if ok {
-		p = rec.p
-	}
-	s.mu.Unlock()
+	p, ok := s.find(s.byID, r.PathValue("id"))
 	if !ok {
 		writeError(w, http.StatusNotFound, "not_found")
 		return
