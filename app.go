@@ -26,6 +26,7 @@ import (
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/ticket"
+	"boxoffice/internal/waitingroom"
 	"boxoffice/jobs"
 	"boxoffice/migrations"
 	"boxoffice/workers"
@@ -44,7 +45,8 @@ type app struct {
 	products *product.Store
 	reporter *ops.Reporter
 
-	checkout *checkout.Service // nil without a payment provider
+	checkout *checkout.Service    // nil without a payment provider
+	rooms    *waitingroom.Service // nil without an access-token secret
 
 	// SQS backend only.
 	publisher *sqsqueue.Publisher
@@ -136,13 +138,16 @@ func newApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, work b
 	if cfg.LogLevel != "debug" {
 		riverLogger = newLogger("warn")
 	}
+	if cfg.AccessTokenSecret != "" {
+		a.rooms = waitingroom.NewService(pool, waitingroom.NewTokens([]byte(cfg.AccessTokenSecret)), logger)
+	}
 	var events outbox.Publisher
 	if a.events != nil {
 		events = a.events
 	}
 	a.river, err = workers.NewRiverClient(pool, workers.RiverOptions{
-		Events: events,
-		Work:   work, Workers: cfg.Workers, BatchSize: cfg.ClaimBatchSize,
+		Events: events, Rooms: a.rooms,
+		Work: work, Workers: cfg.Workers, BatchSize: cfg.ClaimBatchSize,
 		Jobs: jobs.Config{SweepInterval: cfg.SweepInterval, AuditInterval: cfg.AuditInterval,
 			RepairInterval: min(cfg.RepublishAfter, cfg.RequeueAfter) / 2,
 			RepublishAfter: cfg.RepublishAfter, RedeliveryWindow: cfg.RedeliveryWindow()},
@@ -215,7 +220,7 @@ func (a *app) apiServer() *api.Server {
 		Pool: a.pool, Tenants: a.tenants, Products: a.products, Reservations: a.service,
 		Metrics: a.metrics, Logger: a.logger, AdminKey: a.cfg.AdminKey, Ready: a.ready,
 		River: a.river, Reporter: a.reporter, DLQ: a.sqsOps,
-		Checkout: a.checkout, WebhookSecrets: a.cfg.WebhookSecrets,
+		Checkout: a.checkout, WebhookSecrets: a.cfg.WebhookSecrets, WaitingRoom: a.rooms,
 	})
 }
 

@@ -37,6 +37,9 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 	if cfg.TicketSecret == "" {
 		cfg.TicketSecret = randomToken()
 	}
+	if cfg.AccessTokenSecret == "" {
+		cfg.AccessTokenSecret = randomToken()
+	}
 	inboxURL := "(SMTP_ADDR is set: mail goes there)"
 	if cfg.SMTPAddr == "" {
 		sink, err := mail.NewSink("127.0.0.1:0", logger)

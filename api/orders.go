@@ -44,12 +44,16 @@ func (s *Server) registerOrders() {
 		Errors:        []int{400, 401, 404, 409, 422, 503},
 	}, func(ctx context.Context, in *struct {
 		IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"Required; unique per buyer"`
+		AccessToken    string `header:"X-Access-Token" maxLength:"2000" doc:"Required when the product's waiting room is on"`
 		Body           OrderBody
 	}) (*orderOutput, error) {
 		if in.IdempotencyKey == "" {
 			return nil, problem(http.StatusBadRequest, "IDEMPOTENCY_KEY_REQUIRED", "send an Idempotency-Key header")
 		}
 		who := caller(ctx)
+		if err := s.checkHoldAccess(ctx, who, in.Body.HoldID, in.AccessToken); err != nil {
+			return nil, err
+		}
 		o, replayed, err := s.Checkout.Create(ctx, checkout.CreateParams{TenantID: who.TenantID, BuyerID: who.BuyerID,
 			IdempotencyKey: in.IdempotencyKey, HoldID: in.Body.HoldID, PaymentMethod: in.Body.PaymentMethod, Email: in.Body.Email})
 		if err != nil {
@@ -206,4 +210,22 @@ func checkoutProblem(err error) *Problem {
 		return problem(http.StatusConflict, "IDEMPOTENCY_KEY_REUSED", err.Error())
 	}
 	return nil
+}
+
+// checkHoldAccess enforces the waiting room of the hold's product on checkout.
+func (s *Server) checkHoldAccess(ctx context.Context, who principal, holdID uuid.UUID, token string) error {
+	if s.WaitingRoom == nil {
+		return nil
+	}
+	var productID uuid.UUID
+	err := s.Pool.QueryRow(ctx, `SELECT product_id FROM holds WHERE id = $1 AND tenant_id = $2 AND buyer_id = $3`,
+		holdID, who.TenantID, who.BuyerID).Scan(&productID)
+	if err != nil {
+		return nil // unknown hold: checkout answers 404 itself
+	}
+	p, err := s.productCache.Get(ctx, productID)
+	if err != nil {
+		return s.toProblem(err)
+	}
+	return s.checkAccess(p, who, token)
 }

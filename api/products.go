@@ -12,20 +12,22 @@ import (
 
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/product"
+	"boxoffice/internal/waitingroom"
 )
 
 // ProductBody is a new product.
 type ProductBody struct {
-	Slug          string          `json:"slug" minLength:"1" maxLength:"100" pattern:"^[a-z0-9][a-z0-9-]*$"`
-	Name          string          `json:"name" minLength:"1" maxLength:"200"`
-	Kind          string          `json:"kind" enum:"seated,numbered" doc:"seated events need a layout; numbered items (raffles) take none"`
-	Capacity      int             `json:"capacity" minimum:"1" maximum:"10000000" doc:"Numbers are 1..capacity; a layout's seats must add up to it"`
-	Layout        *product.Layout `json:"layout,omitempty" doc:"Sections and rows, best first; seats are numbered in this order"`
-	PriceCents    int64           `json:"priceCents" minimum:"0" maximum:"100000000" doc:"Price per number in minor units"`
-	Currency      string          `json:"currency" pattern:"^[A-Z]{3}$" doc:"ISO 4217 code"`
-	PerBuyerLimit int             `json:"perBuyerLimit,omitempty" minimum:"1" maximum:"100" doc:"Default 6"`
-	HoldSeconds   int             `json:"holdSeconds,omitempty" minimum:"30" maximum:"86400" doc:"Default 480"`
-	OnSaleAt      *time.Time      `json:"onSaleAt,omitempty" doc:"Default now"`
+	Slug          string                `json:"slug" minLength:"1" maxLength:"100" pattern:"^[a-z0-9][a-z0-9-]*$"`
+	Name          string                `json:"name" minLength:"1" maxLength:"200"`
+	Kind          string                `json:"kind" enum:"seated,numbered" doc:"seated events need a layout; numbered items (raffles) take none"`
+	Capacity      int                   `json:"capacity" minimum:"1" maximum:"10000000" doc:"Numbers are 1..capacity; a layout's seats must add up to it"`
+	Layout        *product.Layout       `json:"layout,omitempty" doc:"Sections and rows, best first; seats are numbered in this order"`
+	PriceCents    int64                 `json:"priceCents" minimum:"0" maximum:"100000000" doc:"Price per number in minor units"`
+	Currency      string                `json:"currency" pattern:"^[A-Z]{3}$" doc:"ISO 4217 code"`
+	PerBuyerLimit int                   `json:"perBuyerLimit,omitempty" minimum:"1" maximum:"100" doc:"Default 6"`
+	HoldSeconds   int                   `json:"holdSeconds,omitempty" minimum:"30" maximum:"86400" doc:"Default 480"`
+	OnSaleAt      *time.Time            `json:"onSaleAt,omitempty" doc:"Default now"`
+	WaitingRoom   *waitingroom.Settings `json:"waitingRoom,omitempty" doc:"Turn on the virtual waiting room: buyers join the queue and need an access token to reserve and pay"`
 }
 
 // ProductList is a page of products.
@@ -77,6 +79,7 @@ func (s *Server) registerProducts() {
 		p := product.CreateParams{
 			TenantID: tenantID, Slug: b.Slug, Name: b.Name, Kind: b.Kind, Capacity: b.Capacity, Layout: b.Layout,
 			PriceCents: b.PriceCents, Currency: b.Currency, PerBuyerLimit: b.PerBuyerLimit, HoldSeconds: b.HoldSeconds,
+			WaitingRoom: b.WaitingRoom,
 		}
 		if b.OnSaleAt != nil {
 			p.OnSaleAt = *b.OnSaleAt

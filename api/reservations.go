@@ -57,6 +57,7 @@ func (s *Server) registerReservations() {
 	}, func(ctx context.Context, in *struct {
 		ProductPath
 		IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"Required; unique per buyer"`
+		AccessToken    string `header:"X-Access-Token" maxLength:"2000" doc:"Required when the product's waiting room is on"`
 		Body           ReservationBody
 	}) (*reservationOutput, error) {
 		buyer := caller(ctx)
@@ -69,6 +70,9 @@ func (s *Server) registerReservations() {
 		}
 		if err != nil {
 			return nil, s.toProblem(err)
+		}
+		if err := s.checkAccess(p, buyer, in.AccessToken); err != nil {
+			return nil, err
 		}
 		acc, err := s.Reservations.Accept(ctx, reservation.AcceptParams{
 			Product: p, BuyerID: buyer.BuyerID, IdempotencyKey: in.IdempotencyKey,

@@ -31,6 +31,7 @@ import (
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/tenant"
+	"boxoffice/internal/waitingroom"
 )
 
 // Deps are the services the API calls.
@@ -55,6 +56,8 @@ type Deps struct {
 	Checkout *checkout.Service
 	// WebhookSecrets verify provider webhooks (several during a rotation).
 	WebhookSecrets []string
+	// WaitingRoom runs products' queues; nil leaves the endpoints out.
+	WaitingRoom *waitingroom.Service
 }
 
 // Server is the API.
@@ -134,6 +137,7 @@ func New(d Deps) *Server {
 	s.registerReservations()
 	s.registerOps()
 	s.registerOrders()
+	s.registerQueue()
 	return s
 }
 

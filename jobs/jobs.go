@@ -19,6 +19,7 @@ import (
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/outbox"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/waitingroom"
 )
 
 // QueueMaintenance is the River queue periodic jobs run on, apart from claims
@@ -59,6 +60,8 @@ type Deps struct {
 	// Events, when set (the SQS backend), receives the outbox instead of
 	// River jobs.
 	Events outbox.Publisher
+	// Rooms, when set, runs the waiting rooms' admission controller.
+	Rooms *waitingroom.Service
 	// MaxSweep caps the holds expired per product per transaction. Default 10,000.
 	MaxSweep int
 }
@@ -72,14 +75,17 @@ func Register(workers *river.Workers, d Deps) {
 	river.AddWorker(workers, &AuditWorker{deps: d})
 	river.AddWorker(workers, &RepairWorker{deps: d})
 	river.AddWorker(workers, &OutboxRelayWorker{deps: d})
+	if d.Rooms != nil {
+		river.AddWorker(workers, &AdmissionWorker{deps: d})
+	}
 	if d.Checkout != nil {
 		river.AddWorker(workers, &ReconcileWorker{deps: d})
 	}
 }
 
 // Periodic returns the schedule of the periodic jobs; withCheckout adds the
-// payment reconciler.
-func Periodic(c Config, withCheckout bool) []*river.PeriodicJob {
+// payment reconciler, withRooms the admission controller.
+func Periodic(c Config, withCheckout, withRooms bool) []*river.PeriodicJob {
 	every := func(d time.Duration, args river.JobArgs) *river.PeriodicJob {
 		return river.NewPeriodicJob(river.PeriodicInterval(d),
 			func() (river.JobArgs, *river.InsertOpts) {
@@ -94,6 +100,9 @@ func Periodic(c Config, withCheckout bool) []*river.PeriodicJob {
 	out = append(out, every(cmp.Or(c.RelayInterval, time.Second), OutboxRelayArgs{}))
 	if withCheckout {
 		out = append(out, every(cmp.Or(c.ReconcileInterval, 30*time.Second), ReconcileArgs{}))
+	}
+	if withRooms {
+		out = append(out, every(time.Second, AdmissionArgs{}))
 	}
 	return out
 }
@@ -353,4 +362,31 @@ func RelayToQueue(ctx context.Context, pool *pgxpool.Pool, events outbox.Publish
 		return 0, fmt.Errorf("mark outbox published: %w", err)
 	}
 	return len(batch), nil
+}
+
+// AdmissionArgs runs the waiting rooms' admission controller.
+type AdmissionArgs struct{}
+
+// Kind is River's name for the job.
+func (AdmissionArgs) Kind() string { return "admit_waiting_rooms" }
+
+// AdmissionWorker runs one admission pass; as a periodic job it runs on the
+// elected leader only, so one controller decides for all processes.
+type AdmissionWorker struct {
+	river.WorkerDefaults[AdmissionArgs]
+	deps Deps
+}
+
+// Work runs the pass.
+func (w *AdmissionWorker) Work(ctx context.Context, _ *river.Job[AdmissionArgs]) error {
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	results, err := w.deps.Rooms.Tick(ctx)
+	for _, r := range results {
+		if r.Drawn > 0 {
+			w.deps.Logger.InfoContext(ctx, "waiting room drawn", "product", r.ProductID, "entrants", r.Drawn)
+		}
+		w.deps.Metrics.Admission(r.ProductID.String(), r.Rate, r.Admitted)
+	}
+	return err
 }

@@ -15,6 +15,7 @@ import (
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/outbox"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/waitingroom"
 	"boxoffice/jobs"
 )
 
@@ -40,7 +41,9 @@ type RiverOptions struct {
 	// PaymentWorkers is how many provider calls run at once (default 50).
 	PaymentWorkers int
 	// Events, when set, receives the outbox (the SQS events queue).
-	Events  outbox.Publisher
+	Events outbox.Publisher
+	// Rooms, when set, adds the waiting rooms' admission controller.
+	Rooms   *waitingroom.Service
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
 	// RiverLogger receives River's own logs. Default Logger.
@@ -61,14 +64,14 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 	if o.Work {
 		w := river.NewWorkers()
 		river.AddWorker(w, &ClaimWorker{Claimer: o.Claimer, BatchSize: o.BatchSize, Logger: o.Logger})
-		jobs.Register(w, jobs.Deps{Pool: pool, Claimer: o.Claimer, Enqueuer: o.Enqueuer, Checkout: o.Checkout, Events: o.Events,
+		jobs.Register(w, jobs.Deps{Pool: pool, Claimer: o.Claimer, Enqueuer: o.Enqueuer, Checkout: o.Checkout, Events: o.Events, Rooms: o.Rooms,
 			Metrics: o.Metrics, Logger: o.Logger, Config: o.Jobs})
 		cfg.Workers = w
 		cfg.Queues = map[string]river.QueueConfig{
 			reservation.QueueClaims: {MaxWorkers: o.Workers},
 			jobs.QueueMaintenance:   {MaxWorkers: 2},
 		}
-		cfg.PeriodicJobs = jobs.Periodic(o.Jobs, o.Checkout != nil)
+		cfg.PeriodicJobs = jobs.Periodic(o.Jobs, o.Checkout != nil, o.Rooms != nil)
 		if o.Checkout != nil {
 			addPaymentWorkers(w, o.Checkout)
 			// Provider calls mostly wait: by Little's law the calls in flight

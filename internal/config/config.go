@@ -99,6 +99,10 @@ type Config struct {
 	// WebhookSecrets verify provider webhooks, comma-separated (several
 	// during a rotation). BOXOFFICE_WEBHOOK_SECRETS; `dev` generates one.
 	WebhookSecrets []string
+	// AccessTokenSecret signs waiting-room queue and access tokens; every
+	// API process must share it. BOXOFFICE_ACCESS_TOKEN_SECRET; `dev`
+	// generates one; without it the waiting room is off.
+	AccessTokenSecret string
 	// TicketSecret signs ticket codes. BOXOFFICE_TICKET_SECRET; `dev`
 	// generates one (tickets then verify only in that process).
 	TicketSecret string
@@ -151,6 +155,7 @@ func FromEnv() (*Config, error) {
 		StripeSecretKey:    os.Getenv("STRIPE_SECRET_KEY"),
 		StripeAPIURL:       os.Getenv("STRIPE_API_URL"),
 		TicketSecret:       os.Getenv("BOXOFFICE_TICKET_SECRET"),
+		AccessTokenSecret:  os.Getenv("BOXOFFICE_ACCESS_TOKEN_SECRET"),
 		SMTPAddr:           os.Getenv("SMTP_ADDR"),
 		MailFrom:           env("MAIL_FROM", "tickets@boxoffice.local"),
 	}

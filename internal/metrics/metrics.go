@@ -30,6 +30,8 @@ type Metrics struct {
 	ordersConfirmed prometheus.Counter
 	webhooks        *prometheus.CounterVec
 	mismatches      *prometheus.CounterVec
+	admissionRate   *prometheus.GaugeVec
+	admitted        *prometheus.CounterVec
 }
 
 // New creates the metrics and registers them, with the Go and process
@@ -91,7 +93,14 @@ func New() *Metrics {
 			Name: "boxoffice_payment_reconciliations_total",
 			Help: "What the payment reconciler fixed: resolved, voided, capture_retried.",
 		}, []string{"kind"}),
+		admissionRate: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "boxoffice_admission_rate_per_second", Help: "Current waiting-room admission rate (λ after feedback), by product.",
+		}, []string{"product"}),
+		admitted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "boxoffice_admitted_total", Help: "Shoppers admitted from waiting rooms, by product.",
+		}, []string{"product"}),
 	}
+	m.Registry.MustRegister(m.admissionRate, m.admitted)
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.accepted, m.claimBatchSize, m.claimBatchTime, m.holdsCreated,
 		m.holdsExpired, m.holdsReleased, m.rejections, m.claimRetries, m.invariantErrors, m.repaired,
@@ -192,5 +201,13 @@ func (m *Metrics) Webhook(result string) {
 func (m *Metrics) Reconciled(kind string, n int) {
 	if m != nil && n > 0 {
 		m.mismatches.WithLabelValues(kind).Add(float64(n))
+	}
+}
+
+// Admission records a waiting room's current rate and new admissions.
+func (m *Metrics) Admission(product string, rate float64, admitted int64) {
+	if m != nil {
+		m.admissionRate.WithLabelValues(product).Set(rate)
+		m.admitted.WithLabelValues(product).Add(float64(admitted))
 	}
 }

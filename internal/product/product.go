@@ -15,6 +15,7 @@ import (
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/inventory"
+	"boxoffice/internal/waitingroom"
 )
 
 // Kinds of product.
@@ -39,20 +40,21 @@ var ErrLayoutKind = errors.New("seated products need a layout; numbered products
 
 // Product is one sale.
 type Product struct {
-	ID            uuid.UUID `json:"id"`
-	TenantID      uuid.UUID `json:"tenantId"`
-	Slug          string    `json:"slug"`
-	Name          string    `json:"name"`
-	Kind          string    `json:"kind"`
-	Capacity      int       `json:"capacity"`
-	Layout        *Layout   `json:"layout,omitempty"`
-	PriceCents    int64     `json:"priceCents"`
-	Currency      string    `json:"currency"`
-	PerBuyerLimit int       `json:"perBuyerLimit"`
-	HoldSeconds   int       `json:"holdSeconds"`
-	OnSaleAt      time.Time `json:"onSaleAt"`
-	Status        string    `json:"status"`
-	CreatedAt     time.Time `json:"createdAt"`
+	ID            uuid.UUID             `json:"id"`
+	TenantID      uuid.UUID             `json:"tenantId"`
+	Slug          string                `json:"slug"`
+	Name          string                `json:"name"`
+	Kind          string                `json:"kind"`
+	Capacity      int                   `json:"capacity"`
+	Layout        *Layout               `json:"layout,omitempty"`
+	PriceCents    int64                 `json:"priceCents"`
+	Currency      string                `json:"currency"`
+	PerBuyerLimit int                   `json:"perBuyerLimit"`
+	HoldSeconds   int                   `json:"holdSeconds"`
+	OnSaleAt      time.Time             `json:"onSaleAt"`
+	WaitingRoom   *waitingroom.Settings `json:"waitingRoom,omitempty"`
+	Status        string                `json:"status"`
+	CreatedAt     time.Time             `json:"createdAt"`
 }
 
 // CreateParams describes a new product; zero values take the defaults.
@@ -68,6 +70,7 @@ type CreateParams struct {
 	PerBuyerLimit int
 	HoldSeconds   int
 	OnSaleAt      time.Time
+	WaitingRoom   *waitingroom.Settings
 }
 
 // Store reads and writes products.
@@ -94,6 +97,10 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 			return nil, err
 		}
 	}
+	var room []byte
+	if p.WaitingRoom != nil && p.WaitingRoom.Enabled {
+		room, _ = json.Marshal(p.WaitingRoom)
+	}
 	var layout []byte
 	if p.Layout != nil {
 		var err error
@@ -109,15 +116,20 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 		}
 		_, err := tx.Exec(ctx, `
 			INSERT INTO products (id, tenant_id, slug, name, kind, capacity, layout, price_cents, currency,
-			                      per_buyer_limit, hold_seconds, on_sale_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, now()))`,
+			                      per_buyer_limit, hold_seconds, on_sale_at, waiting_room)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, now()), $13)`,
 			id, p.TenantID, p.Slug, p.Name, p.Kind, p.Capacity, layout, p.PriceCents, p.Currency,
-			p.PerBuyerLimit, p.HoldSeconds, onSale)
+			p.PerBuyerLimit, p.HoldSeconds, onSale, room)
 		if db.IsUniqueViolation(err, "products_tenant_id_slug_key") {
 			return ErrSlugTaken
 		}
 		if err != nil {
 			return fmt.Errorf("insert product: %w", err)
+		}
+		if room != nil {
+			if err := waitingroom.Create(ctx, tx, id); err != nil {
+				return err
+			}
 		}
 		return inventory.Create(ctx, tx, id, p.Capacity)
 	})
@@ -129,16 +141,22 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 
 const selectProduct = `
 	SELECT id, tenant_id, slug, name, kind, capacity, layout, price_cents, currency,
-	       per_buyer_limit, hold_seconds, on_sale_at, status, created_at
+	       per_buyer_limit, hold_seconds, on_sale_at, status, created_at, waiting_room
 	FROM products`
 
 func scanProduct(row pgx.Row) (*Product, error) {
 	var p Product
-	var layout []byte
+	var layout, room []byte
 	err := row.Scan(&p.ID, &p.TenantID, &p.Slug, &p.Name, &p.Kind, &p.Capacity, &layout, &p.PriceCents,
-		&p.Currency, &p.PerBuyerLimit, &p.HoldSeconds, &p.OnSaleAt, &p.Status, &p.CreatedAt)
+		&p.Currency, &p.PerBuyerLimit, &p.HoldSeconds, &p.OnSaleAt, &p.Status, &p.CreatedAt, &room)
 	if err != nil {
 		return nil, err
+	}
+	if room != nil {
+		p.WaitingRoom = &waitingroom.Settings{}
+		if err := json.Unmarshal(room, p.WaitingRoom); err != nil {
+			return nil, fmt.Errorf("decode waiting room of %s: %w", p.ID, err)
+		}
 	}
 	if layout != nil {
 		p.Layout = &Layout{}

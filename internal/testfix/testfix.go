@@ -30,6 +30,7 @@ import (
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/ticket"
+	"boxoffice/internal/waitingroom"
 	"boxoffice/jobs"
 	"boxoffice/workers"
 )
@@ -37,6 +38,7 @@ import (
 // Env is one test's world: a private schema, a tenant and the services.
 type Env struct {
 	Checkout *checkout.Service
+	Rooms    *waitingroom.Service
 	Schema   *dbtest.Schema
 	Tenants  *tenant.Store
 	Products *product.Store
@@ -97,9 +99,10 @@ func New(t testing.TB, o Options) *Env {
 		e.Checkout = checkout.NewService(schema.Pool, nil, o.Provider, ticket.NewSigner([]byte("test ticket secret")),
 			o.Metrics, logger, checkout.Config{ResolveAfter: time.Second})
 	}
+	e.Rooms = waitingroom.NewService(schema.Pool, waitingroom.NewTokens([]byte("test access secret")), logger)
 	client, err := workers.NewRiverClient(schema.Pool, workers.RiverOptions{
-		Checkout: e.Checkout,
-		Work:     true, Workers: 4, BatchSize: o.BatchSize, Schema: schema.Name,
+		Checkout: e.Checkout, Rooms: e.Rooms,
+		Work: true, Workers: 4, BatchSize: o.BatchSize, Schema: schema.Name,
 		Jobs: jobs.Config{SweepInterval: o.SweepInterval, AuditInterval: time.Hour,
 			RepairInterval: o.RequeueAfter / 2, RepublishAfter: o.RequeueAfter, RedeliveryWindow: o.RequeueAfter},
 		Claimer: e.Claimer, Metrics: o.Metrics, Logger: logger,
@@ -140,6 +143,7 @@ func (e *Env) NewTenant(t testing.TB) *tenant.Created {
 // ProductOpts describes a product; zero values take sensible test defaults.
 type ProductOpts struct {
 	Tenant        uuid.UUID
+	WaitingRoom   *waitingroom.Settings
 	Capacity      int
 	Layout        *product.Layout
 	PerBuyerLimit int
@@ -166,7 +170,7 @@ func (e *Env) Product(t testing.TB, o ProductOpts) *product.Product {
 	p, err := e.Products.Create(context.Background(), product.CreateParams{
 		TenantID: o.Tenant, Slug: fmt.Sprintf("p-%d", slugs.Add(1)), Name: "Product", Kind: kind,
 		Capacity: o.Capacity, Layout: o.Layout, PriceCents: 5000, Currency: "EUR",
-		PerBuyerLimit: o.PerBuyerLimit, HoldSeconds: o.HoldSeconds, OnSaleAt: o.OnSaleAt,
+		PerBuyerLimit: o.PerBuyerLimit, HoldSeconds: o.HoldSeconds, OnSaleAt: o.OnSaleAt, WaitingRoom: o.WaitingRoom,
 	})
 	require.NoError(t, err)
 	return p

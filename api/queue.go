@@ -1,0 +1,177 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
+
+	"boxoffice/internal/product"
+	"boxoffice/internal/waitingroom"
+)
+
+// JoinView answers a join.
+type JoinView struct {
+	QueueToken string  `json:"queueToken" doc:"Poll GET /v1/queue/{queueToken}; the same on every join"`
+	Status     string  `json:"status"`
+	Position   int64   `json:"position,omitempty" doc:"Absent while waiting for the draw at opening"`
+	ETASeconds float64 `json:"etaSeconds,omitempty"`
+}
+
+var errAccessRequired = problem(http.StatusUnauthorized, "ACCESS_TOKEN_REQUIRED",
+	"this product's waiting room is on: join the queue and send the access token you get when admitted as X-Access-Token")
+
+// checkAccess enforces a product's waiting room: the buyer must present an
+// access token for this tenant, product and buyer.
+func (s *Server) checkAccess(p *product.Product, who principal, token string) error {
+	if p.WaitingRoom == nil || !p.WaitingRoom.Enabled || s.WaitingRoom == nil {
+		return nil
+	}
+	if token == "" {
+		return errAccessRequired
+	}
+	if err := s.WaitingRoom.Tokens().VerifyAccess(token, who.TenantID, p.ID, who.BuyerID); err != nil {
+		return problem(http.StatusForbidden, "ACCESS_TOKEN_INVALID", "the access token is invalid, expired, or for another product or buyer")
+	}
+	return nil
+}
+
+func (s *Server) registerQueue() {
+	if s.WaitingRoom == nil {
+		return
+	}
+	huma.Register(s.api, huma.Operation{
+		OperationID:   "join-queue",
+		Method:        http.MethodPost,
+		Path:          "/v1/products/{id}/queue",
+		Summary:       "Join a product's waiting room",
+		Description:   "201 the first time, 200 with the same entry (and token) on every later join: refreshing never improves a place.",
+		Tags:          []string{"Waiting room"},
+		DefaultStatus: http.StatusCreated,
+		Security:      security(schemeBuyer),
+		Errors:        []int{401, 404, 429},
+	}, func(ctx context.Context, in *struct {
+		ProductPath
+	}) (*struct {
+		Status int
+		Body   JoinView
+	}, error) {
+		who := caller(ctx)
+		e, created, err := s.WaitingRoom.Join(ctx, who.TenantID, in.ID, who.BuyerID)
+		if errors.Is(err, waitingroom.ErrNoRoom) {
+			return nil, problem(http.StatusNotFound, "NOT_FOUND", "no waiting room for this product")
+		}
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		token := s.WaitingRoom.QueueToken(e)
+		st, err := s.WaitingRoom.Poll(ctx, token)
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		out := &struct {
+			Status int
+			Body   JoinView
+		}{Status: http.StatusOK, Body: JoinView{QueueToken: token, Status: st.Status, Position: st.Position, ETASeconds: st.ETASeconds}}
+		if created {
+			out.Status = http.StatusCreated
+		}
+		return out, nil
+	})
+
+	huma.Register(s.api, huma.Operation{
+		OperationID: "poll-queue",
+		Method:      http.MethodGet,
+		Path:        "/v1/queue/{token}",
+		Summary:     "Where am I? (answered from memory, never the database)",
+		Description: "WAITING with position and ETA, ADMITTED with an access token, SOLD_OUT, or EXPIRED. The token is the credential; responses may be cached for a second.",
+		Tags:        []string{"Waiting room"},
+		Errors:      []int{401},
+	}, func(ctx context.Context, in *struct {
+		Token string `path:"token" maxLength:"2000"`
+	}) (*struct {
+		CacheControl string `header:"Cache-Control"`
+		Body         *waitingroom.Status
+	}, error) {
+		st, err := s.WaitingRoom.Poll(ctx, in.Token)
+		if errors.Is(err, waitingroom.ErrBadToken) {
+			return nil, problem(http.StatusUnauthorized, "INVALID_QUEUE_TOKEN", "the queue token is invalid or expired")
+		}
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		return &struct {
+			CacheControl string `header:"Cache-Control"`
+			Body         *waitingroom.Status
+		}{CacheControl: "public, max-age=1", Body: st}, nil
+	})
+
+	huma.Register(s.api, huma.Operation{
+		OperationID:   "leave-queue",
+		Method:        http.MethodDelete,
+		Path:          "/v1/queue/{token}",
+		Summary:       "Leave the waiting room (frees an admitted shopper's slot)",
+		Tags:          []string{"Waiting room"},
+		DefaultStatus: http.StatusNoContent,
+		Errors:        []int{401},
+	}, func(ctx context.Context, in *struct {
+		Token string `path:"token" maxLength:"2000"`
+	}) (*struct{}, error) {
+		if err := s.WaitingRoom.Leave(ctx, in.Token); err != nil {
+			if errors.Is(err, waitingroom.ErrBadToken) {
+				return nil, problem(http.StatusUnauthorized, "INVALID_QUEUE_TOKEN", "the queue token is invalid or expired")
+			}
+			return nil, s.toProblem(err)
+		}
+		return &struct{}{}, nil
+	})
+
+	huma.Register(s.api, huma.Operation{
+		OperationID: "queue-fairness",
+		Method:      http.MethodGet,
+		Path:        "/v1/products/{id}/queue/fairness",
+		Summary:     "The draw's commitment before opening, its seed after, and how to recompute it",
+		Tags:        []string{"Waiting room"},
+		Errors:      []int{404},
+	}, func(ctx context.Context, in *struct {
+		ProductPath
+	}) (*struct{ Body *waitingroom.Fairness }, error) {
+		f, err := s.WaitingRoom.Fairness(ctx, in.ID)
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		return &struct{ Body *waitingroom.Fairness }{f}, nil
+	})
+
+	huma.Register(s.api, huma.Operation{
+		OperationID: "queue-draw",
+		Method:      http.MethodGet,
+		Path:        "/v1/products/{id}/queue/draw",
+		Summary:     "The draw recomputed from the revealed seed: entry ids in position order",
+		Tags:        []string{"Waiting room"},
+		Errors:      []int{404},
+	}, func(ctx context.Context, in *struct {
+		ProductPath
+	}) (*struct {
+		Body struct {
+			Order []uuid.UUID `json:"order"`
+		}
+	}, error) {
+		order, err := s.WaitingRoom.DrawOrder(ctx, in.ID)
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		out := &struct {
+			Body struct {
+				Order []uuid.UUID `json:"order"`
+			}
+		}{}
+		out.Body.Order = order
+		if out.Body.Order == nil {
+			out.Body.Order = []uuid.UUID{}
+		}
+		return out, nil
+	})
+}

@@ -1,0 +1,44 @@
+package waitingroom
+
+import "math"
+
+// AdmitInput is what one admission step knows.
+type AdmitInput struct {
+	// Rate is λ = activeShoppers ÷ shoppingSeconds, already lowered by the
+	// feedback factor.
+	Rate float64
+	// Seconds since the last step.
+	Seconds float64
+	// Carry is the fraction of an admission left over from the last step.
+	Carry float64
+	// Active shoppers (admitted, token not expired, not finished); Capacity
+	// is the configured number the pipeline serves at once.
+	Active, Capacity int64
+	// Waiting is how many placed entrants are not admitted yet.
+	Waiting int64
+	// Available numbers, and the most one shopper may take.
+	Available, PerBuyer int64
+}
+
+// Admit decides how many to admit now, the carry for the next step, and
+// why fewer than the rate allows (empty when not held back). Admission
+// follows the rate (Little's law), never exceeds free shopper slots, and
+// stops when the stock left cannot serve the shoppers already in.
+func Admit(in AdmitInput) (n int64, carry float64, reason string) {
+	want := in.Rate*in.Seconds + in.Carry
+	n = int64(math.Floor(want))
+	carry = want - float64(n)
+	switch {
+	case in.Available <= 0:
+		return 0, 0, "sold out"
+	case in.Active*in.PerBuyer >= in.Available:
+		return 0, 0, "stock left is spoken for by shoppers already admitted"
+	}
+	if free := in.Capacity - in.Active; n > free {
+		n, carry, reason = max(free, 0), 0, "all shopper slots busy"
+	}
+	if n > in.Waiting {
+		n, carry = in.Waiting, 0
+	}
+	return n, carry, reason
+}

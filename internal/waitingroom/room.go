@@ -1,0 +1,348 @@
+package waitingroom
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"boxoffice/internal/db"
+)
+
+// Settings is a product's waiting room, set by the tenant admin.
+type Settings struct {
+	Enabled            bool `json:"enabled"`
+	ActiveShoppers     int  `json:"activeShoppers" minimum:"1" maximum:"1000000" doc:"L: shoppers the pipeline serves at once"`
+	ShoppingSeconds    int  `json:"shoppingSeconds" minimum:"1" maximum:"86400" doc:"W: seconds each spends; admission rate is L ÷ W per second"`
+	AccessTokenSeconds int  `json:"accessTokenSeconds,omitempty" minimum:"30" maximum:"86400" doc:"Lifetime of an access token (default 900)"`
+}
+
+// Rate is λ = L ÷ W.
+func (s Settings) Rate() float64 { return float64(s.ActiveShoppers) / float64(s.ShoppingSeconds) }
+
+func (s Settings) accessTTL() time.Duration {
+	if s.AccessTokenSeconds == 0 {
+		return 900 * time.Second
+	}
+	return time.Duration(s.AccessTokenSeconds) * time.Second
+}
+
+// Statuses of an entry.
+const (
+	StatusWaiting  = "WAITING"
+	StatusAdmitted = "ADMITTED"
+	StatusSoldOut  = "SOLD_OUT"
+	StatusExpired  = "EXPIRED"
+)
+
+// ErrNoRoom is returned for a product without a waiting room.
+var ErrNoRoom = errors.New("product has no waiting room")
+
+// Entry is one buyer in one product's queue.
+type Entry struct {
+	ID        uuid.UUID
+	ProductID uuid.UUID
+	TenantID  uuid.UUID
+	BuyerID   string
+	Position  int64 // 0 until placed
+}
+
+// Status is what a poll answers.
+type Status struct {
+	Status      string     `json:"status" enum:"WAITING,ADMITTED,SOLD_OUT,EXPIRED"`
+	Position    int64      `json:"position,omitempty" doc:"Absent while waiting for the draw at opening"`
+	NowServing  int64      `json:"nowServing"`
+	ETASeconds  float64    `json:"etaSeconds,omitempty"`
+	QueueToken  string     `json:"queueToken,omitempty" doc:"A fresher queue token (carrying the position once drawn)"`
+	AccessToken string     `json:"accessToken,omitempty" doc:"Send as X-Access-Token with reservations and orders"`
+	ExpiresAt   *time.Time `json:"accessExpiresAt,omitempty"`
+}
+
+// Service is the waiting room.
+type Service struct {
+	pool   *pgxpool.Pool
+	tokens *Tokens
+	logger *slog.Logger
+
+	mu    sync.Mutex
+	rooms map[uuid.UUID]*roomState
+	carry map[uuid.UUID]float64 // admission fractions between controller ticks
+	group sync.Mutex            // serialises refreshes (one query per product per second at most)
+}
+
+// NewService returns the waiting room service.
+func NewService(pool *pgxpool.Pool, tokens *Tokens, logger *slog.Logger) *Service {
+	return &Service{pool: pool, tokens: tokens, logger: logger, rooms: map[uuid.UUID]*roomState{}, carry: map[uuid.UUID]float64{}}
+}
+
+// Tokens is the token signer.
+func (s *Service) Tokens() *Tokens { return s.tokens }
+
+// queueTTL is how long a queue token is valid: longer than any wait.
+const queueTTL = 24 * time.Hour
+
+// Create sets up a product's room: a fresh seed, its commitment published.
+func Create(ctx context.Context, tx pgx.Tx, productID uuid.UUID) error {
+	seed := NewSeed()
+	_, err := tx.Exec(ctx, `INSERT INTO waiting_rooms (product_id, seed, commitment) VALUES ($1, $2, $3)`,
+		productID, seed, Commitment(seed))
+	if err != nil {
+		return fmt.Errorf("create waiting room: %w", err)
+	}
+	return nil
+}
+
+// Join puts the buyer in the product's queue, or returns the entry the buyer
+// already has: joining again never changes a place. Before the on-sale time
+// entrants wait for the draw; after the draw they are placed at the end.
+func (s *Service) Join(ctx context.Context, tenantID, productID uuid.UUID, buyer string) (Entry, bool, error) {
+	e := Entry{ProductID: productID, TenantID: tenantID, BuyerID: buyer}
+	created := false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `SELECT id, coalesce(position, 0) FROM queue_entries WHERE product_id = $1 AND buyer_id = $2 AND tenant_id = $3`,
+			productID, buyer, tenantID).Scan(&e.ID, &e.Position)
+		if err == nil {
+			return nil // joining again: the same entry
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("look up queue entry: %w", err)
+		}
+		id := db.NewID()
+		var position *int64
+		err = tx.QueryRow(ctx, `
+			WITH room AS (
+				SELECT r.drawn_at IS NOT NULL AS drawn, p.on_sale_at > now() AS before
+				FROM waiting_rooms r JOIN products p ON p.id = r.product_id
+				WHERE r.product_id = $2 AND p.tenant_id = $3
+			), placed AS (
+				-- A later arrival after the draw takes the next position; the
+				-- room row serialises these (arrivals before opening need none).
+				UPDATE waiting_rooms SET next_position = next_position + 1
+				WHERE product_id = $2 AND (SELECT drawn FROM room)
+				RETURNING next_position
+			)
+			INSERT INTO queue_entries (id, product_id, tenant_id, buyer_id, pre_open, position)
+			SELECT $1, $2, $3, $4, room.before, (SELECT next_position FROM placed) FROM room
+			ON CONFLICT (product_id, buyer_id) DO NOTHING
+			RETURNING position`, id, productID, tenantID, buyer).Scan(&position)
+		switch {
+		case err == nil:
+			e.ID, created = id, true
+			if position != nil {
+				e.Position = *position
+			}
+			return nil
+		case !errors.Is(err, pgx.ErrNoRows):
+			return fmt.Errorf("join queue: %w", err)
+		}
+		// Already in the queue, or no room: find out which. (A rejoin after
+		// the draw may have bumped next_position; the gap is harmless.)
+		err = tx.QueryRow(ctx, `
+			SELECT e.id, coalesce(e.position, 0) FROM queue_entries e
+			WHERE e.product_id = $1 AND e.buyer_id = $2 AND e.tenant_id = $3`, productID, buyer, tenantID).
+			Scan(&e.ID, &e.Position)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNoRoom
+		}
+		return err
+	})
+	return e, created, err
+}
+
+// QueueToken signs the entry's queue token.
+func (s *Service) QueueToken(e Entry) string { return s.tokens.Queue(e, queueTTL) }
+
+// Leave ends the buyer's turn (freeing an admitted slot).
+func (s *Service) Leave(ctx context.Context, token string) error {
+	c, err := s.tokens.ParseQueue(token)
+	if err != nil {
+		return err
+	}
+	_, err = s.pool.Exec(ctx, `UPDATE queue_entries SET left_at = now() WHERE id = $1 AND left_at IS NULL`, c.EntryID)
+	return err
+}
+
+// Fairness is what is public about a room's draw.
+type Fairness struct {
+	Commitment string     `json:"commitment" doc:"hex SHA-256 of the seed, published before opening"`
+	Seed       string     `json:"seed,omitempty" doc:"hex seed, revealed after the draw"`
+	DrawnAt    *time.Time `json:"drawnAt,omitempty"`
+	Entrants   int64      `json:"entrants" doc:"entrants in the draw"`
+	Algorithm  string     `json:"algorithm"`
+}
+
+const algorithm = "ticket = SHA-256(seed || 16-byte entry id); entrants ordered by ticket ascending, ties by entry id; position 1 first. Check SHA-256(seed) = commitment."
+
+// Fairness returns the room's commitment, and the seed once drawn.
+func (s *Service) Fairness(ctx context.Context, productID uuid.UUID) (*Fairness, error) {
+	f := &Fairness{Algorithm: algorithm}
+	var seed []byte
+	err := s.pool.QueryRow(ctx, `SELECT commitment, seed, drawn_at, pre_open_count FROM waiting_rooms WHERE product_id = $1`,
+		productID).Scan(&f.Commitment, &seed, &f.DrawnAt, &f.Entrants)
+	if err != nil {
+		return nil, fmt.Errorf("waiting room %s: %w", productID, db.NotFound(err))
+	}
+	if f.DrawnAt != nil {
+		f.Seed = hex.EncodeToString(seed)
+	}
+	return f, nil
+}
+
+// DrawOrder recomputes the draw from the revealed seed and the entrants'
+// ids, as anyone can: it must equal the positions given.
+func (s *Service) DrawOrder(ctx context.Context, productID uuid.UUID) ([]uuid.UUID, error) {
+	var seed []byte
+	var drawn *time.Time
+	if err := s.pool.QueryRow(ctx, `SELECT seed, drawn_at FROM waiting_rooms WHERE product_id = $1`, productID).
+		Scan(&seed, &drawn); err != nil {
+		return nil, fmt.Errorf("waiting room %s: %w", productID, db.NotFound(err))
+	}
+	if drawn == nil {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id FROM queue_entries WHERE product_id = $1 AND pre_open`, productID)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, err
+	}
+	return Draw(seed, ids), nil
+}
+
+// roomState is what polls read: refreshed from the database at most once a
+// second, so a poll never queries the database itself.
+type roomState struct {
+	loadedAt   time.Time
+	settings   Settings
+	drawn      bool
+	nowServing int64
+	soldOut    bool
+	rate       float64
+	positions  map[uuid.UUID]int64 // drawn entrants' positions, loaded once
+	steps      []step              // admission history: positions up to through admitted at at
+}
+
+type step struct {
+	through int64
+	at      time.Time
+}
+
+// refreshEvery bounds how stale a poll's view of the room may be.
+const refreshEvery = time.Second
+
+func (s *Service) state(ctx context.Context, productID uuid.UUID) (*roomState, error) {
+	s.mu.Lock()
+	st := s.rooms[productID]
+	s.mu.Unlock()
+	if st != nil && time.Since(st.loadedAt) < refreshEvery {
+		return st, nil
+	}
+	s.group.Lock()
+	defer s.group.Unlock()
+	s.mu.Lock()
+	cur := s.rooms[productID]
+	s.mu.Unlock()
+	if cur != nil && time.Since(cur.loadedAt) < refreshEvery {
+		return cur, nil
+	}
+	fresh, err := s.load(ctx, productID, cur)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.rooms[productID] = fresh
+	s.mu.Unlock()
+	return fresh, nil
+}
+
+func (s *Service) load(ctx context.Context, productID uuid.UUID, prev *roomState) (*roomState, error) {
+	st := &roomState{loadedAt: time.Now()}
+	var settings []byte
+	var drawnAt *time.Time
+	err := s.pool.QueryRow(ctx, `
+		SELECT p.waiting_room, r.drawn_at, r.admitted_through, r.sold_out, r.rate_per_second
+		FROM waiting_rooms r JOIN products p ON p.id = r.product_id WHERE r.product_id = $1`, productID).
+		Scan(&settings, &drawnAt, &st.nowServing, &st.soldOut, &st.rate)
+	if err != nil {
+		return nil, fmt.Errorf("waiting room %s: %w", productID, db.NotFound(err))
+	}
+	if err := jsonUnmarshal(settings, &st.settings); err != nil {
+		return nil, err
+	}
+	st.drawn = drawnAt != nil
+	if prev != nil && prev.positions != nil {
+		st.positions = prev.positions // positions never change after the draw
+	} else if st.drawn {
+		rows, err := s.pool.Query(ctx, `SELECT id, position FROM queue_entries WHERE product_id = $1 AND pre_open`, productID)
+		if err != nil {
+			return nil, err
+		}
+		st.positions = map[uuid.UUID]int64{}
+		var id uuid.UUID
+		var pos int64
+		if _, err := pgx.ForEachRow(rows, []any{&id, &pos}, func() error { st.positions[id] = pos; return nil }); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := s.pool.Query(ctx, `SELECT through, at FROM admission_steps WHERE product_id = $1 ORDER BY through`, productID)
+	if err != nil {
+		return nil, err
+	}
+	var sp step
+	if _, err := pgx.ForEachRow(rows, []any{&sp.through, &sp.at}, func() error { st.steps = append(st.steps, sp); return nil }); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// Poll answers a queue token from memory: the position it carries (or the
+// draw's, once drawn) against the room's "now serving".
+func (s *Service) Poll(ctx context.Context, token string) (*Status, error) {
+	c, err := s.tokens.ParseQueue(token)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.state(ctx, c.ProductID)
+	if err != nil {
+		return nil, err
+	}
+	out := &Status{Status: StatusWaiting, NowServing: st.nowServing, Position: c.Position}
+	if out.Position == 0 && st.positions != nil {
+		if pos, ok := st.positions[c.EntryID]; ok {
+			out.Position = pos
+			out.QueueToken = s.tokens.Queue(Entry{ID: c.EntryID, ProductID: c.ProductID, TenantID: c.TenantID,
+				BuyerID: c.Subject, Position: pos}, queueTTL)
+		}
+	}
+	switch {
+	case out.Position > 0 && out.Position <= st.nowServing:
+		i := sort.Search(len(st.steps), func(i int) bool { return st.steps[i].through >= out.Position })
+		at := time.Now()
+		if i < len(st.steps) {
+			at = st.steps[i].at
+		}
+		exp := at.Add(st.settings.accessTTL())
+		if time.Now().After(exp) {
+			out.Status = StatusExpired
+			return out, nil
+		}
+		out.Status = StatusAdmitted
+		out.AccessToken = s.tokens.Access(c.TenantID, c.ProductID, c.Subject, exp)
+		out.ExpiresAt = &exp
+	case st.soldOut:
+		out.Status = StatusSoldOut
+	case out.Position > 0 && st.rate > 0:
+		out.ETASeconds = float64(out.Position-st.nowServing) / st.rate
+	}
+	return out, nil
+}
