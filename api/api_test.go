@@ -57,7 +57,7 @@ func setupWithDLQ(t *testing.T, o testfix.Options, newDLQ func(*pgxpool.Pool) *s
 		Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products, Reservations: env.Service,
 		Metrics: o.Metrics, Logger: env.Logger, AdminKey: adminKey,
 		Ready: func(ctx context.Context) error { return env.Schema.Pool.Ping(ctx) },
-		River: env.River, Reporter: reporter, DLQ: dlq,
+		River: env.River, Reporter: reporter, DLQ: dlq, WaitingRoom: env.Rooms,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, srv.Start(ctx))

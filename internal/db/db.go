@@ -24,6 +24,8 @@ type PoolOptions struct {
 	// Schema, when set, becomes the search_path of every connection, which is
 	// how tests isolate themselves in a private schema.
 	Schema string
+	// Tracer, when set, sees every query (tests count them).
+	Tracer pgx.QueryTracer
 }
 
 // Open connects to url and checks the connection.
@@ -38,6 +40,7 @@ func Open(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool, err
 	if opts.Schema != "" {
 		cfg.ConnConfig.RuntimeParams["search_path"] = opts.Schema
 	}
+	cfg.ConnConfig.Tracer = opts.Tracer
 	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
 		registerUUID(conn.TypeMap())
 		return nil

@@ -37,6 +37,10 @@ func Admit(in AdmitInput) (n int64, carry float64, reason string) {
 	if free := in.Capacity - in.Active; n > free {
 		n, carry, reason = max(free, 0), 0, "all shopper slots busy"
 	}
+	// Admit no more than the stock left can serve at the per-buyer limit.
+	if room := in.Available/max(in.PerBuyer, 1) - in.Active; n > room {
+		n, carry, reason = max(room, 0), 0, "stock left is spoken for by shoppers already admitted"
+	}
 	if n > in.Waiting {
 		n, carry = in.Waiting, 0
 	}

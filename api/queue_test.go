@@ -1,0 +1,77 @@
+package api_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/testfix"
+	"boxoffice/internal/waitingroom"
+)
+
+// The walk-through with the room on: join, wait, be admitted, reserve with
+// the access token — and without one, be refused.
+func TestWaitingRoomGatesReservations(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	room := &waitingroom.Settings{Enabled: true, ActiveShoppers: 10, ShoppingSeconds: 1}
+	p := b.env.Product(t, testfix.ProductOpts{Capacity: 50, WaitingRoom: room, OnSaleAt: time.Now().Add(time.Hour)})
+	base := "/v1/products/" + p.ID.String()
+
+	r := b.do(t, http.MethodGet, base+"/queue/fairness", "", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.NotEmpty(t, r.body["commitment"])
+	require.Nil(t, r.body["seed"])
+
+	r = b.do(t, http.MethodPost, base+"/queue", b.buyer, nil)
+	require.Equal(t, http.StatusCreated, r.status, string(r.raw))
+	token := r.body["queueToken"].(string)
+	r = b.do(t, http.MethodPost, base+"/queue", b.buyer, nil)
+	require.Equal(t, http.StatusOK, r.status, "joining again: the same entry")
+	require.Equal(t, token, r.body["queueToken"])
+
+	r = b.do(t, http.MethodGet, "/v1/queue/"+token, "", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.Equal(t, "WAITING", r.body["status"])
+	require.Equal(t, "public, max-age=1", r.header.Get("Cache-Control"))
+	requireProblem(t, b.do(t, http.MethodGet, "/v1/queue/not-a-token", "", nil), 401, "INVALID_QUEUE_TOKEN")
+
+	// Without an access token the reservation is refused, whatever else is right.
+	requireProblem(t, b.do(t, http.MethodPost, base+"/reservations", b.buyer, map[string]any{"quantity": 1},
+		"Idempotency-Key", "k1"), 401, "ACCESS_TOKEN_REQUIRED")
+	requireProblem(t, b.do(t, http.MethodPost, base+"/reservations", b.buyer, map[string]any{"quantity": 1},
+		"Idempotency-Key", "k1", "X-Access-Token", token), 403, "ACCESS_TOKEN_INVALID")
+
+	// Opening: the draw, then admission.
+	b.env.Exec(t, `UPDATE products SET on_sale_at = now() - interval '1 second' WHERE id = $1`, p.ID)
+	_, err := b.env.Rooms.Tick(t.Context())
+	require.NoError(t, err)
+	b.env.Exec(t, `UPDATE waiting_rooms SET updated_at = now() - interval '1 second' WHERE product_id = $1`, p.ID)
+	_, err = b.env.Rooms.Tick(t.Context())
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		r = b.do(t, http.MethodGet, "/v1/queue/"+token, "", nil)
+		return r.body["status"] == "ADMITTED"
+	}, 5*time.Second, 100*time.Millisecond, "polls see the admission within a second")
+	access := r.body["accessToken"].(string)
+	require.EqualValues(t, 1, r.body["position"])
+
+	r = b.do(t, http.MethodPost, base+"/reservations", b.buyer, map[string]any{"quantity": 1},
+		"Idempotency-Key", "k1", "X-Access-Token", access)
+	require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
+	// Another buyer cannot use alice's access token.
+	requireProblem(t, b.do(t, http.MethodPost, base+"/reservations", buyerToken(t, b.env.Tenant, "mallory", time.Hour),
+		map[string]any{"quantity": 1}, "Idempotency-Key", "k2", "X-Access-Token", access), 403, "ACCESS_TOKEN_INVALID")
+
+	r = b.do(t, http.MethodGet, base+"/queue/fairness", "", nil)
+	require.NotEmpty(t, r.body["seed"], "revealed after the draw")
+	r = b.do(t, http.MethodGet, base+"/queue/draw", "", nil)
+	require.Len(t, r.body["order"], 1)
+	require.Equal(t, http.StatusNoContent, b.do(t, http.MethodDelete, "/v1/queue/"+token, "", nil).status)
+
+	// Products without a room need no token.
+	require.Equal(t, http.StatusAccepted, b.reserve(t, b.buyer, "k3", map[string]any{"quantity": 1}).status)
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/products/"+b.product.ID.String()+"/queue", b.buyer, nil), 404, "NOT_FOUND")
+}

@@ -1,0 +1,286 @@
+package waitingroom_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/db"
+	"boxoffice/internal/product"
+	"boxoffice/internal/reservation"
+	"boxoffice/internal/testfix"
+	"boxoffice/internal/waitingroom"
+)
+
+type testBundle struct {
+	env     *testfix.Env
+	rooms   *waitingroom.Service
+	product *product.Product
+}
+
+func setup(t *testing.T, capacity int, room waitingroom.Settings, onSale time.Time) *testBundle {
+	t.Helper()
+	env := testfix.New(t, testfix.Options{})
+	room.Enabled = true
+	p := env.Product(t, testfix.ProductOpts{Capacity: capacity, PerBuyerLimit: 2, WaitingRoom: &room, OnSaleAt: onSale})
+	return &testBundle{env: env, rooms: env.Rooms, product: p}
+}
+
+func (b *testBundle) join(t *testing.T, buyer string) waitingroom.Entry {
+	t.Helper()
+	e, _, err := b.rooms.Join(context.Background(), b.product.TenantID, b.product.ID, buyer)
+	require.NoError(t, err)
+	return e
+}
+
+func (b *testBundle) open(t *testing.T) {
+	t.Helper()
+	b.env.Exec(t, `UPDATE products SET on_sale_at = now() - interval '1 second' WHERE id = $1`, b.product.ID)
+}
+
+func (b *testBundle) tick(t *testing.T, elapsed time.Duration) waitingroom.TickResult {
+	t.Helper()
+	b.env.Exec(t, `UPDATE waiting_rooms SET updated_at = now() - make_interval(secs => $2) WHERE product_id = $1`,
+		b.product.ID, elapsed.Seconds())
+	res, err := b.rooms.Tick(context.Background())
+	require.NoError(t, err)
+	for _, r := range res {
+		if r.ProductID == b.product.ID {
+			return r
+		}
+	}
+	t.Fatal("room not ticked")
+	return waitingroom.TickResult{}
+}
+
+func TestDrawIsVerifiableAndPlacesAreKept(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 100, waitingroom.Settings{ActiveShoppers: 5, ShoppingSeconds: 1}, time.Now().Add(time.Hour))
+	ctx := context.Background()
+
+	before, err := b.rooms.Fairness(ctx, b.product.ID)
+	require.NoError(t, err)
+	require.Empty(t, before.Seed, "the seed stays secret before opening")
+
+	var entries []waitingroom.Entry
+	for i := range 20 {
+		e := b.join(t, fmt.Sprintf("early-%d", i))
+		require.Zero(t, e.Position, "in the draw: no position yet")
+		entries = append(entries, e)
+	}
+	again := b.join(t, "early-3")
+	require.Equal(t, entries[3].ID, again.ID, "joining again returns the same entry")
+
+	b.open(t)
+	res := b.tick(t, 0)
+	require.Equal(t, int64(20), res.Drawn)
+	late1, late2 := b.join(t, "late-1"), b.join(t, "late-2")
+	require.Equal(t, int64(21), late1.Position, "later arrivals queue in arrival order")
+	require.Equal(t, int64(22), late2.Position)
+	require.Equal(t, late1, b.join(t, "late-1"), "a rejoin never improves a place")
+
+	after, err := b.rooms.Fairness(ctx, b.product.ID)
+	require.NoError(t, err)
+	seed, err := hex.DecodeString(after.Seed)
+	require.NoError(t, err)
+	sum := sha256.Sum256(seed)
+	require.Equal(t, before.Commitment, hex.EncodeToString(sum[:]), "the revealed seed matches the commitment published before")
+
+	ids := make([]uuid.UUID, len(entries))
+	for i, e := range entries {
+		ids[i] = e.ID
+	}
+	want := waitingroom.Draw(seed, ids) // anyone can recompute this
+	order, err := b.rooms.DrawOrder(ctx, b.product.ID)
+	require.NoError(t, err)
+	require.Equal(t, want, order)
+	rows, err := b.env.Schema.Pool.Query(ctx, `SELECT id FROM queue_entries WHERE pre_open ORDER BY position`)
+	require.NoError(t, err)
+	byPosition, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	require.NoError(t, err)
+	require.Equal(t, want, byPosition, "positions are the draw's order")
+	var distinct int
+	require.NoError(t, b.env.Schema.Pool.QueryRow(ctx, `SELECT count(DISTINCT position) FROM queue_entries`).Scan(&distinct))
+	require.Equal(t, 22, distinct, "positions are unique")
+}
+
+func TestAdmitFollowsTheRate(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		// λ = L ÷ W = 50 ÷ 20 = 2.5 per second; a tick every second for a minute.
+		carry, admitted, waiting := 0.0, int64(0), int64(1000)
+		last := time.Now()
+		for range 60 {
+			time.Sleep(time.Second)
+			now := time.Now()
+			n, c, reason := waitingroom.Admit(waitingroom.AdmitInput{Rate: 50.0 / 20, Seconds: now.Sub(last).Seconds(), Carry: carry,
+				Active: 0, Capacity: 1_000_000, Waiting: waiting - admitted, Available: 1_000_000, PerBuyer: 2})
+			require.Empty(t, reason)
+			admitted, carry, last = admitted+n, c, now
+		}
+		require.Equal(t, int64(150), admitted)
+	})
+	n, _, reason := waitingroom.Admit(waitingroom.AdmitInput{Rate: 100, Seconds: 1, Active: 8, Capacity: 10, Waiting: 100, Available: 1000, PerBuyer: 2})
+	require.Equal(t, int64(2), n, "never more than the free shopper slots")
+	require.NotEmpty(t, reason)
+	n, _, reason = waitingroom.Admit(waitingroom.AdmitInput{Rate: 100, Seconds: 1, Active: 3, Capacity: 10, Waiting: 100, Available: 6, PerBuyer: 2})
+	require.Zero(t, n, "3 shoppers × 2 can take the 6 left")
+	require.Contains(t, reason, "stock")
+	n, _, _ = waitingroom.Admit(waitingroom.AdmitInput{Rate: 100, Seconds: 1, Capacity: 10, Waiting: 3, Available: 100, PerBuyer: 2})
+	require.Equal(t, int64(3), n, "never more than are waiting")
+}
+
+func TestAdmissionInTheDatabase(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 100, waitingroom.Settings{ActiveShoppers: 4, ShoppingSeconds: 2}, time.Now().Add(time.Hour))
+	var entries []waitingroom.Entry
+	for i := range 10 {
+		entries = append(entries, b.join(t, fmt.Sprintf("b%d", i)))
+	}
+	b.open(t)
+	b.tick(t, 0) // the draw
+	res := b.tick(t, 3*time.Second)
+	require.Equal(t, int64(4), res.Admitted, "λ = 2/s for 3 s is 6, capped by the 4 shopper slots")
+	require.Equal(t, int64(0), b.tick(t, 3*time.Second).Admitted, "all slots busy")
+
+	// A shopper who leaves frees a slot.
+	var first waitingroom.Entry
+	for _, e := range entries {
+		st := b.pollFresh(t, e)
+		if st.Status == waitingroom.StatusAdmitted {
+			first = e
+			require.NotEmpty(t, st.AccessToken)
+			require.NoError(t, b.rooms.Tokens().VerifyAccess(st.AccessToken, b.product.TenantID, b.product.ID, e.BuyerID))
+			break
+		}
+	}
+	require.NotEqual(t, uuid.Nil, first.ID)
+	require.NoError(t, b.rooms.Leave(context.Background(), b.rooms.QueueToken(first)))
+	require.Equal(t, int64(1), b.tick(t, 3*time.Second).Admitted)
+}
+
+// pollFresh polls through a new service so the cache is cold.
+func (b *testBundle) pollFresh(t *testing.T, e waitingroom.Entry) *waitingroom.Status {
+	t.Helper()
+	svc := waitingroom.NewService(b.env.Schema.Pool, b.rooms.Tokens(), b.env.Logger)
+	st, err := svc.Poll(context.Background(), b.rooms.QueueToken(e))
+	require.NoError(t, err)
+	return st
+}
+
+func TestStockAwareAndSoldOut(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 4, waitingroom.Settings{ActiveShoppers: 100, ShoppingSeconds: 1}, time.Now().Add(time.Hour))
+	for i := range 6 {
+		b.join(t, fmt.Sprintf("b%d", i))
+	}
+	b.open(t)
+	b.tick(t, 0)
+	res := b.tick(t, time.Second)
+	require.Equal(t, int64(2), res.Admitted, "2 shoppers × 2 numbers each is all 4 numbers")
+	res = b.tick(t, time.Second)
+	require.Zero(t, res.Admitted)
+	require.Contains(t, res.Reason, "stock")
+
+	// The numbers go: everyone still waiting hears SOLD_OUT.
+	r := b.env.Reserve(t, b.product, "someone", reservation.Params{Quantity: 2})
+	r2 := b.env.Reserve(t, b.product, "someone-else", reservation.Params{Quantity: 2})
+	b.env.Drain(t, b.product, 10)
+	require.Equal(t, reservation.StatusHeld, b.env.Get(t, b.product, r.ID).Status)
+	require.Equal(t, reservation.StatusHeld, b.env.Get(t, b.product, r2.ID).Status)
+	require.True(t, b.tick(t, time.Second).SoldOut)
+	waiting := b.join(t, "b5")
+	require.Equal(t, waitingroom.StatusSoldOut, b.pollFresh(t, waiting).Status)
+}
+
+func TestAccessTokenAttacks(t *testing.T) {
+	t.Parallel()
+	tokens := waitingroom.NewTokens([]byte("secret"))
+	tenant, prod, other := uuid.New(), uuid.New(), uuid.New()
+	good := tokens.Access(tenant, prod, "alice", time.Now().Add(time.Minute))
+	require.NoError(t, tokens.VerifyAccess(good, tenant, prod, "alice"))
+
+	claims := jwt.MapClaims{"knd": "access", "pid": prod.String(), "tid": tenant.String(), "sub": "alice", "exp": time.Now().Add(time.Minute).Unix()}
+	none, err := jwt.NewWithClaims(jwt.SigningMethodNone, claims).SignedString(jwt.UnsafeAllowNoneSignatureType)
+	require.NoError(t, err)
+	hs512, err := jwt.NewWithClaims(jwt.SigningMethodHS512, claims).SignedString([]byte("secret"))
+	require.NoError(t, err)
+	forged, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte("guess"))
+	require.NoError(t, err)
+	queueToken := tokens.Queue(waitingroom.Entry{ID: uuid.New(), ProductID: prod, TenantID: tenant, BuyerID: "alice"}, time.Minute)
+
+	for name, check := range map[string]error{
+		"alg none":        tokens.VerifyAccess(none, tenant, prod, "alice"),
+		"wrong algorithm": tokens.VerifyAccess(hs512, tenant, prod, "alice"),
+		"wrong secret":    tokens.VerifyAccess(forged, tenant, prod, "alice"),
+		"another product": tokens.VerifyAccess(good, tenant, other, "alice"),
+		"another tenant":  tokens.VerifyAccess(good, other, prod, "alice"),
+		"another buyer":   tokens.VerifyAccess(good, tenant, prod, "mallory"),
+		"expired":         tokens.VerifyAccess(tokens.Access(tenant, prod, "alice", time.Now().Add(-time.Minute)), tenant, prod, "alice"),
+		"a queue token":   tokens.VerifyAccess(queueToken, tenant, prod, "alice"),
+		"garbage":         tokens.VerifyAccess("a.b.c", tenant, prod, "alice"),
+	} {
+		require.ErrorIs(t, check, waitingroom.ErrBadToken, name)
+	}
+	_, err = tokens.ParseQueue(good)
+	require.ErrorIs(t, err, waitingroom.ErrBadToken, "an access token is not a queue token")
+}
+
+// countingTracer counts queries.
+type countingTracer struct{ n atomic.Int64 }
+
+func (c *countingTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+func (c *countingTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func TestPollsDoNotQueryTheDatabase(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 100, waitingroom.Settings{ActiveShoppers: 5, ShoppingSeconds: 1}, time.Now().Add(time.Hour))
+	var entries []waitingroom.Entry
+	for i := range 50 {
+		entries = append(entries, b.join(t, fmt.Sprintf("b%d", i)))
+	}
+	b.open(t)
+	b.tick(t, 0)
+	b.tick(t, time.Second)
+
+	tracer := &countingTracer{}
+	pool, err := db.Open(context.Background(), b.env.Schema.URL, db.PoolOptions{MaxConns: 2, Schema: b.env.Schema.Name, Tracer: tracer})
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	svc := waitingroom.NewService(pool, b.rooms.Tokens(), b.env.Logger)
+	tokens := make([]string, len(entries))
+	for i, e := range entries {
+		tokens[i] = b.rooms.QueueToken(e)
+	}
+	_, err = svc.Poll(context.Background(), tokens[0]) // loads the room once
+	require.NoError(t, err)
+	warm := tracer.n.Load()
+	require.NotZero(t, warm)
+
+	start := time.Now()
+	admitted := 0
+	for i := range 5000 {
+		st, err := svc.Poll(context.Background(), tokens[i%len(tokens)])
+		require.NoError(t, err)
+		if st.Status == waitingroom.StatusAdmitted {
+			admitted++
+		}
+	}
+	if time.Since(start) < time.Second {
+		require.Equal(t, warm, tracer.n.Load(), "5,000 polls, no query")
+	}
+	require.Equal(t, 5*5000/len(tokens), admitted, "the 5 admitted see it on every poll")
+}
