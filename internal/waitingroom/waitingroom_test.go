@@ -199,7 +199,7 @@ func TestStockAwareAndSoldOut(t *testing.T) {
 	require.Equal(t, reservation.StatusHeld, b.env.Get(t, b.product, r.ID).Status)
 	require.Equal(t, reservation.StatusHeld, b.env.Get(t, b.product, r2.ID).Status)
 	require.True(t, b.tick(t, time.Second).SoldOut)
-	waiting := b.join(t, "b5")
+	waiting := b.join(t, "latecomer") // placed after everyone, never admitted
 	require.Equal(t, waitingroom.StatusSoldOut, b.pollFresh(t, waiting).Status)
 }
 
