@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/api"
 	"boxoffice/internal/testfix"
 	"boxoffice/internal/waitingroom"
 )
@@ -74,4 +75,27 @@ func TestWaitingRoomGatesReservations(t *testing.T) {
 	// Products without a room need no token.
 	require.Equal(t, http.StatusAccepted, b.reserve(t, b.buyer, "k3", map[string]any{"quantity": 1}).status)
 	requireProblem(t, b.do(t, http.MethodPost, "/v1/products/"+b.product.ID.String()+"/queue", b.buyer, nil), 404, "NOT_FOUND")
+}
+
+func TestRateLimits(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	srv := api.New(api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products,
+		Reservations: env.Service, Logger: env.Logger, WaitingRoom: env.Rooms, RateLimits: api.RateLimits{PerBuyer: 3}})
+	b := &testBundle{env: env, server: srv}
+	p := env.Product(t, testfix.ProductOpts{WaitingRoom: &waitingroom.Settings{Enabled: true, ActiveShoppers: 1, ShoppingSeconds: 1}})
+	token := buyerToken(t, env.Tenant, "alice", time.Hour)
+	codes := map[int]int{}
+	var last response
+	for range 6 {
+		last = b.do(t, http.MethodPost, "/v1/products/"+p.ID.String()+"/queue", token, nil)
+		codes[last.status]++
+	}
+	require.Equal(t, 3, codes[http.StatusCreated]+codes[http.StatusOK], "three a second")
+	require.Equal(t, 3, codes[http.StatusTooManyRequests])
+	requireProblem(t, last, 429, "RATE_LIMITED")
+	require.Equal(t, "1", last.header.Get("Retry-After"))
+	// Other buyers are not held back by alice.
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/v1/products/"+p.ID.String()+"/queue",
+		buyerToken(t, env.Tenant, "bob", time.Hour), nil).status)
 }

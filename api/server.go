@@ -58,6 +58,8 @@ type Deps struct {
 	WebhookSecrets []string
 	// WaitingRoom runs products' queues; nil leaves the endpoints out.
 	WaitingRoom *waitingroom.Service
+	// RateLimits cap joins, polls and reservations per IP and per buyer.
+	RateLimits RateLimits
 }
 
 // Server is the API.
@@ -109,6 +111,7 @@ func New(d Deps) *Server {
 	})
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true}))
 	s.app.Use(s.observe)
+	s.useRateLimits(d.RateLimits)
 
 	cfg := huma.DefaultConfig("BoxOffice API", "1.0.0")
 	cfg.Info.Description = "Flash-sale reservations of numbered inventory. Requests are recorded and queued " +

@@ -103,6 +103,11 @@ type Config struct {
 	// API process must share it. BOXOFFICE_ACCESS_TOKEN_SECRET; `dev`
 	// generates one; without it the waiting room is off.
 	AccessTokenSecret string
+	// RateLimitPerIP and RateLimitPerBuyer cap queue joins, queue polls and
+	// reservations per second. BOXOFFICE_RATE_LIMIT_IP (default 200) and
+	// BOXOFFICE_RATE_LIMIT_BUYER (default 20); 0 turns one off.
+	RateLimitPerIP    int
+	RateLimitPerBuyer int
 	// TicketSecret signs ticket codes. BOXOFFICE_TICKET_SECRET; `dev`
 	// generates one (tickets then verify only in that process).
 	TicketSecret string
@@ -211,6 +216,8 @@ func FromEnv() (*Config, error) {
 	intVar(&c.PaymentWorkers, "BOXOFFICE_PAYMENT_WORKERS", 50)
 	durVar(&c.CheckoutGrace, "BOXOFFICE_CHECKOUT_GRACE", 2*time.Minute)
 	intVar(&c.PauseAfterUnknown, "BOXOFFICE_PAUSE_AFTER_UNKNOWN", 50)
+	intVar(&c.RateLimitPerIP, "BOXOFFICE_RATE_LIMIT_IP", 200)
+	intVar(&c.RateLimitPerBuyer, "BOXOFFICE_RATE_LIMIT_BUYER", 20)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

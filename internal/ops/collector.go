@@ -83,6 +83,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	g("oldest_queued", rep.Requests.OldestQueuedAgeSeconds)
 	g("dead", float64(rep.Requests.DeadLettered))
+	for _, w := range rep.WaitingRooms {
+		g("room_waiting", float64(w.Waiting), w.ProductID.String())
+	}
 }
 
 func (c *Collector) report() *Report {

@@ -47,12 +47,23 @@ type SQS struct {
 	DLQ  sqsqueue.QueueStats `json:"dlq"`
 }
 
+// WaitingRoom is one room's admission state.
+type WaitingRoom struct {
+	ProductID       uuid.UUID `json:"productId"`
+	RatePerSecond   float64   `json:"ratePerSecond" doc:"current λ after feedback"`
+	Reason          string    `json:"reason,omitempty" doc:"why admission is slowed or held"`
+	Waiting         int64     `json:"waiting" doc:"placed entrants not yet admitted"`
+	AdmittedThrough int64     `json:"admittedThrough" doc:"now serving"`
+	SoldOut         bool      `json:"soldOut"`
+}
+
 // Report is GET /v1/ops/queues.
 type Report struct {
-	Backend  string       `json:"backend" enum:"river,sqs"`
-	River    []RiverQueue `json:"river"`
-	SQS      *SQS         `json:"sqs,omitempty"`
-	Requests Requests     `json:"requests"`
+	Backend      string        `json:"backend" enum:"river,sqs"`
+	River        []RiverQueue  `json:"river"`
+	SQS          *SQS          `json:"sqs,omitempty"`
+	Requests     Requests      `json:"requests"`
+	WaitingRooms []WaitingRoom `json:"waitingRooms"`
 }
 
 // Reporter builds reports.
@@ -79,6 +90,9 @@ func (r *Reporter) Report(ctx context.Context, scope Scope) (*Report, error) {
 		return nil, err
 	}
 	if rep.Requests, err = r.requests(ctx, scope); err != nil {
+		return nil, err
+	}
+	if rep.WaitingRooms, err = r.rooms(ctx, scope); err != nil {
 		return nil, err
 	}
 	if r.sqs != nil && scope.platform() {
@@ -159,4 +173,23 @@ func nullable(id uuid.UUID) *uuid.UUID {
 		return nil
 	}
 	return &id
+}
+
+func (r *Reporter) rooms(ctx context.Context, scope Scope) ([]WaitingRoom, error) {
+	rows, err := r.pool.Query(ctx, `
+		SELECT w.product_id, w.rate_per_second, coalesce(w.rate_reason, ''), greatest(w.next_position - w.admitted_through, 0),
+		       w.admitted_through, w.sold_out
+		FROM waiting_rooms w JOIN products p ON p.id = w.product_id
+		WHERE $1::uuid IS NULL OR p.tenant_id = $1 ORDER BY w.product_id`, nullable(scope.TenantID))
+	if err != nil {
+		return nil, fmt.Errorf("waiting rooms: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[WaitingRoom])
+	if err != nil {
+		return nil, fmt.Errorf("waiting rooms: %w", err)
+	}
+	if out == nil {
+		out = []WaitingRoom{}
+	}
+	return out, nil
 }

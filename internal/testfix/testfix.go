@@ -245,6 +245,9 @@ func VerifyNoLeaks(m *testing.M) {
 			goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
 			// fasthttp's idle-worker cleaner outlives a shut-down server by up to 10 s.
 			goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
+			// Fiber's limiter keeps an in-memory store with a process-wide clock and GC.
+			goleak.IgnoreAnyFunction("github.com/gofiber/fiber/v2/internal/memory.New.StartTimeStampUpdater.func1.1"),
+			goleak.IgnoreAnyFunction("github.com/gofiber/fiber/v2/internal/memory.(*Storage).gc"),
 			goleak.IgnoreAnyFunction("github.com/sivchari/kumo/internal/service/dynamodb.(*MemoryStorage).ttlReaper"),
 		); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
