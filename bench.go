@@ -28,6 +28,7 @@ const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|all [flags]
   claim       drain queued requests: River batched vs batch size 1, and through SQS
   sqs-accept  accept with the SQS backend: SendMessageBatch vs one SendMessage per request
   checkout    orders confirmed per second through the payment simulator at 2 s per call
+  room        waiting-room joins and status polls per second, polls against a database-backed baseline
   all         all of them (what make bench runs)
 `
 
@@ -39,7 +40,7 @@ func runBench(ctx context.Context, args []string) error {
 		return errors.New(benchUsage)
 	}
 	scenario := args[0]
-	if scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "all" {
+	if scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "room" && scenario != "all" {
 		return errors.New(benchUsage)
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -57,6 +58,10 @@ func runBench(ctx context.Context, args []string) error {
 	fs.IntVar(&co.Orders, "orders", 400, "checkout: orders")
 	fs.DurationVar(&co.Latency, "psp-latency", 2*time.Second, "checkout: simulator latency per call")
 	fs.IntVar(&co.PaymentWorkers, "payment-workers", 200, "checkout: provider calls in flight at most")
+	rc := bench.RoomConfig{}
+	fs.IntVar(&rc.Joins, "joins", 20_000, "room: buyers joining before opening")
+	fs.IntVar(&rc.Concurrency, "room-concurrency", 64, "room: concurrent callers")
+	fs.DurationVar(&rc.PollFor, "poll-for", 3*time.Second, "room: length of each poll run")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -65,7 +70,7 @@ func runBench(ctx context.Context, args []string) error {
 		return errors.New("-seats must be a positive multiple of 3,000")
 	}
 
-	pool, cleanup, err := benchSchema(ctx, c.Workers+a.Concurrency+16)
+	pool, cleanup, err := benchSchema(ctx, max(c.Workers+a.Concurrency, rc.Concurrency)+16)
 	if err != nil {
 		return err
 	}
@@ -121,6 +126,14 @@ func runBench(ctx context.Context, args []string) error {
 			return err
 		}
 		figures["checkout"] = map[string]any{"config": co, "result": res}
+	}
+
+	if scenario == "room" || scenario == "all" {
+		res, err := bench.Room(ctx, pool, rc, os.Stdout)
+		if err != nil {
+			return err
+		}
+		figures["room"] = map[string]any{"config": rc, "result": res}
 	}
 
 	if err := os.MkdirAll(filepath.Join("bench", "out"), 0o755); err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -234,6 +235,26 @@ func TestAccessTokenAttacks(t *testing.T) {
 	}
 	_, err = tokens.ParseQueue(good)
 	require.ErrorIs(t, err, waitingroom.ErrBadToken, "an access token is not a queue token")
+
+	// Queue tokens: a changed place, another secret, or an old token are refused.
+	e := waitingroom.Entry{ID: uuid.New(), ProductID: prod, TenantID: tenant, BuyerID: "alice", Position: 7}
+	q := tokens.Queue(e, time.Minute)
+	c, err := tokens.ParseQueue(q)
+	require.NoError(t, err)
+	require.Equal(t, int64(7), c.Position)
+	require.Equal(t, "alice", c.Subject)
+	better := tokens.Queue(waitingroom.Entry{ID: e.ID, ProductID: prod, TenantID: tenant, BuyerID: "alice", Position: 1}, time.Minute)
+	forgedQueue := strings.Split(better, ".")[0] + "." + strings.Split(q, ".")[1]
+	_, err = tokens.ParseQueue(forgedQueue)
+	require.ErrorIs(t, err, waitingroom.ErrBadToken, "a better place with the old signature")
+	_, err = waitingroom.NewTokens([]byte("other")).ParseQueue(q)
+	require.ErrorIs(t, err, waitingroom.ErrBadToken)
+	_, err = tokens.ParseQueue(tokens.Queue(e, -time.Minute))
+	require.ErrorIs(t, err, waitingroom.ErrBadToken, "expired")
+	for _, junk := range []string{"", ".", "abc.def", strings.Repeat("A", 2000)} {
+		_, err = tokens.ParseQueue(junk)
+		require.ErrorIs(t, err, waitingroom.ErrBadToken)
+	}
 }
 
 // countingTracer counts queries.

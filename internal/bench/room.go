@@ -1,0 +1,135 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"boxoffice/internal/product"
+	"boxoffice/internal/tenant"
+	"boxoffice/internal/waitingroom"
+)
+
+// RoomConfig sizes the waiting-room benchmark.
+type RoomConfig struct {
+	Joins       int           // buyers joining before opening (default 20,000)
+	Concurrency int           // concurrent callers (default 64)
+	PollFor     time.Duration // how long each poll run lasts (default 3s)
+}
+
+// RoomResult is the waiting-room benchmark's outcome.
+type RoomResult struct {
+	JoinsPerSec      float64 `json:"joinsPerSec"`
+	PollsPerSec      float64 `json:"pollsPerSec"`
+	DBPollsPerSec    float64 `json:"dbPollsPerSec" doc:"baseline: the position read from the database per poll"`
+	PollRatio        float64 `json:"pollRatio"`
+	PollQueriesTotal int64   `json:"-"`
+}
+
+// Room measures joins per second before opening (the spike: no shared row
+// is touched), then status polls per second answered from memory against a
+// baseline that reads the position from the database on every poll. Both
+// run at the service level, without HTTP.
+func Room(ctx context.Context, pool *pgxpool.Pool, c RoomConfig, out io.Writer) (*RoomResult, error) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	t, err := tenant.NewStore(pool).Create(ctx, tenant.CreateParams{Slug: "room-" + uuid.NewString()[:8], Name: "Bench"})
+	if err != nil {
+		return nil, err
+	}
+	p, err := product.NewStore(pool).Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "r-" + uuid.NewString()[:8],
+		Name: "Room bench", Kind: product.KindNumbered, Capacity: 60_000, PriceCents: 1000, Currency: "EUR",
+		OnSaleAt: time.Now().Add(time.Hour), WaitingRoom: &waitingroom.Settings{Enabled: true, ActiveShoppers: 1000, ShoppingSeconds: 300}})
+	if err != nil {
+		return nil, err
+	}
+	svc := waitingroom.NewService(pool, waitingroom.NewTokens([]byte("bench")), logger)
+	fmt.Fprintf(out, "room: %d joins before opening, %d concurrent callers\n", c.Joins, c.Concurrency)
+
+	tokens := make([]string, c.Joins)
+	ids := make([]uuid.UUID, c.Joins)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, c.Concurrency)
+	start := time.Now()
+	for range c.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < c.Joins; i = int(next.Add(1) - 1) {
+				e, _, err := svc.Join(ctx, t.ID, p.ID, fmt.Sprintf("b%d", i))
+				if err != nil {
+					errs <- err
+					return
+				}
+				tokens[i], ids[i] = svc.QueueToken(e), e.ID
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, err
+	}
+	res := &RoomResult{JoinsPerSec: float64(c.Joins) / time.Since(start).Seconds()}
+	fmt.Fprintf(out, "  joins: %8.0f/s\n", res.JoinsPerSec)
+
+	// Open, draw, admit the first shoppers.
+	if _, err := pool.Exec(ctx, `UPDATE products SET on_sale_at = now() - interval '1 second' WHERE id = $1`, p.ID); err != nil {
+		return nil, err
+	}
+	for range 2 {
+		if _, err := svc.Tick(ctx); err != nil {
+			return nil, err
+		}
+		if _, err := pool.Exec(ctx, `UPDATE waiting_rooms SET updated_at = now() - interval '1 second' WHERE product_id = $1`, p.ID); err != nil {
+			return nil, err
+		}
+	}
+
+	run := func(poll func(i int) error) (float64, error) {
+		var n atomic.Int64
+		deadline := time.Now().Add(c.PollFor)
+		var wg sync.WaitGroup
+		errs := make(chan error, c.Concurrency)
+		start := time.Now()
+		for w := range c.Concurrency {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; time.Now().Before(deadline); i += c.Concurrency {
+					if err := poll(i % len(tokens)); err != nil {
+						errs <- err
+						return
+					}
+					n.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		return float64(n.Load()) / time.Since(start).Seconds(), <-errs
+	}
+	if res.PollsPerSec, err = run(func(i int) error { _, err := svc.Poll(ctx, tokens[i]); return err }); err != nil {
+		return nil, err
+	}
+	res.DBPollsPerSec, err = run(func(i int) error {
+		var pos, through int64
+		return pool.QueryRow(ctx, `
+			SELECT coalesce(e.position, 0), r.admitted_through
+			FROM queue_entries e JOIN waiting_rooms r ON r.product_id = e.product_id WHERE e.id = $1`, ids[i]).Scan(&pos, &through)
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.PollRatio = res.PollsPerSec / res.DBPollsPerSec
+	fmt.Fprintf(out, "  polls from memory: %8.0f/s; database-backed baseline: %8.0f/s; ratio %.1fx\n",
+		res.PollsPerSec, res.DBPollsPerSec, res.PollRatio)
+	return res, nil
+}
