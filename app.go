@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"time"
 
@@ -225,9 +226,19 @@ func (a *app) apiServer() *api.Server {
 	})
 }
 
-// serveHTTP listens until ctx ends, then shuts down gracefully. With SQS it
-// also runs the publisher the accept path hands requests to.
-func (a *app) serveHTTP(ctx context.Context, srv *api.Server) error {
+// listen binds the API address up front, so a busy port fails the start
+// before anything is announced.
+func (a *app) listen() (net.Listener, error) {
+	ln, err := net.Listen("tcp", a.cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", a.cfg.Addr, err)
+	}
+	return ln, nil
+}
+
+// serveHTTP serves on ln until ctx ends, then shuts down gracefully. With
+// SQS it also runs the publisher the accept path hands requests to.
+func (a *app) serveHTTP(ctx context.Context, srv *api.Server, ln net.Listener) error {
 	if a.publisher != nil {
 		a.publisher.Start(ctx)
 		defer a.publisher.Wait()
@@ -236,10 +247,10 @@ func (a *app) serveHTTP(ctx context.Context, srv *api.Server) error {
 		return fmt.Errorf("start API: %w", err)
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.App().Listen(a.cfg.Addr) }()
+	go func() { errc <- srv.App().Listener(ln) }()
 	select {
 	case err := <-errc:
-		return fmt.Errorf("listen on %s: %w", a.cfg.Addr, err)
+		return fmt.Errorf("serve on %s: %w", a.cfg.Addr, err)
 	case <-ctx.Done():
 	}
 	a.logger.Info("shutting down API")
@@ -276,8 +287,12 @@ func runServe(ctx context.Context, cfg *config.Config, logger *slog.Logger) erro
 		return err
 	}
 	defer a.close()
+	ln, err := a.listen()
+	if err != nil {
+		return err
+	}
 	logger.Info("API listening", "addr", cfg.Addr)
-	return a.serveHTTP(ctx, a.apiServer())
+	return a.serveHTTP(ctx, a.apiServer(), ln)
 }
 
 func runWork(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {

@@ -60,7 +60,7 @@ func runBench(ctx context.Context, args []string) error {
 	fs.IntVar(&co.PaymentWorkers, "payment-workers", 200, "checkout: provider calls in flight at most")
 	rc := bench.RoomConfig{}
 	fs.IntVar(&rc.Joins, "joins", 20_000, "room: buyers joining before opening")
-	fs.IntVar(&rc.Concurrency, "room-concurrency", 64, "room: concurrent callers")
+	fs.IntVar(&rc.Concurrency, "room-concurrency", 256, "room: concurrent callers (a spike comes from many clients)")
 	fs.DurationVar(&rc.PollFor, "poll-for", 3*time.Second, "room: length of each poll run")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -70,7 +70,7 @@ func runBench(ctx context.Context, args []string) error {
 		return errors.New("-seats must be a positive multiple of 3,000")
 	}
 
-	pool, cleanup, err := benchSchema(ctx, max(c.Workers+a.Concurrency, rc.Concurrency)+16)
+	pool, cleanup, err := benchSchema(ctx, min(max(c.Workers+a.Concurrency, rc.Concurrency)+16, 80))
 	if err != nil {
 		return err
 	}

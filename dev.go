@@ -83,6 +83,10 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 	if err != nil {
 		return fmt.Errorf("seed demo data: %w", err)
 	}
+	ln, err := a.listen()
+	if err != nil {
+		return err
+	}
 	base := "http://" + cfg.Addr
 	queues := "River (in PostgreSQL)"
 	if cfg.QueueBackend == "sqs" {
@@ -119,7 +123,7 @@ Try:
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.runWorkers(ctx) })
-	g.Go(func() error { return a.serveHTTP(ctx, a.apiServer()) })
+	g.Go(func() error { return a.serveHTTP(ctx, a.apiServer(), ln) })
 	return g.Wait()
 }
 

@@ -36,3 +36,13 @@ func TestCheckoutSmoke(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 10, res.Confirmed)
 }
+
+// A tiny waiting-room run: joins and polls work; figures are not asserted.
+func TestRoomSmoke(t *testing.T) {
+	t.Parallel()
+	schema := dbtest.NewSchema(t, 12)
+	res, err := bench.Room(context.Background(), schema.Pool,
+		bench.RoomConfig{Joins: 50, Concurrency: 8, PollFor: 50 * time.Millisecond}, io.Discard)
+	require.NoError(t, err)
+	require.Positive(t, res.PollsPerSec)
+}

@@ -72,6 +72,9 @@ type Service struct {
 	tokens *Tokens
 	logger *slog.Logger
 
+	jmu     sync.Mutex
+	pending []joinRequest
+
 	mu    sync.Mutex
 	rooms map[uuid.UUID]*roomState
 	carry map[uuid.UUID]float64 // admission fractions between controller ticks
@@ -100,10 +103,144 @@ func Create(ctx context.Context, tx pgx.Tx, productID uuid.UUID) error {
 	return nil
 }
 
+// joinLinger is how long the first of a burst of joins waits for company:
+// joins before opening are recorded many to a transaction, one commit each.
+const joinLinger = time.Millisecond
+
+type joinRequest struct {
+	tenantID, productID uuid.UUID
+	buyer               string
+	done                chan joinResult
+}
+
+type joinResult struct {
+	entry   Entry
+	created bool
+	err     error
+}
+
 // Join puts the buyer in the product's queue, or returns the entry the buyer
 // already has: joining again never changes a place. Before the on-sale time
 // entrants wait for the draw; after the draw they are placed at the end.
+// Concurrent joins are coalesced: the first caller waits a millisecond,
+// then records everyone who arrived meanwhile in one transaction.
 func (s *Service) Join(ctx context.Context, tenantID, productID uuid.UUID, buyer string) (Entry, bool, error) {
+	req := joinRequest{tenantID: tenantID, productID: productID, buyer: buyer, done: make(chan joinResult, 1)}
+	s.jmu.Lock()
+	s.pending = append(s.pending, req)
+	leader := len(s.pending) == 1
+	s.jmu.Unlock()
+	if leader {
+		time.Sleep(joinLinger)
+		s.jmu.Lock()
+		batch := s.pending
+		s.pending = nil
+		s.jmu.Unlock()
+		// The batch is everyone's: it must not die with the leader's request.
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		s.joinBatch(bctx, batch)
+		cancel()
+	}
+	select {
+	case r := <-req.done:
+		return r.entry, r.created, r.err
+	case <-ctx.Done():
+		return Entry{}, false, ctx.Err()
+	}
+}
+
+// joinBatch records a batch of joins. Rooms not drawn yet take them all in
+// one insert; after the draw each join takes the next position in turn.
+func (s *Service) joinBatch(ctx context.Context, batch []joinRequest) {
+	type key struct{ tenant, product uuid.UUID }
+	groups := map[key][]joinRequest{}
+	for _, r := range batch {
+		k := key{r.tenantID, r.productID}
+		groups[k] = append(groups[k], r)
+	}
+	for k, reqs := range groups {
+		results, err := s.joinMany(ctx, k.tenant, k.product, reqs)
+		for i, r := range reqs {
+			if err != nil {
+				r.done <- joinResult{err: err}
+				continue
+			}
+			r.done <- results[i]
+		}
+	}
+}
+
+func (s *Service) joinMany(ctx context.Context, tenantID, productID uuid.UUID, reqs []joinRequest) ([]joinResult, error) {
+	var drawn, before bool
+	err := s.pool.QueryRow(ctx, `
+		SELECT r.drawn_at IS NOT NULL, p.on_sale_at > now()
+		FROM waiting_rooms r JOIN products p ON p.id = r.product_id
+		WHERE r.product_id = $1 AND p.tenant_id = $2`, productID, tenantID).Scan(&drawn, &before)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNoRoom
+	}
+	if err != nil {
+		return nil, fmt.Errorf("waiting room: %w", err)
+	}
+	out := make([]joinResult, len(reqs))
+	if drawn {
+		for i, r := range reqs {
+			out[i].entry, out[i].created, out[i].err = s.joinOne(ctx, tenantID, productID, r.buyer)
+		}
+		return out, nil
+	}
+	ids := make([]uuid.UUID, len(reqs))
+	buyers := make([]string, len(reqs))
+	for i, r := range reqs {
+		ids[i], buyers[i] = db.NewID(), r.buyer
+	}
+	created := map[string]uuid.UUID{}
+	entries := map[string]Entry{}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `
+			INSERT INTO queue_entries (id, product_id, tenant_id, buyer_id, pre_open)
+			SELECT u.id, $1, $2, u.buyer, $5 FROM unnest($3::uuid[], $4::text[]) AS u(id, buyer)
+			ON CONFLICT (product_id, buyer_id) DO NOTHING
+			RETURNING id, buyer_id`, productID, tenantID, ids, buyers, before)
+		if err != nil {
+			return fmt.Errorf("join queue: %w", err)
+		}
+		var id uuid.UUID
+		var buyer string
+		if _, err := pgx.ForEachRow(rows, []any{&id, &buyer}, func() error { created[buyer] = id; return nil }); err != nil {
+			return fmt.Errorf("join queue: %w", err)
+		}
+		rows, err = tx.Query(ctx, `
+			SELECT id, buyer_id, coalesce(position, 0) FROM queue_entries WHERE product_id = $1 AND buyer_id = ANY($2)`,
+			productID, buyers)
+		if err != nil {
+			return fmt.Errorf("read queue entries: %w", err)
+		}
+		var pos int64
+		_, err = pgx.ForEachRow(rows, []any{&id, &buyer, &pos}, func() error {
+			entries[buyer] = Entry{ID: id, ProductID: productID, TenantID: tenantID, BuyerID: buyer, Position: pos}
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range reqs {
+		e := entries[r.buyer]
+		// The same buyer twice in one batch: the first is the join, the
+		// second a rejoin.
+		isNew := created[r.buyer] == e.ID && e.ID != uuid.Nil
+		if isNew {
+			delete(created, r.buyer)
+		}
+		out[i] = joinResult{entry: e, created: isNew}
+	}
+	return out, nil
+}
+
+// joinOne records one join after the draw, taking the next position.
+func (s *Service) joinOne(ctx context.Context, tenantID, productID uuid.UUID, buyer string) (Entry, bool, error) {
 	e := Entry{ProductID: productID, TenantID: tenantID, BuyerID: buyer}
 	created := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
