@@ -141,6 +141,8 @@ func newApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, work b
 	}
 	if cfg.AccessTokenSecret != "" {
 		a.rooms = waitingroom.NewService(pool, waitingroom.NewTokens([]byte(cfg.AccessTokenSecret)), logger)
+		a.rooms.SetFeedback(waitingroom.Feedback{SlowClaimsAfter: cfg.AdmissionSlowClaims,
+			PaymentTroubleAt: int64(cfg.AdmissionPaymentTrouble)})
 	}
 	var events outbox.Publisher
 	if a.events != nil {

@@ -108,6 +108,13 @@ type Config struct {
 	// BOXOFFICE_RATE_LIMIT_BUYER (default 20); 0 turns one off.
 	RateLimitPerIP    int
 	RateLimitPerBuyer int
+	// AdmissionSlowClaims and AdmissionPaymentTrouble are the waiting room's
+	// feedback thresholds: admission halves while the product's oldest
+	// queued request is older, or this many payment outcomes are unresolved.
+	// BOXOFFICE_ADMISSION_SLOW_CLAIMS (default 5s),
+	// BOXOFFICE_ADMISSION_PAYMENT_TROUBLE (default 10).
+	AdmissionSlowClaims     time.Duration
+	AdmissionPaymentTrouble int
 	// TicketSecret signs ticket codes. BOXOFFICE_TICKET_SECRET; `dev`
 	// generates one (tickets then verify only in that process).
 	TicketSecret string
@@ -217,6 +224,8 @@ func FromEnv() (*Config, error) {
 	durVar(&c.CheckoutGrace, "BOXOFFICE_CHECKOUT_GRACE", 2*time.Minute)
 	intVar(&c.PauseAfterUnknown, "BOXOFFICE_PAUSE_AFTER_UNKNOWN", 50)
 	intVar(&c.RateLimitPerIP, "BOXOFFICE_RATE_LIMIT_IP", 200)
+	durVar(&c.AdmissionSlowClaims, "BOXOFFICE_ADMISSION_SLOW_CLAIMS", 5*time.Second)
+	intVar(&c.AdmissionPaymentTrouble, "BOXOFFICE_ADMISSION_PAYMENT_TROUBLE", 10)
 	intVar(&c.RateLimitPerBuyer, "BOXOFFICE_RATE_LIMIT_BUYER", 20)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

@@ -9,12 +9,18 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Feedback thresholds: past them the admission rate is halved.
-const (
-	slowClaimsAfter   = 5 * time.Second // oldest QUEUED request of the product
-	paymentTroubleAt  = 10              // unresolved payment outcomes
-	feedbackReduction = 0.5
-)
+// Feedback sets when admission slows: past either threshold the rate is
+// halved, and it comes back as soon as the figure recovers.
+type Feedback struct {
+	// SlowClaimsAfter: the product's oldest QUEUED request is older than
+	// this (the claim pipeline's latency and backlog in one figure).
+	// Default 5s.
+	SlowClaimsAfter time.Duration
+	// PaymentTroubleAt: this many payment outcomes are unresolved. Default 10.
+	PaymentTroubleAt int64
+}
+
+const feedbackReduction = 0.5
 
 // TickResult summarises one controller pass over one room.
 type TickResult struct {
@@ -114,9 +120,9 @@ func (s *Service) tick(ctx context.Context, productID uuid.UUID) (TickResult, er
 		}
 		rate, reason := settings.Rate(), ""
 		switch {
-		case time.Duration(oldestQueued)*time.Second > slowClaimsAfter:
+		case time.Duration(oldestQueued)*time.Second > s.feedback.SlowClaimsAfter:
 			rate, reason = rate*feedbackReduction, "claims falling behind"
-		case unknownPayments >= paymentTroubleAt:
+		case unknownPayments >= s.feedback.PaymentTroubleAt:
 			rate, reason = rate*feedbackReduction, "payment outcomes unresolved"
 		}
 		s.mu.Lock()
@@ -127,7 +133,9 @@ func (s *Service) tick(ctx context.Context, productID uuid.UUID) (TickResult, er
 		s.mu.Lock()
 		s.carry[productID] = carry
 		s.mu.Unlock()
-		if why != "" {
+		if why != "" && reason != "" {
+			reason += "; " + why
+		} else if why != "" {
 			reason = why
 		}
 		if n > 0 {

@@ -68,9 +68,10 @@ type Status struct {
 
 // Service is the waiting room.
 type Service struct {
-	pool   *pgxpool.Pool
-	tokens *Tokens
-	logger *slog.Logger
+	pool     *pgxpool.Pool
+	tokens   *Tokens
+	logger   *slog.Logger
+	feedback Feedback
 
 	jmu     sync.Mutex
 	pending []joinRequest
@@ -81,9 +82,21 @@ type Service struct {
 	group sync.Mutex            // serialises refreshes (one query per product per second at most)
 }
 
-// NewService returns the waiting room service.
+// NewService returns the waiting room service with the default feedback.
 func NewService(pool *pgxpool.Pool, tokens *Tokens, logger *slog.Logger) *Service {
-	return &Service{pool: pool, tokens: tokens, logger: logger, rooms: map[uuid.UUID]*roomState{}, carry: map[uuid.UUID]float64{}}
+	return &Service{pool: pool, tokens: tokens, logger: logger, rooms: map[uuid.UUID]*roomState{}, carry: map[uuid.UUID]float64{},
+		feedback: Feedback{SlowClaimsAfter: 5 * time.Second, PaymentTroubleAt: 10}}
+}
+
+// SetFeedback sets the thresholds that slow admission; zero fields keep
+// their defaults.
+func (s *Service) SetFeedback(f Feedback) {
+	if f.SlowClaimsAfter > 0 {
+		s.feedback.SlowClaimsAfter = f.SlowClaimsAfter
+	}
+	if f.PaymentTroubleAt > 0 {
+		s.feedback.PaymentTroubleAt = f.PaymentTroubleAt
+	}
 }
 
 // Tokens is the token signer.

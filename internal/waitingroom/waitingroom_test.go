@@ -305,3 +305,24 @@ func TestPollsDoNotQueryTheDatabase(t *testing.T) {
 	}
 	require.Equal(t, 5*5000/len(tokens), admitted, "the 5 admitted see it on every poll")
 }
+
+func TestFeedbackSlowsAndRecovers(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 100, waitingroom.Settings{ActiveShoppers: 10, ShoppingSeconds: 1}, time.Now().Add(time.Hour))
+	for i := range 30 {
+		b.join(t, fmt.Sprintf("b%d", i))
+	}
+	b.open(t)
+	b.tick(t, 0)
+	require.InDelta(t, 10, b.tick(t, time.Second).Rate, 0.001)
+
+	// The claim pipeline falls behind: a request QUEUED for a minute.
+	r := b.env.Reserve(t, b.product, "x", reservation.Params{Quantity: 1})
+	b.env.Exec(t, `UPDATE reservation_requests SET created_at = now() - interval '1 minute' WHERE id = $1`, r.ID)
+	slow := b.tick(t, time.Second)
+	require.InDelta(t, 5, slow.Rate, 0.001)
+	require.Contains(t, slow.Reason, "claims falling behind")
+
+	b.env.Drain(t, b.product, 10)
+	require.InDelta(t, 10, b.tick(t, time.Second).Rate, 0.001, "back to λ once claims catch up")
+}
