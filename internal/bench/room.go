@@ -78,6 +78,13 @@ func Room(ctx context.Context, pool *pgxpool.Pool, c RoomConfig, out io.Writer) 
 		return nil, err
 	}
 	res := &RoomResult{JoinsPerSec: float64(c.Joins) / time.Since(start).Seconds()}
+	var recorded int
+	if err := pool.QueryRow(ctx, `SELECT count(DISTINCT buyer_id) FROM queue_entries WHERE product_id = $1`, p.ID).Scan(&recorded); err != nil {
+		return nil, err
+	}
+	if recorded != c.Joins {
+		return nil, fmt.Errorf("room bench: %d joins recorded, want %d", recorded, c.Joins)
+	}
 	fmt.Fprintf(out, "  joins: %8.0f/s\n", res.JoinsPerSec)
 
 	// Open, draw, admit the first shoppers.

@@ -223,9 +223,21 @@ func (s *Service) joinMany(ctx context.Context, tenantID, productID uuid.UUID, r
 		if _, err := pgx.ForEachRow(rows, []any{&id, &buyer}, func() error { created[buyer] = id; return nil }); err != nil {
 			return fmt.Errorf("join queue: %w", err)
 		}
+		// Only rejoins (and a buyer twice in the batch) need reading back.
+		var again []string
+		for _, b := range buyers {
+			if _, ok := created[b]; ok {
+				entries[b] = Entry{ID: created[b], ProductID: productID, TenantID: tenantID, BuyerID: b}
+			} else {
+				again = append(again, b)
+			}
+		}
+		if len(again) == 0 {
+			return nil
+		}
 		rows, err = tx.Query(ctx, `
 			SELECT id, buyer_id, coalesce(position, 0) FROM queue_entries WHERE product_id = $1 AND buyer_id = ANY($2)`,
-			productID, buyers)
+			productID, again)
 		if err != nil {
 			return fmt.Errorf("read queue entries: %w", err)
 		}
