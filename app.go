@@ -168,6 +168,7 @@ func newApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, work b
 		enqueuer = reservation.RiverEnqueuer{Client: a.river}
 	}
 	a.service = reservation.NewService(pool, enqueuer, a.metrics, logger)
+	a.service.SetBatching(cfg.AcceptLinger)
 	a.reporter = ops.NewReporter(pool, cfg.QueueBackend, a.sqsOps)
 	a.metrics.Registry.MustRegister(ops.NewCollector(a.reporter, logger))
 	return a, nil

@@ -29,6 +29,10 @@ type Config struct {
 	// ClaimBatchSize is how many requests one claim transaction decides at
 	// most. BOXOFFICE_CLAIM_BATCH; default 1000.
 	ClaimBatchSize int
+	// AcceptLinger coalesces concurrent reservation accepts into one
+	// transaction: the first of a burst waits this long for company.
+	// BOXOFFICE_ACCEPT_LINGER; default 1ms; 0 records each in its own.
+	AcceptLinger time.Duration
 	// DBMaxConns caps the database pool. BOXOFFICE_DB_MAX_CONNS; default 20.
 	DBMaxConns int
 	// SweepInterval is how often expired holds are swept.
@@ -201,6 +205,7 @@ func FromEnv() (*Config, error) {
 	intVar(&c.ClaimBatchSize, "BOXOFFICE_CLAIM_BATCH", 1000)
 	intVar(&c.DBMaxConns, "BOXOFFICE_DB_MAX_CONNS", 20)
 	durVar(&c.SweepInterval, "BOXOFFICE_SWEEP_INTERVAL", 2*time.Second)
+	durVar(&c.AcceptLinger, "BOXOFFICE_ACCEPT_LINGER", time.Millisecond)
 	durVar(&c.AuditInterval, "BOXOFFICE_AUDIT_INTERVAL", time.Minute)
 	durVar(&c.RequeueAfter, "BOXOFFICE_REQUEUE_AFTER", 30*time.Second)
 	durVar(&c.RepublishAfter, "BOXOFFICE_REPUBLISH_AFTER", 10*time.Second)

@@ -89,3 +89,43 @@ func TestRequeueRepairsLostJob(t *testing.T) {
 	env.StartWorkers(t)
 	require.Equal(t, reservation.StatusHeld, waitTerminal(t, env, p, r.ID).Status)
 }
+
+// Accept micro-batching: concurrent accepts share transactions; every
+// request is recorded once, replays of a key (even within one batch) get the
+// same request, and one claim job per product decides them all.
+func TestAcceptBatching(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	env.Service.SetBatching(2 * time.Millisecond)
+	p := env.Product(t, testfix.ProductOpts{Capacity: 1000})
+	const n = 300
+	ids := make([]uuid.UUID, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Buyers 0..149 each send their request twice with the same key.
+			buyer := fmt.Sprintf("buyer-%d", i%150)
+			acc, err := env.Service.Accept(context.Background(), reservation.AcceptParams{Product: p, BuyerID: buyer,
+				IdempotencyKey: "k", Params: reservation.Params{Quantity: 1}})
+			require.NoError(t, err)
+			ids[i] = acc.Request.ID
+		}()
+	}
+	wg.Wait()
+	for i := range 150 {
+		require.Equal(t, ids[i], ids[i+150], "the same key: the same request")
+	}
+	var rows, jobs int
+	ctx := context.Background()
+	require.NoError(t, env.Schema.Pool.QueryRow(ctx, `SELECT count(*) FROM reservation_requests`).Scan(&rows))
+	require.Equal(t, 150, rows)
+	require.NoError(t, env.Schema.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'claim_product'`).Scan(&jobs))
+	require.Equal(t, 1, jobs)
+	env.StartWorkers(t)
+	for _, id := range ids[:150] {
+		require.Equal(t, reservation.StatusHeld, waitTerminal(t, env, p, id).Status)
+	}
+	env.RequireInvariants(t)
+}

@@ -1,10 +1,14 @@
 package reservation
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -26,6 +30,123 @@ type Service struct {
 	enqueuer Enqueuer
 	metrics  *metrics.Metrics
 	logger   *slog.Logger
+
+	linger  time.Duration // accept micro-batching; 0 records each request in its own transaction
+	bmu     sync.Mutex
+	pending []*acceptRow
+}
+
+// SetBatching coalesces concurrent accepts: the first of a burst waits up
+// to linger, then everyone who arrived meanwhile is recorded — and their
+// claim jobs enqueued — in one transaction, one commit. Zero turns it off.
+func (s *Service) SetBatching(linger time.Duration) { s.linger = linger }
+
+// acceptRow is one request to record.
+type acceptRow struct {
+	id             uuid.UUID
+	product        *product.Product
+	buyer, key     string
+	hash           []byte
+	numbers        []int32
+	quantity, mode any
+	acceptFewer    bool
+	created        *time.Time // set when recorded; nil for a replayed key
+	done           chan error
+}
+
+// maxAcceptBatch bounds one accept transaction.
+const maxAcceptBatch = 500
+
+// recordBatched records row with whoever else is accepting right now.
+func (s *Service) recordBatched(ctx context.Context, row *acceptRow) (*time.Time, error) {
+	row.done = make(chan error, 1)
+	s.bmu.Lock()
+	s.pending = append(s.pending, row)
+	leader := len(s.pending) == 1
+	s.bmu.Unlock()
+	if leader {
+		time.Sleep(s.linger)
+		s.bmu.Lock()
+		batch := s.pending
+		s.pending = nil
+		s.bmu.Unlock()
+		// The batch belongs to everyone in it, not to the leader's request.
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		for start := 0; start < len(batch); start += maxAcceptBatch {
+			chunk := batch[start:min(start+maxAcceptBatch, len(batch))]
+			err := pgx.BeginFunc(bctx, s.pool, func(tx pgx.Tx) error {
+				_, err := s.recordTx(bctx, tx, chunk)
+				return err
+			})
+			for _, r := range chunk {
+				r.done <- err
+			}
+		}
+		cancel()
+	}
+	select {
+	case err := <-row.done:
+		return row.created, err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// recordTx inserts the rows in one round trip and enqueues the claim job of
+// each product that got new requests, in the caller's transaction. It
+// returns the first row's creation time (nil when its key was a replay).
+func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, rows []*acceptRow) (*time.Time, error) {
+	transactional := s.enqueuer.Transactional()
+	// Insert in idempotency-key order: two batches carrying the same keys
+	// then wait for each other instead of deadlocking.
+	first := rows[0]
+	rows = slices.Clone(rows)
+	slices.SortFunc(rows, func(a, b *acceptRow) int {
+		return cmp.Or(strings.Compare(a.product.TenantID.String(), b.product.TenantID.String()),
+			strings.Compare(a.buyer, b.buyer), strings.Compare(a.key, b.key))
+	})
+	b := &pgx.Batch{}
+	for _, r := range rows {
+		r.created = nil
+		// enqueued_at stays NULL until a non-transactional queue confirms
+		// the publish: that is how the repair job finds unpublished requests.
+		b.Queue(`
+			INSERT INTO reservation_requests (id, tenant_id, product_id, buyer_id, idempotency_key, request_hash,
+			                                  numbers, quantity, mode, accept_fewer, enqueued_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $11 THEN clock_timestamp() END)
+			ON CONFLICT (tenant_id, buyer_id, idempotency_key) DO NOTHING
+			RETURNING created_at`,
+			r.id, r.product.TenantID, r.product.ID, r.buyer, r.key, r.hash,
+			r.numbers, r.quantity, r.mode, r.acceptFewer, transactional)
+	}
+	results := tx.SendBatch(ctx, b)
+	enqueued := map[uuid.UUID]bool{}
+	var toEnqueue []Ref
+	for _, r := range rows {
+		var at time.Time
+		err := results.QueryRow().Scan(&at)
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue // the key exists: a replay, answered by the caller
+		}
+		if err != nil {
+			_ = results.Close()
+			return nil, fmt.Errorf("insert reservation request: %w", err)
+		}
+		r.created = &at
+		if !enqueued[r.product.ID] {
+			enqueued[r.product.ID] = true
+			toEnqueue = append(toEnqueue, Ref{ID: r.id, ProductID: r.product.ID, TenantID: r.product.TenantID})
+		}
+	}
+	if err := results.Close(); err != nil {
+		return nil, fmt.Errorf("insert reservation requests: %w", err)
+	}
+	for _, ref := range toEnqueue {
+		if err := s.enqueuer.EnqueueTx(ctx, tx, ref); err != nil {
+			return nil, err
+		}
+	}
+	return first.created, nil
 }
 
 // NewService returns a Service that hands requests to enqueuer.
@@ -68,28 +189,20 @@ func (s *Service) Accept(ctx context.Context, p AcceptParams) (*Accepted, error)
 	} else {
 		numbers = p.Numbers
 	}
+	row := &acceptRow{id: id, product: p.Product, buyer: p.BuyerID, key: p.IdempotencyKey, hash: hash,
+		numbers: numbers, quantity: quantity, mode: mode, acceptFewer: p.AcceptFewer}
 	ref := Ref{ID: id, ProductID: p.Product.ID, TenantID: p.Product.TenantID}
-	var created *time.Time
 	transactional := s.enqueuer.Transactional()
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// enqueued_at stays NULL until a non-transactional queue confirms
-		// the publish: that is how the repair job finds unpublished requests.
-		err := tx.QueryRow(ctx, `
-			INSERT INTO reservation_requests (id, tenant_id, product_id, buyer_id, idempotency_key, request_hash,
-			                                  numbers, quantity, mode, accept_fewer, enqueued_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $11 THEN clock_timestamp() END)
-			ON CONFLICT (tenant_id, buyer_id, idempotency_key) DO NOTHING
-			RETURNING created_at`,
-			id, p.Product.TenantID, p.Product.ID, p.BuyerID, p.IdempotencyKey, hash,
-			numbers, quantity, mode, p.AcceptFewer, transactional).Scan(&created)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // the key exists: a replay, answered below
-		}
-		if err != nil {
-			return fmt.Errorf("insert reservation request: %w", err)
-		}
-		return s.enqueuer.EnqueueTx(ctx, tx, ref)
-	})
+	var created *time.Time
+	var err error
+	if s.linger > 0 {
+		created, err = s.recordBatched(ctx, row)
+	} else {
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			created, err = s.recordTx(ctx, tx, []*acceptRow{row})
+			return err
+		})
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -207,6 +208,9 @@ func (s *Service) joinMany(ctx context.Context, tenantID, productID uuid.UUID, r
 	for i, r := range reqs {
 		ids[i], buyers[i] = db.NewID(), r.buyer
 	}
+	// Insert in buyer order, so that two batches with the same buyers wait
+	// for each other rather than deadlock.
+	slices.Sort(buyers)
 	created := map[string]uuid.UUID{}
 	entries := map[string]Entry{}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
