@@ -29,6 +29,7 @@ const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|all [flags]
   sqs-accept  accept with the SQS backend: SendMessageBatch vs one SendMessage per request
   checkout    orders confirmed per second through the payment simulator at 2 s per call
   room        waiting-room joins and status polls per second, polls against a database-backed baseline
+  accept      POST reservations over HTTP at 16/64/256 connections: micro-batched vs one transaction each
   all         all of them (what make bench runs)
 `
 
@@ -40,7 +41,7 @@ func runBench(ctx context.Context, args []string) error {
 		return errors.New(benchUsage)
 	}
 	scenario := args[0]
-	if scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "room" && scenario != "all" {
+	if scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "room" && scenario != "accept" && scenario != "all" {
 		return errors.New(benchUsage)
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -62,6 +63,8 @@ func runBench(ctx context.Context, args []string) error {
 	fs.IntVar(&rc.Joins, "joins", 20_000, "room: buyers joining before opening")
 	fs.IntVar(&rc.Concurrency, "room-concurrency", 256, "room: concurrent callers (a spike comes from many clients)")
 	fs.DurationVar(&rc.PollFor, "poll-for", 3*time.Second, "room: length of each poll run")
+	ac := bench.HTTPAcceptConfig{Concurrency: []int{16, 64, 256}, Linger: time.Millisecond}
+	fs.DurationVar(&ac.Duration, "accept-for", 3*time.Second, "accept: length of each step")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -128,6 +131,13 @@ func runBench(ctx context.Context, args []string) error {
 		figures["checkout"] = map[string]any{"config": co, "result": res}
 	}
 
+	if scenario == "accept" || scenario == "all" {
+		res, err := bench.HTTPAccept(ctx, pool, ac, os.Stdout)
+		if err != nil {
+			return err
+		}
+		figures["accept"] = map[string]any{"config": ac, "result": res}
+	}
 	if scenario == "room" || scenario == "all" {
 		res, err := bench.Room(ctx, pool, rc, os.Stdout)
 		if err != nil {

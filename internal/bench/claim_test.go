@@ -46,3 +46,17 @@ func TestRoomSmoke(t *testing.T) {
 	require.NoError(t, err)
 	require.Positive(t, res.PollsPerSec)
 }
+
+// A tiny accept run over HTTP, both modes: requests are accepted.
+func TestAcceptSmoke(t *testing.T) {
+	t.Parallel()
+	schema := dbtest.NewSchema(t, 12)
+	steps, err := bench.HTTPAccept(context.Background(), schema.Pool,
+		bench.HTTPAcceptConfig{Concurrency: []int{2}, Duration: 100 * time.Millisecond, Linger: time.Millisecond}, io.Discard)
+	require.NoError(t, err)
+	require.Len(t, steps, 2)
+	for _, s := range steps {
+		require.Positive(t, s.Accepted, s.Mode)
+		require.Zero(t, s.Errors, s.Mode)
+	}
+}
