@@ -8,10 +8,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,6 +32,7 @@ const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|all [flags]
   checkout    orders confirmed per second through the payment simulator at 2 s per call
   room        waiting-room joins and status polls per second, polls against a database-backed baseline
   accept      POST reservations over HTTP at 16/64/256 connections: micro-batched vs one transaction each
+  million     a 1,000,000-number raffle: memory, availability reads cached and uncached, random claims
   all         all of them (what make bench runs)
 `
 
@@ -41,7 +44,7 @@ func runBench(ctx context.Context, args []string) error {
 		return errors.New(benchUsage)
 	}
 	scenario := args[0]
-	if scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "room" && scenario != "accept" && scenario != "all" {
+	if scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "room" && scenario != "accept" && scenario != "million" && scenario != "all" {
 		return errors.New(benchUsage)
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -65,6 +68,7 @@ func runBench(ctx context.Context, args []string) error {
 	fs.DurationVar(&rc.PollFor, "poll-for", 3*time.Second, "room: length of each poll run")
 	ac := bench.HTTPAcceptConfig{Concurrency: []int{16, 64, 256}, Linger: time.Millisecond}
 	fs.DurationVar(&ac.Duration, "accept-for", 3*time.Second, "accept: length of each step")
+	mc := bench.MillionConfig{Numbers: 1_000_000, Requests: 20_000, ReadFor: 2 * time.Second}
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -98,11 +102,13 @@ func runBench(ctx context.Context, args []string) error {
 	}
 	a.SQSEndpoint = emulator.URL
 
-	fmt.Printf("machine: %d cores, %s/%s, %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	var summary strings.Builder
+	out := io.MultiWriter(os.Stdout, &summary)
+	fmt.Fprintf(out, "machine: %d cores, %s/%s, %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	figures := map[string]any{"cores": runtime.NumCPU(), "go": runtime.Version(), "at": time.Now().UTC()}
 	var violations int
 	if scenario == "claim" || scenario == "all" {
-		res, err := bench.Claim(ctx, pool, c, os.Stdout)
+		res, err := bench.Claim(ctx, pool, c, out)
 		if err != nil {
 			return err
 		}
@@ -116,7 +122,7 @@ func runBench(ctx context.Context, args []string) error {
 		}
 	}
 	if scenario == "sqs-accept" || scenario == "all" {
-		res, err := bench.SQSAccept(ctx, pool, a, os.Stdout)
+		res, err := bench.SQSAccept(ctx, pool, a, out)
 		if err != nil {
 			return err
 		}
@@ -124,7 +130,7 @@ func runBench(ctx context.Context, args []string) error {
 	}
 
 	if scenario == "checkout" || scenario == "all" {
-		res, err := bench.Checkout(ctx, pool, co, os.Stdout)
+		res, err := bench.Checkout(ctx, pool, co, out)
 		if err != nil {
 			return err
 		}
@@ -132,14 +138,22 @@ func runBench(ctx context.Context, args []string) error {
 	}
 
 	if scenario == "accept" || scenario == "all" {
-		res, err := bench.HTTPAccept(ctx, pool, ac, os.Stdout)
+		res, err := bench.HTTPAccept(ctx, pool, ac, out)
 		if err != nil {
 			return err
 		}
 		figures["accept"] = map[string]any{"config": ac, "result": res}
 	}
+	if scenario == "million" || scenario == "all" {
+		res, err := bench.Million(ctx, pool, mc, out)
+		if err != nil {
+			return err
+		}
+		figures["million"] = map[string]any{"config": mc, "result": res}
+		violations += res.Violations
+	}
 	if scenario == "room" || scenario == "all" {
-		res, err := bench.Room(ctx, pool, rc, os.Stdout)
+		res, err := bench.Room(ctx, pool, rc, out)
 		if err != nil {
 			return err
 		}
@@ -149,12 +163,17 @@ func runBench(ctx context.Context, args []string) error {
 	if err := os.MkdirAll(filepath.Join("bench", "out"), 0o755); err != nil {
 		return err
 	}
-	path := filepath.Join("bench", "out", scenario+"-"+time.Now().UTC().Format("20060102T150405Z")+".json")
+	stamp := scenario + "-" + time.Now().UTC().Format("20060102T150405Z")
+	path := filepath.Join("bench", "out", stamp+".json")
 	b, _ := json.MarshalIndent(figures, "", "  ")
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		return err
 	}
-	fmt.Println("figures written to", path)
+	report := filepath.Join("bench", "out", stamp+".html")
+	if err := os.WriteFile(report, []byte(bench.HTMLReport("BoxOffice benchmark "+stamp, summary.String(), figures)), 0o644); err != nil {
+		return err
+	}
+	fmt.Println("figures written to", path, "and", report)
 	if violations > 0 {
 		return errors.New("invariant violations during the benchmark")
 	}

@@ -60,3 +60,14 @@ func TestAcceptSmoke(t *testing.T) {
 		require.Zero(t, s.Errors, s.Mode)
 	}
 }
+
+// A tiny raffle run: random claims keep the invariants; reads succeed.
+func TestMillionSmoke(t *testing.T) {
+	t.Parallel()
+	schema := dbtest.NewSchema(t, 12)
+	res, err := bench.Million(context.Background(), schema.Pool,
+		bench.MillionConfig{Numbers: 10_000, Requests: 100, ReadFor: 50 * time.Millisecond}, io.Discard)
+	require.NoError(t, err)
+	require.Zero(t, res.Violations)
+	require.Positive(t, res.CachedPerSec)
+}

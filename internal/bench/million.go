@@ -1,0 +1,181 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"boxoffice/api"
+	"boxoffice/internal/db"
+	"boxoffice/internal/inventory"
+	"boxoffice/internal/product"
+	"boxoffice/internal/reservation"
+	"boxoffice/internal/tenant"
+)
+
+// MillionConfig sizes the million-number raffle benchmark.
+type MillionConfig struct {
+	Numbers  int           // capacity (default 1,000,000)
+	Requests int           // queued random requests of 2 numbers (default 20,000)
+	ReadFor  time.Duration // each availability read run (default 2s)
+}
+
+// MillionResult is the raffle benchmark's outcome.
+type MillionResult struct {
+	HeapBytes         uint64        `json:"heapBytes" doc:"Go heap held by one cached availability view"`
+	CachedPerSec      float64       `json:"cachedPerSec"`
+	CachedP99         time.Duration `json:"cachedP99"`
+	UncachedPerSec    float64       `json:"uncachedPerSec"`
+	UncachedP99       time.Duration `json:"uncachedP99"`
+	RandomClaimPerSec float64       `json:"randomClaimNumbersPerSec"`
+	Violations        int           `json:"violations"`
+}
+
+// Million measures a 1,000,000-number raffle: the memory of its cached
+// availability, availability reads over HTTP from the cache and straight
+// from the database, and claims of random numbers.
+func Million(ctx context.Context, pool *pgxpool.Pool, c MillionConfig, out io.Writer) (*MillionResult, error) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ts := tenant.NewStore(pool)
+	t, err := ts.Create(ctx, tenant.CreateParams{Slug: "million-" + uuid.NewString()[:8], Name: "Bench"})
+	if err != nil {
+		return nil, err
+	}
+	p, err := product.NewStore(pool).Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "m-" + uuid.NewString()[:8],
+		Name: "Raffle", Kind: product.KindNumbered, Capacity: c.Numbers, PriceCents: 100, Currency: "EUR"})
+	if err != nil {
+		return nil, err
+	}
+	res := &MillionResult{}
+	fmt.Fprintf(out, "million: a %d-number raffle\n", c.Numbers)
+
+	// Random claims first, so reads see a non-empty bitmap.
+	rows := make([][]any, c.Requests)
+	base := time.Now().Add(-time.Minute)
+	for i := range rows {
+		rows[i] = []any{db.NewID(), t.ID, p.ID, fmt.Sprintf("r%d", i), uuid.NewString(), []byte{0}, int32(2),
+			reservation.ModeRandom, base.Add(time.Duration(i) * time.Microsecond)}
+	}
+	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"reservation_requests"},
+		[]string{"id", "tenant_id", "product_id", "buyer_id", "idempotency_key", "request_hash", "quantity", "mode", "created_at"},
+		pgx.CopyFromRows(rows)); err != nil {
+		return nil, err
+	}
+	claimer := reservation.NewClaimer(pool, logger, nil)
+	start := time.Now()
+	numbers := 0
+	for {
+		r, err := claimer.ClaimBatch(ctx, p.ID, 1000)
+		if err != nil {
+			return nil, err
+		}
+		if r.Requests == 0 {
+			break
+		}
+		numbers += r.Numbers
+	}
+	res.RandomClaimPerSec = float64(numbers) / time.Since(start).Seconds()
+	err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+		v, err := inventory.Audit(ctx, tx, p.ID)
+		res.Violations = len(v)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "  random claims: %d numbers at %.0f numbers/s (violations %d)\n", numbers, res.RandomClaimPerSec, res.Violations)
+
+	srv := api.New(api.Deps{Pool: pool, Tenants: ts, Products: product.NewStore(pool), Logger: logger})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	go func() { _ = srv.App().Listener(ln) }()
+	defer func() { _ = srv.App().ShutdownWithTimeout(5 * time.Second) }()
+	url := "http://" + ln.Addr().String() + "/v1/products/" + p.ID.String() + "/availability"
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if _, err := get(ctx, client, url); err != nil {
+		return nil, err
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if after.HeapAlloc > before.HeapAlloc {
+		res.HeapBytes = after.HeapAlloc - before.HeapAlloc
+	}
+
+	read := func(once func() error) (float64, time.Duration, error) {
+		var n atomic.Int64
+		var mu sync.Mutex
+		var lat []time.Duration
+		deadline := time.Now().Add(c.ReadFor)
+		start := time.Now()
+		var wg sync.WaitGroup
+		errc := make(chan error, 8)
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var mine []time.Duration
+				for time.Now().Before(deadline) {
+					t0 := time.Now()
+					if err := once(); err != nil {
+						errc <- err
+						return
+					}
+					mine = append(mine, time.Since(t0))
+					n.Add(1)
+				}
+				mu.Lock()
+				lat = append(lat, mine...)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		close(errc)
+		if err := <-errc; err != nil {
+			return 0, 0, err
+		}
+		slices.Sort(lat)
+		return float64(n.Load()) / time.Since(start).Seconds(), lat[len(lat)*99/100], nil
+	}
+	if res.CachedPerSec, res.CachedP99, err = read(func() error { _, err := get(ctx, client, url); return err }); err != nil {
+		return nil, err
+	}
+	if res.UncachedPerSec, res.UncachedP99, err = read(func() error { _, err := inventory.Get(ctx, pool, p.ID); return err }); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "  availability over HTTP from the cache: %.0f reads/s, p99 %.2fms; straight from the database: %.0f reads/s, p99 %.2fms\n",
+		res.CachedPerSec, ms(res.CachedP99), res.UncachedPerSec, ms(res.UncachedP99))
+	fmt.Fprintf(out, "  memory of the cached availability view: %.0f KiB\n", float64(res.HeapBytes)/1024)
+	return res, nil
+}
+
+func get(ctx context.Context, client *http.Client, url string) (int, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("availability: status %d", resp.StatusCode)
+	}
+	return int(n), nil
+}
