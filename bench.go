@@ -33,6 +33,7 @@ const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|all [flags]
   room        waiting-room joins and status polls per second, polls against a database-backed baseline
   accept      POST reservations over HTTP at 16/64/256 connections: micro-batched vs one transaction each
   million     a 1,000,000-number raffle: memory, availability reads cached and uncached, random claims
+  onsale      the stadium on-sale end to end (waiting room, reservations, payments), oversold checked in the database
   all         all of them (what make bench runs)
 `
 
@@ -44,7 +45,7 @@ func runBench(ctx context.Context, args []string) error {
 		return errors.New(benchUsage)
 	}
 	scenario := args[0]
-	if scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "room" && scenario != "accept" && scenario != "million" && scenario != "all" {
+	if scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "room" && scenario != "accept" && scenario != "million" && scenario != "onsale" && scenario != "all" {
 		return errors.New(benchUsage)
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -69,6 +70,13 @@ func runBench(ctx context.Context, args []string) error {
 	ac := bench.HTTPAcceptConfig{Concurrency: []int{16, 64, 256}, Linger: time.Millisecond}
 	fs.DurationVar(&ac.Duration, "accept-for", 3*time.Second, "accept: length of each step")
 	mc := bench.MillionConfig{Numbers: 1_000_000, Requests: 20_000, ReadFor: 2 * time.Second}
+	oc := bench.OnsaleConfig{PreOpenShare: 0.3, PSPLatency: 2 * time.Second, Deadline: 5 * time.Minute}
+	fs.IntVar(&oc.Seats, "onsale-seats", 6000, "onsale: seats (multiple of 3,000; the full stadium is 60000)")
+	fs.IntVar(&oc.Buyers, "onsale-buyers", 20_000, "onsale: buyers (the full stadium: 200000)")
+	fs.DurationVar(&oc.JoinOver, "onsale-over", 20*time.Second, "onsale: arrivals spread over (the full stadium: 60s)")
+	fs.IntVar(&oc.ActiveShoppers, "onsale-l", 1000, "onsale: waiting room L")
+	fs.IntVar(&oc.ShoppingSecs, "onsale-w", 5, "onsale: waiting room W (seconds)")
+	fs.IntVar(&oc.PaymentWorkers, "onsale-payment-workers", 500, "onsale: provider calls in flight at most")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -151,6 +159,14 @@ func runBench(ctx context.Context, args []string) error {
 		}
 		figures["million"] = map[string]any{"config": mc, "result": res}
 		violations += res.Violations
+	}
+	if scenario == "onsale" || scenario == "all" {
+		res, err := bench.Onsale(ctx, pool, oc, out)
+		if err != nil {
+			return err
+		}
+		figures["onsale"] = map[string]any{"config": oc, "result": res}
+		violations += res.Violations + int(res.Oversold)
 	}
 	if scenario == "room" || scenario == "all" {
 		res, err := bench.Room(ctx, pool, rc, out)

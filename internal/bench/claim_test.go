@@ -71,3 +71,21 @@ func TestMillionSmoke(t *testing.T) {
 	require.Zero(t, res.Violations)
 	require.Positive(t, res.CachedPerSec)
 }
+
+// A tiny on-sale: nothing oversold, invariants hold, seats sell.
+func TestOnsaleSmoke(t *testing.T) {
+	t.Parallel()
+	schema := dbtest.NewSchema(t, 40)
+	res, err := bench.Onsale(context.Background(), schema.Pool, bench.OnsaleConfig{Seats: 3000, Buyers: 60,
+		JoinOver: time.Second, PreOpenShare: 0.5, ActiveShoppers: 60, ShoppingSecs: 1, PSPLatency: 10 * time.Millisecond,
+		PaymentWorkers: 20, Deadline: time.Minute}, testWriter{t})
+	require.NoError(t, err)
+	require.Zero(t, res.Oversold)
+	require.Zero(t, res.Violations)
+	require.Positive(t, res.Held)
+	require.Positive(t, res.OrdersConfirm)
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }

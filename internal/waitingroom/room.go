@@ -449,7 +449,10 @@ func (s *Service) load(ctx context.Context, productID uuid.UUID, prev *roomState
 	if prev != nil && prev.positions != nil {
 		st.positions = prev.positions // positions never change after the draw
 	} else if st.drawn {
-		rows, err := s.pool.Query(ctx, `SELECT id, position FROM queue_entries WHERE product_id = $1 AND pre_open`, productID)
+		// Everyone placed by the draw: entrants before opening, and those who
+		// arrived after opening but before the draw ran. Later arrivals carry
+		// their position in their token.
+		rows, err := s.pool.Query(ctx, `SELECT id, position FROM queue_entries WHERE product_id = $1 AND position IS NOT NULL`, productID)
 		if err != nil {
 			return nil, err
 		}

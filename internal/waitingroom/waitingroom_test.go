@@ -326,3 +326,19 @@ func TestFeedbackSlowsAndRecovers(t *testing.T) {
 	b.env.Drain(t, b.product, 10)
 	require.InDelta(t, 10, b.tick(t, time.Second).Rate, 0.001, "back to λ once claims catch up")
 }
+
+// Someone who arrives after opening but before the draw runs is placed by
+// the draw, after the entrants, and learns the position from a poll.
+func TestArrivalBetweenOpeningAndDraw(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 100, waitingroom.Settings{ActiveShoppers: 1, ShoppingSeconds: 100}, time.Now().Add(time.Hour))
+	early := b.join(t, "early")
+	b.open(t)
+	late := b.join(t, "late") // the draw has not run yet
+	require.Zero(t, late.Position)
+	b.tick(t, 0)
+	st := b.pollFresh(t, late)
+	require.Equal(t, int64(2), st.Position)
+	require.NotEmpty(t, st.QueueToken, "a fresher token carries the position")
+	require.Equal(t, int64(1), b.pollFresh(t, early).Position)
+}

@@ -1,0 +1,326 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"boxoffice/internal/checkout"
+	"boxoffice/internal/inventory"
+	"boxoffice/internal/payment"
+	"boxoffice/internal/product"
+	"boxoffice/internal/pspsim"
+	"boxoffice/internal/reservation"
+	"boxoffice/internal/tenant"
+	"boxoffice/internal/ticket"
+	"boxoffice/internal/waitingroom"
+	"boxoffice/jobs"
+	"boxoffice/workers"
+)
+
+// OnsaleConfig sizes the stadium on-sale.
+type OnsaleConfig struct {
+	Seats          int           // multiple of 3,000 (default 60,000)
+	Buyers         int           // default 200,000
+	JoinOver       time.Duration // arrivals spread over this (default 60s)
+	PreOpenShare   float64       // share that arrives before opening (default 0.3)
+	ActiveShoppers int           // L (default 2,000)
+	ShoppingSecs   int           // W (default 10)
+	PSPLatency     time.Duration // default 2s
+	PaymentWorkers int           // provider calls in flight at most
+	Deadline       time.Duration // stop after (default 5m)
+}
+
+// OnsaleResult is what the on-sale reports.
+type OnsaleResult struct {
+	SellOut       time.Duration `json:"sellOut" doc:"from opening until no number was available (0: not sold out)"`
+	Accepted      int64         `json:"accepted"`
+	AcceptP99     time.Duration `json:"acceptP99"`
+	Held          int64         `json:"held"`
+	Rejected      int64         `json:"rejected"`
+	SeatTaken     int64         `json:"seatTaken"`
+	ConflictRate  float64       `json:"conflictRate" doc:"SEAT_TAKEN share of explicit picks"`
+	OrdersConfirm int64         `json:"ordersConfirmed"`
+	HoldsExpired  int64         `json:"holdsExpired"`
+	Oversold      int64         `json:"oversold" doc:"numbers in more than one confirmed order or held twice: must be 0"`
+	Violations    int           `json:"violations"`
+	PeakRSSKiB    int64         `json:"peakRssKiB"`
+	MaxDBConns    int32         `json:"maxDbConns"`
+	ClaimsPerSec  float64       `json:"claimNumbersPerSec" doc:"numbers claimed ÷ time from opening to the last claim"`
+	AcceptsPerSec float64       `json:"acceptsPerSec"`
+	Timeline      []Sample      `json:"timeline"`
+}
+
+// Sample is the state once a second.
+type Sample struct {
+	Second    int   `json:"s"`
+	Available int   `json:"available"`
+	Queued    int64 `json:"queued"`
+	Admitted  int64 `json:"admitted"`
+}
+
+// Onsale plays a stadium on-sale scaled to one machine, at the service
+// level: buyers join the waiting room (a share before opening), poll,
+// and once admitted reserve two seats (70 % best available, 30 % explicit
+// picks in the front sections, so conflicts are real); 60 % of those holding
+// seats pay through the simulator (2 s per call, a few declines and
+// timeouts). At the end the database is checked for oversold numbers.
+func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writer) (*OnsaleResult, error) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	sim := pspsim.New(pspsim.Config{Latency: c.PSPLatency})
+	simSrv := httptest.NewServer(sim.Handler())
+	defer func() { simSrv.Close(); sim.Close() }()
+
+	t, err := tenant.NewStore(pool).Create(ctx, tenant.CreateParams{Slug: "onsale-" + uuid.NewString()[:8], Name: "Stadium"})
+	if err != nil {
+		return nil, err
+	}
+	openAt := time.Now().Add(3 * time.Second)
+	layout := StadiumLayout(c.Seats)
+	p, err := product.NewStore(pool).Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "stadium-" + uuid.NewString()[:8],
+		Name: "Stadium night", Kind: product.KindSeated, Capacity: layout.Number(), Layout: layout, PriceCents: 9000,
+		Currency: "EUR", PerBuyerLimit: 2, OnSaleAt: openAt,
+		WaitingRoom: &waitingroom.Settings{Enabled: true, ActiveShoppers: c.ActiveShoppers, ShoppingSeconds: c.ShoppingSecs}})
+	if err != nil {
+		return nil, err
+	}
+	claimer := reservation.NewClaimer(pool, logger, nil)
+	co := checkout.NewService(pool, nil, payment.NewSim(simSrv.URL, c.PSPLatency+10*time.Second),
+		ticket.NewSigner([]byte("onsale")), nil, logger, checkout.Config{PauseAfterUnknown: 1 << 30})
+	rooms := waitingroom.NewService(pool, waitingroom.NewTokens([]byte("onsale")), logger)
+	client, err := workers.NewRiverClient(pool, workers.RiverOptions{Work: true, Workers: 4, BatchSize: 1000,
+		Jobs: jobs.Config{SweepInterval: 2 * time.Second, AuditInterval: time.Hour, RepairInterval: 10 * time.Second,
+			RepublishAfter: 10 * time.Second, RedeliveryWindow: time.Minute},
+		Claimer: claimer, Logger: logger, Checkout: co, Rooms: rooms, PaymentWorkers: c.PaymentWorkers})
+	if err != nil {
+		return nil, err
+	}
+	co.SetRiver(client)
+	svc := reservation.NewService(pool, reservation.RiverEnqueuer{Client: client}, nil, logger)
+	svc.SetBatching(time.Millisecond)
+	if err := client.Start(ctx); err != nil {
+		return nil, err
+	}
+	defer func() {
+		stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		_ = client.Stop(stop)
+	}()
+	fmt.Fprintf(out, "onsale: %d seats, %d buyers over %s (%.0f%% before opening), L=%d W=%ds, payments %s per call\n",
+		c.Seats, c.Buyers, c.JoinOver, 100*c.PreOpenShare, c.ActiveShoppers, c.ShoppingSecs, c.PSPLatency)
+
+	res := &OnsaleResult{}
+	var accepted, held, rejected, seatTaken, explicit, confirmed atomic.Int64
+	var latMu sync.Mutex
+	var acceptLat []time.Duration
+	frontRows := layout.Rows()[:min(60, len(layout.Rows()))] // the first sections' rows
+	ctx, cancel := context.WithTimeout(ctx, c.Deadline)
+	defer cancel()
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range c.Buyers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(i), 7))
+			var at time.Time
+			if float64(i) < c.PreOpenShare*float64(c.Buyers) {
+				at = start.Add(time.Duration(rng.Int64N(int64(openAt.Sub(start)))))
+			} else {
+				at = openAt.Add(time.Duration(rng.Int64N(int64(c.JoinOver))))
+			}
+			sleepUntil(ctx, at)
+			buyer := "buyer-" + strconv.Itoa(i)
+			e, _, err := rooms.Join(ctx, t.ID, p.ID, buyer)
+			if err != nil {
+				return
+			}
+			qt := rooms.QueueToken(e)
+			for ctx.Err() == nil {
+				st, err := rooms.Poll(ctx, qt)
+				if err != nil || st.Status == waitingroom.StatusSoldOut || st.Status == waitingroom.StatusExpired {
+					return
+				}
+				if st.Status == waitingroom.StatusAdmitted {
+					break
+				}
+				sleep(ctx, time.Duration(500+rng.IntN(500))*time.Millisecond)
+			}
+			params := reservation.Params{Quantity: 2, Mode: reservation.ModeBest}
+			if rng.Float64() < 0.3 {
+				row := frontRows[rng.IntN(len(frontRows))]
+				first := int32(row.First + rng.IntN(row.Seats-1))
+				params = reservation.Params{Numbers: []int32{first, first + 1}}
+				explicit.Add(1)
+			}
+			t0 := time.Now()
+			acc, err := svc.Accept(ctx, reservation.AcceptParams{Product: p, BuyerID: buyer, IdempotencyKey: "1", Params: params})
+			if err != nil {
+				return
+			}
+			latMu.Lock()
+			acceptLat = append(acceptLat, time.Since(t0))
+			latMu.Unlock()
+			accepted.Add(1)
+			var r *reservation.Request
+			for ctx.Err() == nil {
+				sleep(ctx, 200*time.Millisecond)
+				if r, err = svc.Get(ctx, t.ID, acc.Request.ID, buyer); err != nil || r.Status != reservation.StatusQueued {
+					break
+				}
+			}
+			if r == nil || r.Status != reservation.StatusHeld {
+				rejected.Add(1)
+				if r != nil && r.Reason == reservation.ReasonSeatTaken {
+					seatTaken.Add(1)
+				}
+				_ = rooms.Leave(ctx, qt)
+				return
+			}
+			held.Add(1)
+			if rng.Float64() >= 0.6 {
+				_ = rooms.Leave(ctx, qt)
+				return
+			}
+			method := pspsim.MethodOK
+			switch x := rng.Float64(); {
+			case x < 0.05:
+				method = pspsim.MethodDecline
+			case x < 0.07:
+				method = pspsim.MethodTimeoutAfterAuth
+			}
+			o, _, err := co.Create(ctx, checkout.CreateParams{TenantID: t.ID, BuyerID: buyer, IdempotencyKey: "1",
+				HoldID: *r.HoldID, PaymentMethod: method})
+			if err != nil {
+				return
+			}
+			for ctx.Err() == nil {
+				sleep(ctx, 500*time.Millisecond)
+				if o, err = co.Get(ctx, t.ID, o.ID, buyer); err != nil || o.Status != checkout.StatusPending {
+					break
+				}
+			}
+			if o != nil && o.Status == checkout.StatusConfirmed {
+				confirmed.Add(1)
+			}
+			_ = rooms.Leave(ctx, qt)
+		}()
+	}
+
+	// Once a second: availability, backlog, admitted.
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var lastClaim time.Time
+	var maxConns int32
+sample:
+	for {
+		select {
+		case <-done:
+			break sample
+		case <-ctx.Done():
+			break sample
+		case now := <-tick.C:
+			var s Sample
+			s.Second = int(now.Sub(openAt).Round(time.Second).Seconds())
+			_ = pool.QueryRow(ctx, `SELECT available FROM inventory WHERE product_id = $1`, p.ID).Scan(&s.Available)
+			_ = pool.QueryRow(ctx, `SELECT count(*) FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED'`, p.ID).Scan(&s.Queued)
+			_ = pool.QueryRow(ctx, `SELECT admitted_through FROM waiting_rooms WHERE product_id = $1`, p.ID).Scan(&s.Admitted)
+			res.Timeline = append(res.Timeline, s)
+			if s.Available == 0 && res.SellOut == 0 && now.After(openAt) {
+				res.SellOut = now.Sub(openAt)
+			}
+			maxConns = max(maxConns, pool.Stat().AcquiredConns())
+		}
+	}
+	_ = pool.QueryRow(context.WithoutCancel(ctx), `SELECT max(processed_at) FROM reservation_requests WHERE product_id = $1`, p.ID).Scan(&lastClaim)
+
+	bg := context.WithoutCancel(ctx)
+	res.Accepted, res.Held, res.Rejected, res.SeatTaken, res.OrdersConfirm = accepted.Load(), held.Load(), rejected.Load(), seatTaken.Load(), confirmed.Load()
+	if n := explicit.Load(); n > 0 {
+		res.ConflictRate = float64(res.SeatTaken) / float64(n)
+	}
+	slices.Sort(acceptLat)
+	if len(acceptLat) > 0 {
+		res.AcceptP99 = acceptLat[len(acceptLat)*99/100]
+	}
+	if d := lastClaim.Sub(openAt); d > 0 {
+		var claimed int64
+		_ = pool.QueryRow(bg, `SELECT held + sold FROM inventory WHERE product_id = $1`, p.ID).Scan(&claimed)
+		res.ClaimsPerSec = float64(claimed) / d.Seconds()
+		res.AcceptsPerSec = float64(res.Accepted) / d.Seconds()
+	}
+	_ = pool.QueryRow(bg, `SELECT count(*) FROM holds WHERE product_id = $1 AND state = 'EXPIRED'`, p.ID).Scan(&res.HoldsExpired)
+	// Oversold: a number sold in two confirmed orders, or sold and held by another hold.
+	_ = pool.QueryRow(bg, `
+		SELECT count(*) FROM (
+			SELECT n FROM orders o JOIN holds h ON h.id = o.hold_id, unnest(h.numbers) n
+			WHERE o.product_id = $1 AND o.status = 'CONFIRMED' GROUP BY n HAVING count(*) > 1) x`, p.ID).Scan(&res.Oversold)
+	err = pgx.BeginTxFunc(bg, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+		v, err := inventory.Audit(bg, tx, p.ID)
+		res.Violations = len(v)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.PeakRSSKiB = peakRSS()
+	res.MaxDBConns = maxConns
+
+	soldOut := "not sold out"
+	if res.SellOut > 0 {
+		soldOut = "sold out " + res.SellOut.Round(time.Second).String() + " after opening"
+	}
+	fmt.Fprintf(out, "  %s; accepted %d (%.0f/s, p99 %.1fms), held %d, rejected %d (seat taken %d, conflict rate %.0f%% of explicit picks)\n",
+		soldOut, res.Accepted, res.AcceptsPerSec, ms(res.AcceptP99), res.Held, res.Rejected, res.SeatTaken, 100*res.ConflictRate)
+	fmt.Fprintf(out, "  claims %.0f numbers/s; orders confirmed %d; holds expired %d; OVERSOLD %d; invariant violations %d\n",
+		res.ClaimsPerSec, res.OrdersConfirm, res.HoldsExpired, res.Oversold, res.Violations)
+	fmt.Fprintf(out, "  peak RSS %d MiB (benchmark and service in one process); database connections used at most %d\n",
+		res.PeakRSSKiB/1024, res.MaxDBConns)
+	if res.Oversold > 0 || res.Violations > 0 {
+		return res, fmt.Errorf("onsale: oversold %d, violations %d", res.Oversold, res.Violations)
+	}
+	return res, nil
+}
+
+func sleepUntil(ctx context.Context, at time.Time) { sleep(ctx, time.Until(at)) }
+
+func sleep(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// peakRSS reads the process's peak resident set (Linux), in KiB.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
