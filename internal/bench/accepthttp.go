@@ -20,7 +20,6 @@ import (
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/tenant"
-	"boxoffice/jobs"
 	"boxoffice/workers"
 )
 
@@ -60,7 +59,7 @@ func HTTPAccept(ctx context.Context, pool *pgxpool.Pool, c HTTPAcceptConfig, out
 		return nil, err
 	}
 	client, err := workers.NewRiverClient(pool, workers.RiverOptions{Workers: 1, BatchSize: 1,
-		Jobs:   jobs.Config{SweepInterval: time.Hour, AuditInterval: time.Hour, RepairInterval: time.Hour, RepublishAfter: time.Hour, RedeliveryWindow: time.Hour},
+		Jobs:   quietJobs(),
 		Logger: logger}) // insert-only: the benchmark measures accepting, not claiming
 	if err != nil {
 		return nil, err

@@ -19,7 +19,6 @@ import (
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/ticket"
-	"boxoffice/jobs"
 	"boxoffice/workers"
 )
 
@@ -64,7 +63,7 @@ func Checkout(ctx context.Context, pool *pgxpool.Pool, c CheckoutConfig, out io.
 	co := checkout.NewService(pool, nil, payment.NewSim(simSrv.URL, c.Latency+10*time.Second),
 		ticket.NewSigner([]byte("bench")), nil, logger, checkout.Config{PauseAfterUnknown: 1 << 30})
 	client, err := workers.NewRiverClient(pool, workers.RiverOptions{Work: true, Workers: 2, BatchSize: 1000,
-		Jobs:    jobs.Config{SweepInterval: time.Hour, AuditInterval: time.Hour, RepairInterval: time.Hour, RepublishAfter: time.Hour, RedeliveryWindow: time.Hour},
+		Jobs:    quietJobs(),
 		Claimer: claimer, Logger: logger, Checkout: co, PaymentWorkers: c.PaymentWorkers})
 	if err != nil {
 		return nil, err
