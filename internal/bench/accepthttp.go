@@ -82,6 +82,7 @@ func HTTPAccept(ctx context.Context, pool *pgxpool.Pool, c HTTPAcceptConfig, out
 		}
 	}
 	httpClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: maxC, MaxConnsPerHost: maxC}, Timeout: 10 * time.Second}
+	defer httpClient.CloseIdleConnections()
 	body := []byte(`{"quantity":1}`)
 	var seq atomic.Int64
 

@@ -105,6 +105,7 @@ func Million(ctx context.Context, pool *pgxpool.Pool, c MillionConfig, out io.Wr
 	defer func() { _ = srv.App().ShutdownWithTimeout(5 * time.Second) }()
 	url := "http://" + ln.Addr().String() + "/v1/products/" + p.ID.String() + "/availability"
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+	defer client.CloseIdleConnections()
 
 	if res.ViewBytes, err = get(ctx, client, url); err != nil {
 		return nil, err
