@@ -17,6 +17,27 @@ func HTMLReport(title, summary string, figures map[string]any) string {
 <style>body{font:14px system-ui,sans-serif;margin:2em;max-width:1100px}pre{background:#f4f4f4;padding:1em;overflow:auto}
 td{padding:2px 8px;font-variant-numeric:tabular-nums}h2{margin-top:2em}</style><h1>%s</h1>`, html.EscapeString(title), html.EscapeString(title))
 	fmt.Fprintf(&b, "<h2>Summary</h2><pre>%s</pre>", html.EscapeString(summary))
+	if on, ok := figures["onsale"].(map[string]any); ok {
+		if r, ok := on["result"].(*OnsaleResult); ok && len(r.Timeline) > 1 {
+			b.WriteString("<h2>On-sale timeline</h2>")
+			series := func(name, color string, v func(Sample) float64) {
+				b.WriteString(lineChart(name, color, r.Timeline, v))
+			}
+			series("seats available", "#3b6ea8", func(s Sample) float64 { return float64(s.Available) })
+			series("requests queued (claim backlog)", "#c0392b", func(s Sample) float64 { return float64(s.Queued) })
+			series("admitted through (waiting room)", "#27ae60", func(s Sample) float64 { return float64(s.Admitted) })
+		}
+	}
+	if steps, ok := figures["accept"].(map[string]any); ok {
+		if st, ok := steps["result"].([]HTTPAcceptStep); ok && len(st) > 0 {
+			b.WriteString("<h2>Accept latency by concurrency</h2><table><tr><th>mode</th><th>conns</th><th>accepted/s</th><th>p50</th><th>p99</th><th>p999</th></tr>")
+			for _, x := range st {
+				fmt.Fprintf(&b, "<tr><td>%s</td><td>%d</td><td>%.0f</td><td>%.2f ms</td><td>%.2f ms</td><td>%.2f ms</td></tr>",
+					x.Mode, x.Concurrency, x.PerSec, ms(x.P50), ms(x.P99), ms(x.P999))
+			}
+			b.WriteString("</table>")
+		}
+	}
 	names := make([]string, 0, len(figures))
 	for k := range figures {
 		names = append(names, k)
@@ -72,4 +93,23 @@ func flatten(prefix string, v any, out *[]leaf) {
 	case float64:
 		*out = append(*out, leaf{prefix, x})
 	}
+}
+
+// lineChart draws one series over the on-sale's seconds as inline SVG.
+func lineChart(name, color string, samples []Sample, v func(Sample) float64) string {
+	const w, h = 800.0, 160.0
+	maxV := 1.0
+	for _, s := range samples {
+		maxV = max(maxV, v(s))
+	}
+	first, last := float64(samples[0].Second), float64(samples[len(samples)-1].Second)
+	span := max(last-first, 1)
+	var pts strings.Builder
+	for _, s := range samples {
+		fmt.Fprintf(&pts, "%.1f,%.1f ", 40+(float64(s.Second)-first)/span*(w-50), 10+(h-30)*(1-v(s)/maxV))
+	}
+	return fmt.Sprintf(`<figure><figcaption>%s (max %.0f; seconds from opening %.0f to %.0f)</figcaption>
+<svg width="%.0f" height="%.0f" style="background:#fafafa"><line x1="40" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#999"/>
+<line x1="40" y1="10" x2="40" y2="%.0f" stroke="#999"/><polyline fill="none" stroke="%s" stroke-width="2" points="%s"/></svg></figure>`,
+		html.EscapeString(name), maxV, first, last, w, h, h-20, w-10, h-20, h-20, color, pts.String())
 }
