@@ -214,9 +214,6 @@ func checkoutProblem(err error) *Problem {
 
 // checkHoldAccess enforces the waiting room of the hold's product on checkout.
 func (s *Server) checkHoldAccess(ctx context.Context, who principal, holdID uuid.UUID, token string) error {
-	if s.WaitingRoom == nil {
-		return nil
-	}
 	var productID uuid.UUID
 	err := s.Pool.QueryRow(ctx, `SELECT product_id FROM holds WHERE id = $1 AND tenant_id = $2 AND buyer_id = $3`,
 		holdID, who.TenantID, who.BuyerID).Scan(&productID)

@@ -26,8 +26,14 @@ var errAccessRequired = problem(http.StatusUnauthorized, "ACCESS_TOKEN_REQUIRED"
 // checkAccess enforces a product's waiting room: the buyer must present an
 // access token for this tenant, product and buyer.
 func (s *Server) checkAccess(p *product.Product, who principal, token string) error {
-	if p.WaitingRoom == nil || !p.WaitingRoom.Enabled || s.WaitingRoom == nil {
+	if p.WaitingRoom == nil || !p.WaitingRoom.Enabled {
 		return nil
+	}
+	if s.WaitingRoom == nil {
+		// A room the deployment cannot run (no BOXOFFICE_ACCESS_TOKEN_SECRET)
+		// must not turn into an open door.
+		return problem(http.StatusServiceUnavailable, "WAITING_ROOM_UNAVAILABLE",
+			"this product sells through a waiting room that this deployment is not running")
 	}
 	if token == "" {
 		return errAccessRequired

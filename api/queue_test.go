@@ -99,3 +99,16 @@ func TestRateLimits(t *testing.T) {
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/v1/products/"+p.ID.String()+"/queue",
 		buyerToken(t, env.Tenant, "bob", time.Hour), nil).status)
 }
+
+// A product with a room on a deployment that runs no waiting room is closed,
+// not open.
+func TestRoomWithoutService(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	srv := api.New(api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products,
+		Reservations: env.Service, Logger: env.Logger})
+	b := &testBundle{env: env, server: srv}
+	p := env.Product(t, testfix.ProductOpts{WaitingRoom: &waitingroom.Settings{Enabled: true, ActiveShoppers: 1, ShoppingSeconds: 1}})
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/products/"+p.ID.String()+"/reservations",
+		buyerToken(t, env.Tenant, "alice", time.Hour), map[string]any{"quantity": 1}, "Idempotency-Key", "k"), 503, "WAITING_ROOM_UNAVAILABLE")
+}
