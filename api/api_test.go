@@ -212,7 +212,6 @@ func TestWalkthrough(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	t.Parallel()
 	b := setup(t, testfix.Options{})
-	pid := b.product.ID.String()
 
 	cases := []struct {
 		name   string
@@ -285,7 +284,6 @@ func TestBadInput(t *testing.T) {
 	// A 10,000,000-number product is accepted.
 	r := b.do(t, http.MethodPost, "/v1/products", key, product(map[string]any{"capacity": 10_000_000}))
 	require.Equal(t, http.StatusCreated, r.status, string(r.raw))
-	_ = pid
 }
 
 func TestAuth(t *testing.T) {

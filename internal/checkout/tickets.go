@@ -3,11 +3,13 @@ package checkout
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
 	"boxoffice/internal/db"
@@ -84,8 +86,11 @@ func (s *Service) VerifyTicket(ctx context.Context, tenantID uuid.UUID, code str
 		SELECT t.order_id, t.product_id, t.number, o.status
 		FROM tickets t JOIN orders o ON o.id = t.order_id
 		WHERE t.code = $1 AND o.tenant_id = $2`, code, tenantID).Scan(&v.OrderID, &v.ProductID, &v.Number, &status)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return VerifiedTicket{}, nil // an unknown code is simply not valid
+	}
 	if err != nil {
-		return VerifiedTicket{}, nil //nolint:nilerr // unknown code: simply not valid
+		return VerifiedTicket{}, fmt.Errorf("verify ticket: %w", err)
 	}
 	if s.tickets.Verify(code, v.ProductID, v.Number) != nil || status != StatusConfirmed {
 		return VerifiedTicket{}, nil
