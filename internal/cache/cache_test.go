@@ -1,0 +1,55 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestCache(t *testing.T) {
+	t.Parallel()
+	var loads atomic.Int32
+	fail := false
+	c := New(time.Second, 2, func(_ context.Context, k string) (string, error) {
+		loads.Add(1)
+		if fail {
+			return "", errors.New("boom")
+		}
+		time.Sleep(10 * time.Millisecond)
+		return "v-" + k, nil
+	})
+	now := time.Unix(1000, 0)
+	c.now = func() time.Time { return now }
+	ctx := context.Background()
+
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := c.Get(ctx, "a")
+			require.NoError(t, err)
+			require.Equal(t, "v-a", v)
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, int32(1), loads.Load(), "concurrent misses share one load")
+
+	_, _ = c.Get(ctx, "a")
+	require.Equal(t, int32(1), loads.Load(), "fresh: cached")
+	now = now.Add(2 * time.Second)
+	_, _ = c.Get(ctx, "a")
+	require.Equal(t, int32(2), loads.Load(), "stale: loaded again")
+
+	fail = true
+	_, err := c.Get(ctx, "b")
+	require.Error(t, err)
+	_, err = c.Get(ctx, "b")
+	require.Error(t, err)
+	require.Equal(t, int32(4), loads.Load(), "errors are not cached")
+}
