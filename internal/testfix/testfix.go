@@ -194,16 +194,23 @@ func (e *Env) Get(t testing.TB, p *product.Product, id uuid.UUID) *reservation.R
 	return r
 }
 
-// Drain claims every QUEUED request of p without River.
+// Drain claims every QUEUED request of p itself, then waits for any that a
+// running River worker had locked meanwhile.
 func (e *Env) Drain(t testing.TB, p *product.Product, batch int) {
 	t.Helper()
 	for {
 		res, err := e.Claimer.ClaimBatch(context.Background(), p.ID, batch)
 		require.NoError(t, err)
 		if res.Requests == 0 {
-			return
+			break
 		}
 	}
+	require.Eventually(t, func() bool {
+		var queued int
+		require.NoError(t, e.Schema.Pool.QueryRow(context.Background(),
+			`SELECT count(*) FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED'`, p.ID).Scan(&queued))
+		return queued == 0
+	}, 10*time.Second, 10*time.Millisecond, "requests left QUEUED")
 }
 
 // RequireInvariants audits every product and fails on any violation.
