@@ -15,7 +15,6 @@ import (
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/sqsqueue"
-	"boxoffice/internal/tenant"
 )
 
 // AcceptConfig sizes the SQS accept benchmark.
@@ -50,7 +49,7 @@ type AcceptResult struct {
 // with one SendMessage call per request.
 func SQSAccept(ctx context.Context, pool *pgxpool.Pool, c AcceptConfig, out io.Writer) (*AcceptResult, error) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	t, err := tenant.NewStore(pool).Create(ctx, tenant.CreateParams{Slug: "accept-" + uuid.NewString()[:8], Name: "Bench"})
+	t, err := newTenant(ctx, pool, "accept-")
 	if err != nil {
 		return nil, err
 	}

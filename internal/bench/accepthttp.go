@@ -49,7 +49,7 @@ type HTTPAcceptStep struct {
 func HTTPAccept(ctx context.Context, pool *pgxpool.Pool, c HTTPAcceptConfig, out io.Writer) ([]HTTPAcceptStep, error) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ts := tenant.NewStore(pool)
-	t, err := ts.Create(ctx, tenant.CreateParams{Slug: "accept-http-" + uuid.NewString()[:8], Name: "Bench"})
+	t, err := newTenant(ctx, pool, "accept-http-")
 	if err != nil {
 		return nil, err
 	}

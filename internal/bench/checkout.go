@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http/httptest"
 	"sync"
 	"time"
 
@@ -17,7 +16,6 @@ import (
 	"boxoffice/internal/product"
 	"boxoffice/internal/pspsim"
 	"boxoffice/internal/reservation"
-	"boxoffice/internal/tenant"
 	"boxoffice/internal/ticket"
 	"boxoffice/workers"
 )
@@ -46,11 +44,10 @@ type CheckoutResult struct {
 // in flight, which Little's law predicts as call rate × latency.
 func Checkout(ctx context.Context, pool *pgxpool.Pool, c CheckoutConfig, out io.Writer) (*CheckoutResult, error) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sim := pspsim.New(pspsim.Config{Latency: c.Latency})
-	simSrv := httptest.NewServer(sim.Handler())
-	defer func() { simSrv.Close(); sim.Close() }()
+	sim, simURL, stopSim := startSimulator(c.Latency)
+	defer stopSim()
 
-	t, err := tenant.NewStore(pool).Create(ctx, tenant.CreateParams{Slug: "checkout-" + uuid.NewString()[:8], Name: "Bench"})
+	t, err := newTenant(ctx, pool, "checkout-")
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +57,7 @@ func Checkout(ctx context.Context, pool *pgxpool.Pool, c CheckoutConfig, out io.
 		return nil, err
 	}
 	claimer := reservation.NewClaimer(pool, logger, nil)
-	co := checkout.NewService(pool, nil, payment.NewSim(simSrv.URL, c.Latency+10*time.Second),
+	co := checkout.NewService(pool, nil, payment.NewSim(simURL, c.Latency+10*time.Second),
 		ticket.NewSigner([]byte("bench")), nil, logger, checkout.Config{PauseAfterUnknown: 1 << 30})
 	client, err := workers.NewRiverClient(pool, workers.RiverOptions{Work: true, Workers: 2, BatchSize: 1000,
 		Jobs:    quietJobs(),

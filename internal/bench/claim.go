@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http/httptest"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"boxoffice/internal/db"
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/product"
+	"boxoffice/internal/pspsim"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/tenant"
@@ -63,7 +65,7 @@ type ClaimResult struct {
 // with the configured batch size and once with batch size 1.
 func Claim(ctx context.Context, pool *pgxpool.Pool, c ClaimConfig, out io.Writer) (*ClaimResult, error) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	t, err := tenant.NewStore(pool).Create(ctx, tenant.CreateParams{Slug: "bench-" + uuid.NewString()[:8], Name: "Bench"})
+	t, err := newTenant(ctx, pool, "bench-")
 	if err != nil {
 		return nil, err
 	}
@@ -278,4 +280,16 @@ func queueRequests(ctx context.Context, pool *pgxpool.Pool, p *product.Product, 
 func quietJobs() jobs.Config {
 	return jobs.Config{SweepInterval: time.Hour, AuditInterval: time.Hour, RepairInterval: time.Hour,
 		RepublishAfter: time.Hour, RedeliveryWindow: time.Hour}
+}
+
+// newTenant creates a tenant for one scenario, under a fresh slug.
+func newTenant(ctx context.Context, pool *pgxpool.Pool, prefix string) (*tenant.Created, error) {
+	return tenant.NewStore(pool).Create(ctx, tenant.CreateParams{Slug: prefix + uuid.NewString()[:8], Name: "Bench"})
+}
+
+// startSimulator runs the payment simulator on a loopback port.
+func startSimulator(latency time.Duration) (sim *pspsim.Server, url string, stop func()) {
+	sim = pspsim.New(pspsim.Config{Latency: latency})
+	srv := httptest.NewServer(sim.Handler())
+	return sim, srv.URL, func() { srv.Close(); sim.Close() }
 }

@@ -48,7 +48,7 @@ type MillionResult struct {
 func Million(ctx context.Context, pool *pgxpool.Pool, c MillionConfig, out io.Writer) (*MillionResult, error) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ts := tenant.NewStore(pool)
-	t, err := ts.Create(ctx, tenant.CreateParams{Slug: "million-" + uuid.NewString()[:8], Name: "Bench"})
+	t, err := newTenant(ctx, pool, "million-")
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
@@ -25,7 +24,6 @@ import (
 	"boxoffice/internal/product"
 	"boxoffice/internal/pspsim"
 	"boxoffice/internal/reservation"
-	"boxoffice/internal/tenant"
 	"boxoffice/internal/ticket"
 	"boxoffice/internal/waitingroom"
 	"boxoffice/jobs"
@@ -81,11 +79,10 @@ type Sample struct {
 // timeouts). At the end the database is checked for oversold numbers.
 func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writer) (*OnsaleResult, error) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sim := pspsim.New(pspsim.Config{Latency: c.PSPLatency})
-	simSrv := httptest.NewServer(sim.Handler())
-	defer func() { simSrv.Close(); sim.Close() }()
+	_, simURL, stopSim := startSimulator(c.PSPLatency)
+	defer stopSim()
 
-	t, err := tenant.NewStore(pool).Create(ctx, tenant.CreateParams{Slug: "onsale-" + uuid.NewString()[:8], Name: "Stadium"})
+	t, err := newTenant(ctx, pool, "onsale-")
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +96,7 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 		return nil, err
 	}
 	claimer := reservation.NewClaimer(pool, logger, nil)
-	co := checkout.NewService(pool, nil, payment.NewSim(simSrv.URL, c.PSPLatency+10*time.Second),
+	co := checkout.NewService(pool, nil, payment.NewSim(simURL, c.PSPLatency+10*time.Second),
 		ticket.NewSigner([]byte("onsale")), nil, logger, checkout.Config{PauseAfterUnknown: 1 << 30})
 	rooms := waitingroom.NewService(pool, waitingroom.NewTokens([]byte("onsale")), logger)
 	client, err := workers.NewRiverClient(pool, workers.RiverOptions{Work: true, Workers: 4, BatchSize: 1000,

@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"boxoffice/internal/product"
-	"boxoffice/internal/tenant"
 	"boxoffice/internal/waitingroom"
 )
 
@@ -39,7 +38,7 @@ type RoomResult struct {
 // run at the service level, without HTTP.
 func Room(ctx context.Context, pool *pgxpool.Pool, c RoomConfig, out io.Writer) (*RoomResult, error) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	t, err := tenant.NewStore(pool).Create(ctx, tenant.CreateParams{Slug: "room-" + uuid.NewString()[:8], Name: "Bench"})
+	t, err := newTenant(ctx, pool, "room-")
 	if err != nil {
 		return nil, err
 	}
