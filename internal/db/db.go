@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -86,8 +87,11 @@ func EnsureDatabase(ctx context.Context, url string) error {
 		return nil
 	}
 	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	// Another process (a parallel test binary) may create it meanwhile:
+	// PostgreSQL then answers duplicate_database, or a unique violation on
+	// pg_database's name index when both inserts raced.
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "42P04" { // created meanwhile by another process
+	if errors.As(err, &pgErr) && (pgErr.Code == pgerrcode.DuplicateDatabase || pgErr.Code == pgerrcode.UniqueViolation) {
 		return nil
 	}
 	if err != nil {
@@ -100,7 +104,7 @@ func EnsureDatabase(ctx context.Context, url string) error {
 // optionally on the named constraint.
 func IsUniqueViolation(err error, constraint string) bool {
 	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
+	if !errors.As(err, &pgErr) || pgErr.Code != pgerrcode.UniqueViolation {
 		return false
 	}
 	return constraint == "" || pgErr.ConstraintName == constraint
@@ -110,7 +114,7 @@ func IsUniqueViolation(err error, constraint string) bool {
 // foreign_key_violation: the row referred to does not exist.
 func IsForeignKeyViolation(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "23503"
+	return errors.As(err, &pgErr) && pgErr.Code == pgerrcode.ForeignKeyViolation
 }
 
 // NotFound turns pgx.ErrNoRows into ErrNotFound and leaves other errors alone.

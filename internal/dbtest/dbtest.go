@@ -24,17 +24,20 @@ import (
 // server, in a database of its own.
 const DefaultURL = "postgres://postgres@127.0.0.1:5432/boxoffice_test?sslmode=disable"
 
-var ensureOnce sync.Once
-
-// URL returns the test database URL, creating the database once per process.
-func URL(t testing.TB) string {
-	t.Helper()
+// ensureDatabase creates the test database once per process and remembers
+// the outcome, so every test sees the first failure, not only the first test.
+var ensureDatabase = sync.OnceValues(func() (string, error) {
 	url := os.Getenv("TEST_DATABASE_URL")
 	if url == "" {
 		url = DefaultURL
 	}
-	var err error
-	ensureOnce.Do(func() { err = db.EnsureDatabase(context.Background(), url) })
+	return url, db.EnsureDatabase(context.Background(), url)
+})
+
+// URL returns the test database URL, creating the database once per process.
+func URL(t testing.TB) string {
+	t.Helper()
+	url, err := ensureDatabase()
 	require.NoError(t, err, "test database (set TEST_DATABASE_URL or run `make test`)")
 	return url
 }

@@ -1,8 +1,10 @@
 package reservation
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -59,6 +61,12 @@ func (e RiverEnqueuer) Publish(ctx context.Context, refs []Ref) error {
 	if len(params) == 0 {
 		return nil
 	}
+	// Product order, like the accept path, so concurrent inserts never
+	// lock two products' unique job rows in opposite orders.
+	slices.SortFunc(params, func(a, b river.InsertManyParams) int {
+		pa, pb := a.Args.(ClaimArgs).ProductID, b.Args.(ClaimArgs).ProductID
+		return bytes.Compare(pa[:], pb[:])
+	})
 	if _, err := e.Client.InsertMany(ctx, params); err != nil {
 		return fmt.Errorf("enqueue claim jobs: %w", err)
 	}

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/testfix"
 )
@@ -96,7 +98,12 @@ func TestRequeueRepairsLostJob(t *testing.T) {
 func TestAcceptBatching(t *testing.T) {
 	t.Parallel()
 	env := testfix.New(t, testfix.Options{})
-	env.Service.SetBatching(2 * time.Millisecond)
+	// Two services stand for two API processes batching independently.
+	services := []*reservation.Service{env.Service,
+		reservation.NewService(env.Schema.Pool, reservation.RiverEnqueuer{Client: env.River}, nil, env.Logger)}
+	for _, s := range services {
+		s.SetBatching(2 * time.Millisecond)
+	}
 	p := env.Product(t, testfix.ProductOpts{Capacity: 1000})
 	const n = 300
 	ids := make([]uuid.UUID, n)
@@ -128,4 +135,47 @@ func TestAcceptBatching(t *testing.T) {
 		require.Equal(t, reservation.StatusHeld, waitTerminal(t, env, p, id).Status)
 	}
 	env.RequireInvariants(t)
+}
+
+// Two products on sale at once, accepts micro-batched: batches that meet the
+// products in different orders must not deadlock on their claim jobs (a
+// deadlock surfaced as 500s before the jobs were inserted in product order).
+func TestAcceptTwoProductsConcurrently(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{MaxConns: 20})
+	// Two services stand for two API processes batching independently.
+	services := []*reservation.Service{env.Service,
+		reservation.NewService(env.Schema.Pool, reservation.RiverEnqueuer{Client: env.River}, nil, env.Logger)}
+	for _, s := range services {
+		s.SetBatching(2 * time.Millisecond)
+	}
+	products := []*product.Product{env.Product(t, testfix.ProductOpts{Capacity: 1000}), env.Product(t, testfix.ProductOpts{Capacity: 1000})}
+
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	for g := range 48 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 5 {
+				// Random buyers: batches are sorted by buyer, so they meet
+				// the two products in either order.
+				p := products[(g/2+i)%2]
+				buyer := uuid.NewString()
+				_, err := services[g%2].Accept(context.Background(), reservation.AcceptParams{
+					Product: p, BuyerID: buyer, IdempotencyKey: uuid.NewString(),
+					Params: reservation.Params{Quantity: 1},
+				})
+				if !assert.NoError(t, err) {
+					failed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.Zero(t, failed.Load())
+	var n int
+	require.NoError(t, env.Schema.Pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM reservation_requests`).Scan(&n))
+	require.Equal(t, 240, n)
 }

@@ -1,6 +1,7 @@
 package reservation
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -141,6 +142,10 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, rows []*acceptRow) (*
 	if err := results.Close(); err != nil {
 		return nil, fmt.Errorf("insert reservation requests: %w", err)
 	}
+	// Claim jobs in product order: River's unique insert locks each
+	// product's job row, and two batches that met two products in opposite
+	// orders would deadlock on them.
+	slices.SortFunc(toEnqueue, func(a, b Ref) int { return bytes.Compare(a.ProductID[:], b.ProductID[:]) })
 	for _, ref := range toEnqueue {
 		if err := s.enqueuer.EnqueueTx(ctx, tx, ref); err != nil {
 			return nil, err
