@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"golang.org/x/sync/errgroup"
 
 	"boxoffice/api"
 	"boxoffice/internal/checkout"
@@ -45,6 +47,7 @@ type app struct {
 	tenants  *tenant.Store
 	products *product.Store
 	reporter *ops.Reporter
+	liveness *workers.Liveness // work only
 
 	checkout *checkout.Service    // nil without a payment provider
 	rooms    *waitingroom.Service // nil without an access-token secret
@@ -170,7 +173,14 @@ func newApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, work b
 	a.service = reservation.NewService(pool, enqueuer, a.metrics, logger)
 	a.service.SetBatching(cfg.AcceptLinger)
 	a.reporter = ops.NewReporter(pool, cfg.QueueBackend, a.sqsOps)
-	a.metrics.Registry.MustRegister(ops.NewCollector(a.reporter, logger))
+	if work {
+		a.liveness = workers.NewLiveness(pool, a.river, a.metrics, logger)
+		// Gauges read from the database: only River's leader reports them,
+		// so a fleet does not report N copies (and the API none).
+		collector := ops.NewCollector(a.reporter, logger)
+		collector.Leader = func(ctx context.Context) bool { return workers.IsLeader(ctx, a.river) }
+		a.metrics.Registry.MustRegister(collector)
+	}
 	return a, nil
 }
 
@@ -193,6 +203,7 @@ func (a *app) setupSQS(ctx context.Context, work bool) error {
 	a.sqsOps = sqsqueue.NewOps(client, qcfg, a.pool)
 	if work {
 		a.consumer = sqsqueue.NewConsumer(client, qcfg, a.claimer, a.pool, a.logger)
+		a.consumer.Metrics = a.metrics
 	}
 	if cfg.SQSEventsQueueURL != "" {
 		a.events = sqsqueue.NewEvents(client, cfg.SQSEventsQueueURL, a.logger)
@@ -260,25 +271,77 @@ func (a *app) serveHTTP(ctx context.Context, srv *api.Server, ln net.Listener) e
 	return srv.App().ShutdownWithTimeout(10 * time.Second)
 }
 
-// runWorkers starts River's workers and periodic jobs, and the SQS consumer
-// with its publisher (the repair job publishes), and stops them when ctx ends.
+// runWorkers starts River's workers and periodic jobs, the liveness loop,
+// and the SQS consumers with their publisher (the repair job publishes). When
+// ctx ends it stops them: consumers first, then River (in-flight batches
+// finish within its stop timeout); the pool is closed by the caller after
+// this returns. A part that fails stops the others with its error.
 func (a *app) runWorkers(ctx context.Context) error {
+	// The liveness lock comes first: no job may run without it.
+	if err := a.liveness.Lock(ctx); err != nil {
+		return err
+	}
 	if err := a.river.Start(ctx); err != nil {
 		return fmt.Errorf("start workers: %w", err)
 	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return a.liveness.Run(gctx) })
 	if a.consumer != nil {
-		a.publisher.Start(ctx)
-		defer a.publisher.Wait()
-		go func() { _ = a.consumer.Run(ctx) }()
+		a.publisher.Start(gctx)
+		g.Go(func() error {
+			defer a.publisher.Wait()
+			if err := a.consumer.Run(gctx); err != nil {
+				return fmt.Errorf("sqs consumer: %w", err)
+			}
+			return nil
+		})
 	}
 	if a.events != nil && a.checkout != nil {
-		go a.events.Consume(ctx, a.cfg.SQSWaitTime, a.checkout.HandleEvent)
+		g.Go(func() error {
+			a.events.Consume(gctx, a.cfg.SQSWaitTime, a.checkout.HandleEvent)
+			return nil
+		})
 	}
-	<-ctx.Done()
-	a.logger.Info("stopping workers")
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	g.Go(func() error {
+		<-gctx.Done()
+		a.logger.Info("stopping workers")
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(gctx), 30*time.Second)
+		defer cancel()
+		return a.river.Stop(stopCtx)
+	})
+	return g.Wait()
+}
+
+// listenMetrics binds the metrics address up front (nil when "off").
+func (a *app) listenMetrics() (net.Listener, error) {
+	if a.cfg.MetricsAddr == "off" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", a.cfg.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen for metrics on %s (BOXOFFICE_METRICS_ADDR): %w", a.cfg.MetricsAddr, err)
+	}
+	return ln, nil
+}
+
+// serveMetrics serves this process's /metrics on ln until ctx ends.
+func (a *app) serveMetrics(ctx context.Context, ln net.Listener) error {
+	if ln == nil {
+		return nil
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", a.metrics.Handler(slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn)))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve metrics on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	return a.river.Stop(stopCtx)
+	return srv.Shutdown(shutCtx)
 }
 
 func runServe(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
@@ -294,8 +357,16 @@ func runServe(ctx context.Context, cfg *config.Config, logger *slog.Logger) erro
 	if err != nil {
 		return err
 	}
-	logger.Info("API listening", "addr", cfg.Addr)
-	return a.serveHTTP(ctx, a.apiServer(), ln)
+	mln, err := a.listenMetrics()
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	logger.Info("API listening", "addr", cfg.Addr, "metrics", cfg.MetricsAddr)
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return a.serveHTTP(ctx, a.apiServer(), ln) })
+	g.Go(func() error { return a.serveMetrics(ctx, mln) })
+	return g.Wait()
 }
 
 func runWork(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
@@ -304,6 +375,14 @@ func runWork(ctx context.Context, cfg *config.Config, logger *slog.Logger) error
 		return err
 	}
 	defer a.close()
-	logger.Info("workers running", "workers", cfg.Workers, "claim_batch", cfg.ClaimBatchSize)
-	return a.runWorkers(ctx)
+	mln, err := a.listenMetrics()
+	if err != nil {
+		return err
+	}
+	logger.Info("workers running", "workers", cfg.Workers, "claim_batch", cfg.ClaimBatchSize,
+		"metrics", cfg.MetricsAddr, "client", a.river.ID())
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return a.runWorkers(ctx) })
+	g.Go(func() error { return a.serveMetrics(ctx, mln) })
+	return g.Wait()
 }

@@ -87,6 +87,11 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 	if err != nil {
 		return err
 	}
+	mln, err := a.listenMetrics()
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
 	base := "http://" + cfg.Addr
 	queues := "River (in PostgreSQL)"
 	if cfg.QueueBackend == "sqs" {
@@ -97,7 +102,7 @@ BoxOffice dev is up.
 
   API            %[1]s
   API docs       %[1]s/docs        (OpenAPI: %[1]s/openapi.json)
-  Metrics        %[1]s/metrics
+  Metrics        http://%[14]s/metrics
   Health         %[1]s/healthz  %[1]s/readyz
   Operations     %[1]s/v1/ops/queues   River UI %[1]s/ops/river (Basic auth, password = admin key)
   Queue          %[11]s
@@ -119,11 +124,12 @@ Try:
 
 `, base, cfg.AdminKey, demo.tenantID, demo.apiKey, demo.secret, demo.buyerToken,
 		demo.stadium.ID, demo.stadium.Capacity, demo.raffle.ID, demo.raffle.Capacity, queues,
-		cfg.PaymentProviderURL, inboxURL)
+		cfg.PaymentProviderURL, inboxURL, cfg.MetricsAddr)
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.runWorkers(ctx) })
 	g.Go(func() error { return a.serveHTTP(ctx, a.apiServer(), ln) })
+	g.Go(func() error { return a.serveMetrics(ctx, mln) })
 	return g.Wait()
 }
 

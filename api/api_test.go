@@ -30,6 +30,7 @@ import (
 const adminKey = "test-admin-key"
 
 type testBundle struct {
+	metrics *metrics.Metrics
 	env     *testfix.Env
 	server  *api.Server
 	product *product.Product
@@ -63,7 +64,16 @@ func setupWithDLQ(t *testing.T, o testfix.Options, newDLQ func(*pgxpool.Pool) *s
 	require.NoError(t, srv.Start(ctx))
 	t.Cleanup(cancel)
 	p := env.Product(t, testfix.ProductOpts{Capacity: 100, PerBuyerLimit: 4})
-	return &testBundle{env: env, server: srv, product: p, buyer: buyerToken(t, env.Tenant, "alice", time.Hour)}
+	return &testBundle{env: env, server: srv, product: p, metrics: o.Metrics, buyer: buyerToken(t, env.Tenant, "alice", time.Hour)}
+}
+
+// scrape reads the process's metrics as Prometheus would.
+func (b *testBundle) scrape(t *testing.T) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	b.metrics.Handler(nil).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	return rec.Body.String()
 }
 
 func buyerToken(t *testing.T, tn *tenant.Created, buyer string, ttl time.Duration) string {
@@ -367,9 +377,9 @@ func TestOperations(t *testing.T) {
 	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/docs", "", nil).status)
 
 	b.reserve(t, b.buyer, "m1", map[string]any{"quantity": 1})
-	m := b.do(t, http.MethodGet, "/metrics", "", nil)
-	require.Equal(t, http.StatusOK, m.status)
-	text := string(m.raw)
+	require.Equal(t, http.StatusNotFound, b.do(t, http.MethodGet, "/metrics", "", nil).status,
+		"metrics are served on the metrics listener, not the public API")
+	text := b.scrape(t)
 	require.Contains(t, text, "boxoffice_reservations_accepted_total 1")
 	require.Contains(t, text, fmt.Sprintf(`boxoffice_http_requests_total{code="202",method="POST",route="%s"} 1`, "/v1/products/:id/reservations"))
 }

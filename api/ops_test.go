@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strconv"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/testfix"
+	"boxoffice/internal/waitingroom"
 )
 
 func TestOpsQueuesAndKeys(t *testing.T) {
@@ -110,7 +112,7 @@ func TestOpsQueuesAndKeys(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status, string(r.raw))
 
 	// The same figures as gauges.
-	m := string(b.do(t, http.MethodGet, "/metrics", "", nil).raw)
+	m := b.scrape(t)
 	require.Contains(t, m, `boxoffice_requests{status="QUEUED"} 5`)
 	require.Contains(t, m, `boxoffice_river_jobs{queue="claims",state="available"} 1`)
 	require.Contains(t, m, `boxoffice_river_jobs{queue="claims",state="discarded"} 1`)
@@ -162,4 +164,17 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func basic(user, pass string) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
+}
+
+// A product with a waiting room once made every scrape fail (a gauge without
+// a descriptor panicked the collector): the room's depth is now a series,
+// and the process's own counters survive any collector fault.
+func TestMetricsWithWaitingRoom(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	p := b.env.Product(t, testfix.ProductOpts{Capacity: 10,
+		WaitingRoom: &waitingroom.Settings{Enabled: true, ActiveShoppers: 5, ShoppingSeconds: 60}})
+	m := b.scrape(t)
+	require.Contains(t, m, fmt.Sprintf(`boxoffice_waiting_room_depth{product="%s"} 0`, p.ID))
+	require.Contains(t, m, "boxoffice_invariant_violations_total 0")
 }

@@ -13,12 +13,10 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/riverqueue/river"
 	"riverqueue.com/riverui"
 
@@ -132,9 +130,6 @@ func New(d Deps) *Server {
 
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
 	s.app.Get("/readyz", s.readyz)
-	if d.Metrics != nil {
-		s.app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(d.Metrics.Registry, promhttp.HandlerOpts{})))
-	}
 	s.registerTenants()
 	s.registerProducts()
 	s.registerReservations()

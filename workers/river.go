@@ -2,8 +2,10 @@ package workers
 
 import (
 	"cmp"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -53,6 +55,7 @@ type RiverOptions struct {
 // NewRiverClient builds the River client of this process.
 func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], error) {
 	cfg := &river.Config{
+		ID:     clientID(),
 		Logger: o.RiverLogger, Schema: o.Schema,
 		// Above the claim worker's timeout: a claim job still running after
 		// this is stuck, and the rescuer makes it retryable.
@@ -84,4 +87,11 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 		return nil, fmt.Errorf("river client: %w", err)
 	}
 	return client, nil
+}
+
+// clientID names this River client uniquely across the fleet and restarts:
+// the liveness lock (see Liveness) is keyed on it.
+func clientID() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s_%d_%s", cmp.Or(host, "host"), os.Getpid(), rand.Text()[:8])
 }

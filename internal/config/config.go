@@ -19,6 +19,11 @@ type Config struct {
 	DatabaseURL string
 	// Addr is the API listen address. BOXOFFICE_ADDR; default 127.0.0.1:8080.
 	Addr string
+	// MetricsAddr is where this process serves Prometheus metrics at
+	// /metrics, apart from the public API (product-labelled series must not
+	// leak to the public). BOXOFFICE_METRICS_ADDR; default 127.0.0.1:9090;
+	// "off" serves none. Two processes on one host need two addresses.
+	MetricsAddr string
 	// AdminKey is the platform admin bearer key. BOXOFFICE_ADMIN_KEY; no
 	// default (`dev` generates and prints one; `serve` refuses to start
 	// without one).
@@ -156,6 +161,7 @@ func FromEnv() (*Config, error) {
 	c := &Config{
 		DatabaseURL: env("DATABASE_URL", DefaultDatabaseURL),
 		Addr:        env("BOXOFFICE_ADDR", "127.0.0.1:8080"),
+		MetricsAddr: env("BOXOFFICE_METRICS_ADDR", "127.0.0.1:9090"),
 		AdminKey:    os.Getenv("BOXOFFICE_ADMIN_KEY"),
 		LogLevel:    env("BOXOFFICE_LOG_LEVEL", "info"),
 

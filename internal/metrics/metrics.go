@@ -3,10 +3,12 @@
 package metrics
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Metrics are the counters and histograms of one process. A nil *Metrics is
@@ -32,6 +34,8 @@ type Metrics struct {
 	mismatches      *prometheus.CounterVec
 	admissionRate   *prometheus.GaugeVec
 	admitted        *prometheus.CounterVec
+	jobsRescued     prometheus.Counter
+	messagesPutBack prometheus.Counter
 }
 
 // New creates the metrics and registers them, with the Go and process
@@ -100,7 +104,14 @@ func New() *Metrics {
 			Name: "boxoffice_admitted_total", Help: "Shoppers admitted from waiting rooms, by product.",
 		}, []string{"product"}),
 	}
-	m.Registry.MustRegister(m.admissionRate, m.admitted)
+	m.jobsRescued = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "boxoffice_jobs_rescued_total", Help: "Running jobs of dead worker processes made available again by this process.",
+	})
+	m.messagesPutBack = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "boxoffice_sqs_messages_put_back_total",
+		Help: "SQS messages returned to the queue early because their request was locked by another transaction.",
+	})
+	m.Registry.MustRegister(m.admissionRate, m.admitted, m.jobsRescued, m.messagesPutBack)
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.accepted, m.claimBatchSize, m.claimBatchTime, m.holdsCreated,
 		m.holdsExpired, m.holdsReleased, m.rejections, m.claimRetries, m.invariantErrors, m.repaired,
@@ -210,4 +221,25 @@ func (m *Metrics) Admission(product string, rate float64, admitted int64) {
 		m.admissionRate.WithLabelValues(product).Set(rate)
 		m.admitted.WithLabelValues(product).Add(float64(admitted))
 	}
+}
+
+// JobsRescued counts jobs of dead worker processes made available again.
+func (m *Metrics) JobsRescued(n int) {
+	if m != nil {
+		m.jobsRescued.Add(float64(n))
+	}
+}
+
+// MessagesPutBack counts SQS messages returned early to the queue.
+func (m *Metrics) MessagesPutBack(n int) {
+	if m != nil && n > 0 {
+		m.messagesPutBack.Add(float64(n))
+	}
+}
+
+// Handler serves the registry in Prometheus's text format. Served on the
+// process's metrics listener, never on the public API: product-labelled
+// series name every tenant's products.
+func (m *Metrics) Handler(errorLog promhttp.Logger) http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{ErrorLog: errorLog})
 }

@@ -11,10 +11,15 @@ import (
 
 // Collector exposes the platform report as Prometheus gauges. Scrapes within
 // cacheFor of each other share one report, so a busy scraper cannot load the
-// database.
+// database. The figures come from the database, so in a fleet only one
+// process should report them: Leader, when set, says whether this process is
+// the one (the River leader); the others send nothing.
 type Collector struct {
 	reporter *Reporter
 	logger   *slog.Logger
+	// Leader reports whether this process reports the database's figures;
+	// nil means always.
+	Leader func(context.Context) bool
 
 	mu     sync.Mutex
 	last   *Report
@@ -37,6 +42,7 @@ func NewCollector(reporter *Reporter, logger *slog.Logger) *Collector {
 		"requests":      d("boxoffice_requests", "Reservation requests by status.", "status"),
 		"oldest_queued": d("boxoffice_requests_oldest_queued_age_seconds", "Age of the oldest QUEUED request."),
 		"dead":          d("boxoffice_requests_dead_lettered", "QUEUED requests whose message is in the dead-letter queue."),
+		"room_waiting":  d("boxoffice_waiting_room_depth", "Shoppers waiting (not yet admitted) by product.", "product"),
 	}}
 }
 
@@ -47,14 +53,32 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Collect sends the gauges of a fresh or cached report.
+// Collect sends the gauges of a fresh or cached report. A fault here must
+// never fail the scrape: the process's own counters (invariant violations
+// among them) travel in the same response. So a bad gauge is skipped and
+// logged, and a panic is recovered.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.logger.Error("queue figures collector panicked; scrape continues without them", "panic", r)
+		}
+	}()
 	rep := c.report()
 	if rep == nil {
 		return
 	}
 	g := func(name string, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(c.descs[name], prometheus.GaugeValue, v, labels...)
+		desc, ok := c.descs[name]
+		if !ok {
+			c.logger.Error("no descriptor for gauge", "gauge", name)
+			return
+		}
+		m, err := prometheus.NewConstMetric(desc, prometheus.GaugeValue, v, labels...)
+		if err != nil {
+			c.logger.Error("bad gauge", "gauge", name, "error", err)
+			return
+		}
+		ch <- m
 	}
 	for _, q := range rep.River {
 		g("river_jobs", float64(q.Available), q.Name, "available")
@@ -96,6 +120,10 @@ func (c *Collector) report() *Report {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
+	if c.Leader != nil && !c.Leader(ctx) {
+		c.last, c.lastAt = nil, time.Now()
+		return nil
+	}
 	rep, err := c.reporter.Report(ctx, Scope{})
 	if err != nil {
 		c.logger.Warn("queue figures for metrics failed", "error", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/semaphore"
 
+	"boxoffice/internal/metrics"
 	"boxoffice/internal/reservation"
 )
 
@@ -32,6 +33,8 @@ type Consumer struct {
 	pool     *pgxpool.Pool
 	logger   *slog.Logger
 	inFlight *semaphore.Weighted // messages received and not yet finished
+	// Metrics, when set, counts messages put back early.
+	Metrics *metrics.Metrics
 }
 
 // NewConsumer returns a consumer of cfg.QueueURL.
@@ -203,17 +206,94 @@ func (c *Consumer) process(ctx context.Context, product uuid.UUID, batch []recei
 		c.logger.ErrorContext(ctx, "reading claim outcomes failed", "product", product, "error", err)
 		return
 	}
-	var del []types.Message
-	for _, r := range batch {
-		if decided[r.ref.ID] {
-			del = append(del, r.msg)
+	if undecided := undecidedIDs(ids, decided); len(undecided) > 0 {
+		// Another transaction held these rows while the claim skipped them
+		// (the publisher marking them enqueued, or a duplicate delivery
+		// being decided elsewhere). Such locks are short: try once more
+		// before handing the messages back.
+		sleep(ctx, retryLockedAfter)
+		if _, err := c.claimer.ClaimRequests(ctx, product, undecided); err != nil && ctx.Err() == nil {
+			c.logger.WarnContext(ctx, "sqs claim retry failed", "product", product, "error", err)
+		}
+		if decided, err = decidedOrUnknown(ctx, c.pool, ids); err != nil {
+			c.logger.ErrorContext(ctx, "reading claim outcomes failed", "product", product, "error", err)
+			return
 		}
 	}
-	if err := deleteMessages(context.WithoutCancel(ctx), c.client, c.cfg.QueueURL, del); err != nil {
+	var del, back []received
+	for _, r := range batch {
+		if decided[r.ref.ID] {
+			del = append(del, r)
+		} else {
+			back = append(back, r)
+		}
+	}
+	if err := deleteMessages(context.WithoutCancel(ctx), c.client, c.cfg.QueueURL, messages(del)); err != nil {
 		// Not deleted means redelivered: the next consumer finds the
 		// requests decided and deletes them then.
 		c.logger.WarnContext(ctx, "sqs delete failed", "product", product, "error", err)
 	}
+	c.putBack(ctx, product, back)
+}
+
+// retryLockedAfter is how long the consumer waits before claiming again the
+// requests another transaction had locked.
+const retryLockedAfter = 100 * time.Millisecond
+
+// putBack returns messages whose requests are still QUEUED to the queue
+// after a short delay instead of the whole visibility timeout, so that a
+// request skipped because it was locked is decided within seconds. The
+// delay grows with each delivery; the last delivery the redrive policy
+// allows keeps its full timeout, so a message is never dead-lettered only
+// for having been put back quickly.
+func (c *Consumer) putBack(ctx context.Context, product uuid.UUID, back []received) {
+	var entries []types.ChangeMessageVisibilityBatchRequestEntry
+	for _, r := range back {
+		if r.receiveCount >= c.cfg.MaxReceiveCount-1 {
+			continue
+		}
+		entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{
+			Id: aws.String(strconv.Itoa(len(entries))), ReceiptHandle: r.msg.ReceiptHandle,
+			VisibilityTimeout: int32(min(r.receiveCount, 5)),
+		})
+	}
+	if len(entries) == 0 {
+		return
+	}
+	c.logger.WarnContext(ctx, "requests still queued after their claim (locked elsewhere); messages put back",
+		"product", product, "messages", len(entries))
+	c.Metrics.MessagesPutBack(len(entries))
+	for start := 0; start < len(entries); start += maxBatch {
+		chunk := entries[start:min(start+maxBatch, len(entries))]
+		for i := range chunk {
+			chunk[i].Id = aws.String(strconv.Itoa(i))
+		}
+		_, err := c.client.ChangeMessageVisibilityBatch(context.WithoutCancel(ctx), &sqs.ChangeMessageVisibilityBatchInput{
+			QueueUrl: aws.String(c.cfg.QueueURL), Entries: chunk,
+		})
+		if err != nil {
+			c.logger.WarnContext(ctx, "putting sqs messages back failed; they return after the visibility timeout",
+				"product", product, "error", err)
+		}
+	}
+}
+
+func undecidedIDs(ids []uuid.UUID, decided map[uuid.UUID]bool) []uuid.UUID {
+	var out []uuid.UUID
+	for _, id := range ids {
+		if !decided[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func messages(rs []received) []types.Message {
+	out := make([]types.Message, len(rs))
+	for i, r := range rs {
+		out[i] = r.msg
+	}
+	return out
 }
 
 // decidedOrUnknown returns the ids whose requests are no longer QUEUED, or
