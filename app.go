@@ -236,7 +236,8 @@ func (a *app) apiServer() *api.Server {
 		Metrics: a.metrics, Logger: a.logger, AdminKey: a.cfg.AdminKey, Ready: a.ready,
 		River: a.river, Reporter: a.reporter, DLQ: a.sqsOps,
 		Checkout: a.checkout, WebhookSecrets: a.cfg.WebhookSecrets, WaitingRoom: a.rooms,
-		RateLimits: api.RateLimits{PerIP: a.cfg.RateLimitPerIP, PerBuyer: a.cfg.RateLimitPerBuyer},
+		RateLimits: api.RateLimits{PerIP: a.cfg.RateLimitPerIP, PerBuyer: a.cfg.RateLimitPerBuyer,
+			TrustedProxies: a.cfg.TrustedProxies},
 	})
 }
 

@@ -385,3 +385,28 @@ func TestOperations(t *testing.T) {
 }
 
 func reservationQuantity(n int) reservation.Params { return reservation.Params{Quantity: n} }
+
+// With the database out of reach every request gets 503 with Retry-After
+// and a code of its own, and readiness says so without naming the server.
+func TestDatabaseUnavailable(t *testing.T) {
+	t.Parallel()
+	// Nothing listens on port 1: every query fails to connect.
+	pool, err := pgxpool.New(context.Background(), "postgres://postgres@127.0.0.1:1/gone?sslmode=disable&connect_timeout=2")
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	logger := testfix.New(t, testfix.Options{}).Logger
+	srv := api.New(api.Deps{Pool: pool, Tenants: tenant.NewStore(pool), Products: product.NewStore(pool),
+		Logger: logger, AdminKey: adminKey, Ready: func(ctx context.Context) error { return pool.Ping(ctx) }})
+	b := &testBundle{server: srv}
+
+	r := b.do(t, http.MethodPost, "/v1/tenants", adminKey, map[string]any{"slug": "acme", "name": "Acme"})
+	requireProblem(t, r, http.StatusServiceUnavailable, "DATABASE_UNAVAILABLE")
+	require.Equal(t, "2", r.header.Get("Retry-After"))
+	r = b.do(t, http.MethodGet, "/v1/products/"+uuid.NewString(), "bo_notakey", nil)
+	requireProblem(t, r, http.StatusServiceUnavailable, "DATABASE_UNAVAILABLE")
+
+	r = b.do(t, http.MethodGet, "/readyz", "", nil)
+	requireProblem(t, r, http.StatusServiceUnavailable, "NOT_READY")
+	require.NotContains(t, string(r.raw), "127.0.0.1")
+	require.NotContains(t, string(r.raw), "connect")
+}

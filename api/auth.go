@@ -126,6 +126,11 @@ func (s *Server) writeProblem(ctx huma.Context, err error) {
 	if !errors.As(err, &p) {
 		p = problem(http.StatusInternalServerError, "INTERNAL", "internal error")
 	}
+	for name, values := range p.Headers {
+		for _, v := range values {
+			ctx.AppendHeader(name, v)
+		}
+	}
 	ctx.SetHeader("Content-Type", "application/problem+json")
 	ctx.SetStatus(p.Status)
 	_ = json.NewEncoder(ctx.BodyWriter()).Encode(p)

@@ -23,7 +23,12 @@ type Problem struct {
 	Code   string              `json:"code" doc:"Stable machine-readable code, e.g. NUMBER_OUT_OF_RANGE"`
 	Detail string              `json:"detail,omitempty" doc:"What went wrong this time"`
 	Errors []*huma.ErrorDetail `json:"errors,omitempty" doc:"Individual validation errors"`
+	// Headers go with the response (Retry-After).
+	Headers http.Header `json:"-"`
 }
+
+// GetHeaders lets huma send the problem's headers.
+func (p *Problem) GetHeaders() http.Header { return p.Headers }
 
 func (p *Problem) Error() string  { return p.Code + ": " + p.Detail }
 func (p *Problem) GetStatus() int { return p.Status }
@@ -121,9 +126,22 @@ func (s *Server) toProblem(err error) error {
 		return problem(http.StatusConflict, "SLUG_TAKEN", err.Error())
 	case errors.Is(err, product.ErrLayoutCapacity), errors.Is(err, product.ErrLayoutKind):
 		return problem(http.StatusUnprocessableEntity, "INVALID_LAYOUT", err.Error())
+	case db.IsUnavailable(err):
+		s.Logger.Warn("database unavailable", "error", err)
+		return unavailable()
 	}
 	s.Logger.Error("request failed", "error", err)
 	return problem(http.StatusInternalServerError, "INTERNAL", "internal error")
+}
+
+// unavailable is the answer while the database cannot be reached. The
+// request may still have been recorded (a commit whose acknowledgement was
+// lost): retrying with the same Idempotency-Key tells.
+func unavailable() *Problem {
+	p := problem(http.StatusServiceUnavailable, "DATABASE_UNAVAILABLE",
+		"the service cannot reach its database right now; retry shortly with the same Idempotency-Key")
+	p.Headers = http.Header{"Retry-After": {"2"}}
+	return p
 }
 
 // fiberErrorHandler answers errors raised outside huma (unknown routes,
@@ -135,6 +153,10 @@ func fiberErrorHandler(logger *slog.Logger) fiber.ErrorHandler {
 		var fe *fiber.Error
 		if errors.As(err, &fe) {
 			status, detail = fe.Code, fe.Message
+		} else if db.IsUnavailable(err) {
+			logger.Warn("database unavailable", "path", c.Path(), "error", err)
+			c.Set(fiber.HeaderRetryAfter, "2")
+			return c.Status(http.StatusServiceUnavailable).JSON(unavailable(), "application/problem+json")
 		} else {
 			logger.Error("unhandled error", "path", c.Path(), "error", err)
 		}

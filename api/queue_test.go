@@ -1,7 +1,10 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
+	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,4 +114,47 @@ func TestRoomWithoutService(t *testing.T) {
 	p := env.Product(t, testfix.ProductOpts{WaitingRoom: &waitingroom.Settings{Enabled: true, ActiveShoppers: 1, ShoppingSeconds: 1}})
 	requireProblem(t, b.do(t, http.MethodPost, "/v1/products/"+p.ID.String()+"/reservations",
 		buyerToken(t, env.Tenant, "alice", time.Hour), map[string]any{"quantity": 1}, "Idempotency-Key", "k"), 503, "WAITING_ROOM_UNAVAILABLE")
+}
+
+// The limits key on what cannot be varied: the per-buyer limit on the
+// verified tenant and buyer (upper-case paths, a trailing slash or extra
+// spaces in Authorization once each got a fresh allowance), the per-IP
+// limit on the client address a trusted proxy reports.
+func TestRateLimitsCannotBeDodged(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	p := env.Product(t, testfix.ProductOpts{WaitingRoom: &waitingroom.Settings{Enabled: true, ActiveShoppers: 1, ShoppingSeconds: 1}})
+	token := buyerToken(t, env.Tenant, "alice", time.Hour)
+
+	byBuyer := &testBundle{env: env, server: api.New(api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products,
+		Reservations: env.Service, Logger: env.Logger, WaitingRoom: env.Rooms, RateLimits: api.RateLimits{PerBuyer: 3}})}
+	paths := []string{"/v1/products/" + p.ID.String() + "/queue", "/V1/PRODUCTS/" + p.ID.String() + "/QUEUE",
+		"/v1/products/" + p.ID.String() + "/queue/"}
+	codes := map[int]int{}
+	for i := range 12 {
+		r := byBuyer.do(t, http.MethodPost, paths[i%3], "", nil, "Authorization", strings.Repeat(" ", i%2)+"Bearer  "+token+" ")
+		codes[r.status]++
+	}
+	// Three a second; a window boundary in the middle of the loop can
+	// allow three more, never all twelve.
+	require.LessOrEqual(t, codes[http.StatusCreated]+codes[http.StatusOK], 6, codes)
+	require.GreaterOrEqual(t, codes[http.StatusTooManyRequests], 6, codes)
+
+	// Behind a trusted proxy, the client is the right-most untrusted
+	// address of X-Forwarded-For; addresses left of it are the client's own
+	// invention and change nothing.
+	byIP := &testBundle{env: env, server: api.New(api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products,
+		Reservations: env.Service, Logger: env.Logger, WaitingRoom: env.Rooms, RateLimits: api.RateLimits{PerIP: 3,
+			TrustedProxies: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/32"), netip.MustParsePrefix("10.0.0.0/8")}}})}
+	codes = map[int]int{}
+	for i := range 12 {
+		buyer := buyerToken(t, env.Tenant, fmt.Sprintf("b%d", i), time.Hour)
+		r := byIP.do(t, http.MethodPost, paths[0], buyer, nil, "X-Forwarded-For", fmt.Sprintf("198.51.100.%d, 203.0.113.7, 10.1.2.3", i))
+		codes[r.status]++
+	}
+	require.LessOrEqual(t, codes[http.StatusCreated], 6, codes)
+	require.GreaterOrEqual(t, codes[http.StatusTooManyRequests], 6, codes)
+	// Another client behind the same proxy has its own allowance.
+	require.Equal(t, http.StatusCreated, byIP.do(t, http.MethodPost, paths[0], buyerToken(t, env.Tenant, "other", time.Hour), nil,
+		"X-Forwarded-For", "203.0.113.8, 10.1.2.3").status)
 }

@@ -109,7 +109,7 @@ func New(d Deps) *Server {
 	})
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true}))
 	s.app.Use(s.observe)
-	s.useRateLimits(d.RateLimits)
+	s.useIPRateLimit(d.RateLimits)
 
 	cfg := huma.DefaultConfig("BoxOffice API", "1.0.0")
 	cfg.Info.Description = "Flash-sale reservations of numbered inventory. Requests are recorded and queued " +
@@ -126,7 +126,7 @@ func New(d Deps) *Server {
 		c, cancel := context.WithTimeout(ctx.Context(), requestTimeout)
 		defer cancel()
 		next(huma.WithContext(ctx, c))
-	}, s.authenticate)
+	}, s.authenticate, s.buyerLimit(d.RateLimits.PerBuyer))
 
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
 	s.app.Get("/readyz", s.readyz)
@@ -177,7 +177,10 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 3*time.Second)
 	defer cancel()
 	if err := s.Ready(ctx); err != nil {
-		return c.Status(fiber.StatusServiceUnavailable).JSON(problem(503, "NOT_READY", err.Error()), "application/problem+json")
+		// The reason is for the operator's logs: driver errors name hosts.
+		s.Logger.Warn("not ready", "error", err)
+		return c.Status(fiber.StatusServiceUnavailable).JSON(
+			problem(503, "NOT_READY", "not ready: database unreachable or migrations pending"), "application/problem+json")
 	}
 	return c.SendString("ready")
 }

@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -117,6 +118,11 @@ type Config struct {
 	// BOXOFFICE_RATE_LIMIT_BUYER (default 20); 0 turns one off.
 	RateLimitPerIP    int
 	RateLimitPerBuyer int
+	// TrustedProxies are the load balancers whose X-Forwarded-For names the
+	// client (for the per-IP limit), as addresses or CIDR prefixes,
+	// comma-separated. BOXOFFICE_TRUSTED_PROXIES; default none: the peer
+	// address is the client.
+	TrustedProxies []netip.Prefix
 	// AdmissionSlowClaims and AdmissionPaymentTrouble are the waiting room's
 	// feedback thresholds: admission halves while the product's oldest
 	// queued request is older, or this many payment outcomes are unresolved.
@@ -180,6 +186,16 @@ func FromEnv() (*Config, error) {
 		AccessTokenSecret:  os.Getenv("BOXOFFICE_ACCESS_TOKEN_SECRET"),
 		SMTPAddr:           os.Getenv("SMTP_ADDR"),
 		MailFrom:           env("MAIL_FROM", "tickets@boxoffice.local"),
+	}
+	for _, p := range strings.Split(os.Getenv("BOXOFFICE_TRUSTED_PROXIES"), ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		prefix, err := parsePrefix(p)
+		if err != nil {
+			return nil, fmt.Errorf("BOXOFFICE_TRUSTED_PROXIES: %w", err)
+		}
+		c.TrustedProxies = append(c.TrustedProxies, prefix)
 	}
 	for _, secret := range strings.Split(os.Getenv("BOXOFFICE_WEBHOOK_SECRETS"), ",") {
 		if secret = strings.TrimSpace(secret); secret != "" {
@@ -317,4 +333,17 @@ func env(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// parsePrefix reads an address (a prefix of its full length) or a CIDR prefix.
+func parsePrefix(s string) (netip.Prefix, error) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q is not an IP address or CIDR prefix", s)
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }

@@ -6,6 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgerrcode"
@@ -115,6 +119,36 @@ func IsUniqueViolation(err error, constraint string) bool {
 func IsForeignKeyViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == pgerrcode.ForeignKeyViolation
+}
+
+// IsUnavailable reports whether err says the database could not be reached
+// or refused service for now (connection lost, shutting down, starting up,
+// out of connections), as opposed to a fault of the request itself.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case pgerrcode.AdminShutdown, pgerrcode.CrashShutdown, pgerrcode.CannotConnectNow,
+			pgerrcode.TooManyConnections, pgerrcode.ReadOnlySQLTransaction:
+			return true
+		}
+		return pgerrcode.IsConnectionException(pgErr.Code)
+	}
+	var connErr *pgconn.ConnectError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &connErr), errors.As(err, &netErr),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return true
+	}
+	// pgx reports a connection that died mid-conversation in words only.
+	msg := err.Error()
+	return strings.Contains(msg, "conn closed") || strings.Contains(msg, "closed pool") ||
+		strings.Contains(msg, "unexpected EOF")
 }
 
 // NotFound turns pgx.ErrNoRows into ErrNotFound and leaves other errors alone.

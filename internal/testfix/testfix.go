@@ -255,6 +255,8 @@ func VerifyNoLeaks(m *testing.M) {
 			// Fiber's limiter keeps an in-memory store with a process-wide clock and GC.
 			goleak.IgnoreAnyFunction("github.com/gofiber/fiber/v2/internal/memory.New.StartTimeStampUpdater.func1.1"),
 			goleak.IgnoreAnyFunction("github.com/gofiber/fiber/v2/internal/memory.(*Storage).gc"),
+			// Fiber's shared timestamp clock (named differently without -race).
+			goleak.IgnoreAnyFunction("github.com/gofiber/fiber/v2/utils.StartTimeStampUpdater.func1.1"),
 			goleak.IgnoreAnyFunction("github.com/sivchari/kumo/internal/service/dynamodb.(*MemoryStorage).ttlReaper"),
 		); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
