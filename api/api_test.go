@@ -290,6 +290,9 @@ func TestBadInput(t *testing.T) {
 		"layout": map[string]any{"sections": []any{map[string]any{"name": "A", "rows": []any{map[string]any{"name": "1", "seats": 9}}}}}})),
 		422, "INVALID_LAYOUT")
 	requireProblem(t, b.do(t, http.MethodPost, "/v1/products", key, product(map[string]any{"slug": b.product.Slug})), 409, "SLUG_TAKEN")
+	// Names reach e-mail subjects and pages: no control characters.
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/products", key, product(map[string]any{"name": "Gala\r\nBcc: x@example.com"})), 422, "VALIDATION_FAILED")
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/tenants", adminKey, map[string]any{"slug": "ctl", "name": "A\u0000B"}), 422, "VALIDATION_FAILED")
 
 	// A 10,000,000-number product is accepted.
 	r := b.do(t, http.MethodPost, "/v1/products", key, product(map[string]any{"capacity": 10_000_000}))

@@ -18,7 +18,7 @@ import (
 // ProductBody is a new product.
 type ProductBody struct {
 	Slug          string                `json:"slug" minLength:"1" maxLength:"100" pattern:"^[a-z0-9][a-z0-9-]*$"`
-	Name          string                `json:"name" minLength:"1" maxLength:"200"`
+	Name          string                `json:"name" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$" patternDescription:"no control characters"`
 	Kind          string                `json:"kind" enum:"seated,numbered" doc:"seated events need a layout; numbered items (raffles) take none"`
 	Capacity      int                   `json:"capacity" minimum:"1" maximum:"10000000" doc:"Numbers are 1..capacity; a layout's seats must add up to it"`
 	Layout        *product.Layout       `json:"layout,omitempty" doc:"Sections and rows, best first; seats are numbered in this order"`

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"net/smtp"
@@ -22,9 +23,15 @@ type Sender struct {
 	From string
 }
 
-// Send delivers one message.
+// Send delivers one message. Header values never carry line breaks: the
+// addresses are refused if they do, and the subject (which may quote a
+// tenant's product name) is MIME-encoded, which turns any control character
+// into an encoded word instead of a new header.
 func (s *Sender) Send(to, subject, body string) error {
-	msg := "From: " + s.From + "\r\nTo: " + to + "\r\nSubject: " + subject +
+	if strings.ContainsAny(to+s.From, "\r\n") {
+		return fmt.Errorf("send mail: line break in an address")
+	}
+	msg := "From: " + s.From + "\r\nTo: " + to + "\r\nSubject: " + mime.QEncoding.Encode("utf-8", subject) +
 		"\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nDate: " +
 		time.Now().UTC().Format(time.RFC1123Z) + "\r\n\r\n" + strings.ReplaceAll(body, "\n", "\r\n")
 	if err := smtp.SendMail(s.Addr, nil, s.From, []string{to}, []byte(msg)); err != nil {
@@ -44,6 +51,9 @@ type Message struct {
 func (m Message) Subject() string {
 	for _, line := range strings.Split(m.Data, "\r\n") {
 		if v, ok := strings.CutPrefix(line, "Subject: "); ok {
+			if decoded, err := new(mime.WordDecoder).DecodeHeader(v); err == nil {
+				return decoded
+			}
 			return v
 		}
 		if line == "" {

@@ -16,14 +16,14 @@ type Layout struct {
 
 // Section is a named block of rows.
 type Section struct {
-	Name string `json:"name" minLength:"1" maxLength:"64"`
+	Name string `json:"name" minLength:"1" maxLength:"64" pattern:"^[^\\p{Cc}]+$" patternDescription:"no control characters"`
 	Rows []Row  `json:"rows" minItems:"1" maxItems:"10000"`
 }
 
 // Row is a named row of seats. First and Last are the seat numbers it covers,
 // filled in by the server.
 type Row struct {
-	Name  string `json:"name" minLength:"1" maxLength:"64"`
+	Name  string `json:"name" minLength:"1" maxLength:"64" pattern:"^[^\\p{Cc}]+$" patternDescription:"no control characters"`
 	Seats int    `json:"seats" minimum:"1" maximum:"100000"`
 	First int    `json:"first,omitempty" readOnly:"true"`
 	Last  int    `json:"last,omitempty" readOnly:"true"`
