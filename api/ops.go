@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -255,8 +256,8 @@ func (s *Server) registerOps() {
 		}
 		s.riverUI = h
 		ui := adaptor.HTTPHandler(h)
-		s.app.All("/ops/river", s.requireAdminBasic, ui)
-		s.app.All("/ops/river/*", s.requireAdminBasic, ui)
+		s.app.All("/ops/river", s.requireAdminBasic, sameOriginJSON, ui)
+		s.app.All("/ops/river/*", s.requireAdminBasic, sameOriginJSON, ui)
 	}
 }
 
@@ -274,6 +275,35 @@ func (s *Server) jobOfTenant(ctx context.Context, j *rivertype.JobRow, tenantID 
 	}
 	p, err := s.productCache.Get(ctx, args.ProductID)
 	return err == nil && p.TenantID == tenantID
+}
+
+// sameOriginJSON refuses state changes to the River UI that a page on
+// another site could make with the browser's cached Basic credentials: a
+// form or a text/plain fetch needs no preflight, so a change must be JSON
+// (which a cross-site page cannot send without CORS, never granted here) and
+// must not come from another origin.
+func sameOriginJSON(c *fiber.Ctx) error {
+	switch c.Method() {
+	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
+		return c.Next()
+	}
+	forbid := func(detail string) error {
+		return c.Status(http.StatusForbidden).JSON(problem(http.StatusForbidden, "CROSS_SITE_REQUEST", detail), "application/problem+json")
+	}
+	mediaType, _, _ := strings.Cut(c.Get(fiber.HeaderContentType), ";")
+	if !strings.EqualFold(strings.TrimSpace(mediaType), fiber.MIMEApplicationJSON) {
+		return forbid("changes must be sent as application/json")
+	}
+	if site := c.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+		return forbid("changes must come from this site")
+	}
+	if origin := c.Get(fiber.HeaderOrigin); origin != "" {
+		u, err := url.Parse(origin)
+		if err != nil || !strings.EqualFold(u.Host, c.Hostname()) {
+			return forbid("changes must come from this site")
+		}
+	}
+	return c.Next()
 }
 
 // requireAdminBasic guards the River UI, a browser page, with the platform

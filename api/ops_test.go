@@ -108,6 +108,17 @@ func TestOpsQueuesAndKeys(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, b.do(t, http.MethodGet, "/ops/river/", "", nil).status)
 	require.Equal(t, http.StatusUnauthorized, b.do(t, http.MethodGet, "/ops/river/", opKey, nil).status)
 	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/ops/river/", adminKey, nil).status)
+	// Cached Basic credentials must not let another site change jobs: a
+	// text/plain or cross-origin POST is refused before River UI sees it.
+	retry := "/ops/river/api/jobs/retry"
+	creds := basic("ops", adminKey)
+	requireProblem(t, b.do(t, http.MethodPost, retry, "", `{"ids":["1"]}`, "Authorization", creds, "Content-Type", "text/plain"), 403, "CROSS_SITE_REQUEST")
+	requireProblem(t, b.do(t, http.MethodPost, retry, "", map[string]any{"ids": []string{"1"}}, "Authorization", creds,
+		"Origin", "https://evil.example"), 403, "CROSS_SITE_REQUEST")
+	requireProblem(t, b.do(t, http.MethodPost, retry, "", map[string]any{"ids": []string{"1"}}, "Authorization", creds,
+		"Sec-Fetch-Site", "cross-site"), 403, "CROSS_SITE_REQUEST")
+	same := b.do(t, http.MethodPost, retry, "", map[string]any{"ids": []string{"1"}}, "Authorization", creds, "Origin", "http://example.com")
+	require.NotEqual(t, http.StatusForbidden, same.status, "the UI's own JSON calls pass: %s", same.raw)
 	r = b.do(t, http.MethodGet, "/ops/river/api/jobs?state=available", "", nil, "Authorization", basic("ops", adminKey))
 	require.Equal(t, http.StatusOK, r.status, string(r.raw))
 
