@@ -132,8 +132,10 @@ func TestWebhookSignatures(t *testing.T) {
 	require.Equal(t, "BAD_SIGNATURE", res["code"])
 	code, _ = post(payment.Sign("not-the-secret", now, body), body)
 	require.Equal(t, http.StatusUnauthorized, code)
-	code, _ = post(payment.Sign(webhookSecret, now.Add(-10*time.Minute), body), body)
+	code, res = post(payment.Sign(webhookSecret, now.Add(-10*time.Minute), body), body)
 	require.Equal(t, http.StatusUnauthorized, code, "stale timestamp")
+	// The answer does not coach a forger: every refusal reads the same.
+	require.Equal(t, "signature verification failed", res["detail"])
 	code, _ = post("", body)
 	require.Equal(t, http.StatusUnauthorized, code)
 	code, _ = b.call(t, http.MethodPost, "/v1/webhooks/payments/stripe", "", body, payment.SignatureHeader, payment.Sign(webhookSecret, now, body))
