@@ -160,6 +160,28 @@ func (s *Server) registerOrders() {
 		return &struct{ Body checkout.VerifiedTicket }{v}, nil
 	})
 
+	huma.Register(s.api, huma.Operation{
+		OperationID: "check-in-ticket",
+		Method:      http.MethodPost,
+		Path:        "/v1/tickets/check-in",
+		Summary:     "Check a ticket in at the gate",
+		Description: "The first scan of a valid ticket answers CHECKED_IN; later scans answer ALREADY_CHECKED_IN with the time of the first. Invalid, forged or cancelled tickets answer INVALID.",
+		Tags:        []string{"Checkout"},
+		Security:    security(schemeAPI, schemeOperator),
+		Errors:      []int{401, 403, 422},
+	}, func(ctx context.Context, in *struct {
+		Body struct {
+			Code string `json:"code" minLength:"1" maxLength:"100"`
+		}
+	}) (*struct{ Body checkout.CheckInResult }, error) {
+		who := caller(ctx)
+		res, err := s.Checkout.CheckIn(ctx, who.TenantID, in.Body.Code, who.Role)
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		return &struct{ Body checkout.CheckInResult }{res}, nil
+	})
+
 	type checkoutState struct {
 		Body struct {
 			Paused bool   `json:"paused"`

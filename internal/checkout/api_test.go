@@ -91,7 +91,26 @@ func TestEndToEndThroughTheAPI(t *testing.T) {
 		require.Equal(t, true, v["valid"])
 	}
 	_, v := b.call(t, http.MethodGet, "/v1/tickets/verify?code=forged"+strings.Repeat("A", 30), b.env.Tenant.APIKey, nil)
-	require.Equal(t, false, v["valid"])
+	require.Equal(t, map[string]any{"valid": false}, v, "an invalid code shows no zero ids")
+
+	// At the gate: the first scan checks in, the next says when.
+	c := tickets[0].(map[string]any)["code"].(string)
+	code, in := b.call(t, http.MethodPost, "/v1/tickets/check-in", b.env.Tenant.APIKey, map[string]any{"code": c})
+	require.Equal(t, http.StatusOK, code, in)
+	require.Equal(t, "CHECKED_IN", in["result"])
+	first := in["checkedInAt"]
+	require.NotEmpty(t, first)
+	_, in = b.call(t, http.MethodPost, "/v1/tickets/check-in", b.env.Tenant.APIKey, map[string]any{"code": c})
+	require.Equal(t, "ALREADY_CHECKED_IN", in["result"])
+	require.Equal(t, first, in["checkedInAt"])
+	_, v = b.call(t, http.MethodGet, "/v1/tickets/verify?code="+c, b.env.Tenant.APIKey, nil)
+	require.Equal(t, first, v["checkedInAt"])
+	_, in = b.call(t, http.MethodPost, "/v1/tickets/check-in", b.env.Tenant.APIKey, map[string]any{"code": "forged" + strings.Repeat("A", 30)})
+	require.Equal(t, map[string]any{"result": "INVALID", "valid": false}, in)
+	// Another tenant's key cannot check this tenant's tickets in.
+	other := b.env.NewTenant(t)
+	_, in = b.call(t, http.MethodPost, "/v1/tickets/check-in", other.APIKey, map[string]any{"code": tickets[1].(map[string]any)["code"]})
+	require.Equal(t, "INVALID", in["result"])
 
 	// Checkout pause: operators stop new orders with a clear code.
 	_, res = b.call(t, http.MethodPost, "/v1/products/"+b.product.ID.String()+"/reservations", tok,

@@ -72,20 +72,32 @@ func (s *Service) SendTickets(ctx context.Context, orderID uuid.UUID) error {
 // VerifiedTicket is a ticket whose code checked out.
 type VerifiedTicket struct {
 	Valid     bool      `json:"valid"`
-	OrderID   uuid.UUID `json:"orderId,omitempty"`
-	ProductID uuid.UUID `json:"productId,omitempty"`
-	Number    int32     `json:"number,omitempty"`
+	OrderID   uuid.UUID `json:"orderId,omitzero"`
+	ProductID uuid.UUID `json:"productId,omitzero"`
+	Number    int32     `json:"number,omitzero"`
+	// CheckedInAt is when the ticket was first scanned at the gate.
+	CheckedInAt *time.Time `json:"checkedInAt,omitempty"`
 }
 
 // VerifyTicket checks a ticket code of the tenant: signed by us, issued, and
-// its order still confirmed.
+// its order still confirmed. It changes nothing; CheckIn admits.
 func (s *Service) VerifyTicket(ctx context.Context, tenantID uuid.UUID, code string) (VerifiedTicket, error) {
+	return s.ticket(ctx, s.pool, tenantID, code, false)
+}
+
+// ticket reads and checks a ticket; forUpdate locks it for a check-in.
+func (s *Service) ticket(ctx context.Context, q pgxQuerier, tenantID uuid.UUID, code string, forUpdate bool) (VerifiedTicket, error) {
 	var v VerifiedTicket
 	var status string
-	err := s.pool.QueryRow(ctx, `
-		SELECT t.order_id, t.product_id, t.number, o.status
+	lock := ""
+	if forUpdate {
+		lock = "FOR UPDATE OF t"
+	}
+	err := q.QueryRow(ctx, `
+		SELECT t.order_id, t.product_id, t.number, t.checked_in_at, o.status
 		FROM tickets t JOIN orders o ON o.id = t.order_id
-		WHERE t.code = $1 AND o.tenant_id = $2`, code, tenantID).Scan(&v.OrderID, &v.ProductID, &v.Number, &status)
+		WHERE t.code = $1 AND o.tenant_id = $2 `+lock, code, tenantID).
+		Scan(&v.OrderID, &v.ProductID, &v.Number, &v.CheckedInAt, &status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return VerifiedTicket{}, nil // an unknown code is simply not valid
 	}
@@ -97,6 +109,54 @@ func (s *Service) VerifyTicket(ctx context.Context, tenantID uuid.UUID, code str
 	}
 	v.Valid = true
 	return v, nil
+}
+
+// pgxQuerier is a pool or a transaction.
+type pgxQuerier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Check-in outcomes.
+const (
+	CheckedIn        = "CHECKED_IN"
+	AlreadyCheckedIn = "ALREADY_CHECKED_IN"
+	InvalidTicket    = "INVALID"
+)
+
+// CheckInResult is what the gate shows.
+type CheckInResult struct {
+	Result string `json:"result" enum:"CHECKED_IN,ALREADY_CHECKED_IN,INVALID"`
+	VerifiedTicket
+}
+
+// CheckIn admits a ticket once: the first scan checks it in, later scans
+// answer ALREADY_CHECKED_IN with the time of the first; two gates scanning
+// the same code at once admit one (the row is locked).
+func (s *Service) CheckIn(ctx context.Context, tenantID uuid.UUID, code, by string) (CheckInResult, error) {
+	var res CheckInResult
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		v, err := s.ticket(ctx, tx, tenantID, code, true)
+		if err != nil {
+			return err
+		}
+		res.VerifiedTicket = v
+		switch {
+		case !v.Valid:
+			res = CheckInResult{Result: InvalidTicket}
+			return nil
+		case v.CheckedInAt != nil:
+			res.Result = AlreadyCheckedIn
+			return nil
+		}
+		res.Result = CheckedIn
+		return tx.QueryRow(ctx, `
+			UPDATE tickets SET checked_in_at = now(), checked_in_by = $2 WHERE code = $1
+			RETURNING checked_in_at`, code, by).Scan(&res.CheckedInAt)
+	})
+	if err != nil {
+		return CheckInResult{}, fmt.Errorf("check in ticket: %w", err)
+	}
+	return res, nil
 }
 
 // HandleEvent consumes an outbox event from the SQS events queue:
