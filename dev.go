@@ -234,15 +234,22 @@ type demoData struct {
 	stadium, raffle *product.Product
 }
 
+// devKeyLabel marks the demo API key dev issues at each start.
+const devKeyLabel = "boxoffice dev demo key"
+
 // seedDemo creates the demo tenant and products once; on later starts it
-// reuses them and issues a fresh API key (keys are stored hashed, so the old
-// one cannot be shown again).
+// reuses them, revokes the previous start's demo key and issues a fresh one.
 func seedDemo(ctx context.Context, a *app) (*demoData, error) {
 	d := &demoData{}
 	err := a.pool.QueryRow(ctx, `SELECT id, buyer_token_secret FROM tenants WHERE slug = 'demo'`).Scan(&d.tenantID, &d.secret)
 	switch {
 	case err == nil:
-		if d.apiKey, err = a.tenants.CreateKey(ctx, d.tenantID, tenant.RoleTenantAdmin); err != nil {
+		// Keys are stored hashed, so the last start's key cannot be shown
+		// again: revoke it and issue a fresh one.
+		if _, err := a.tenants.RevokeLabelled(ctx, d.tenantID, devKeyLabel); err != nil {
+			return nil, err
+		}
+		if _, d.apiKey, err = a.tenants.CreateKey(ctx, d.tenantID, tenant.RoleTenantAdmin, devKeyLabel); err != nil {
 			return nil, err
 		}
 	default:

@@ -30,11 +30,13 @@ import (
 const adminKey = "test-admin-key"
 
 type testBundle struct {
-	metrics *metrics.Metrics
-	env     *testfix.Env
-	server  *api.Server
-	product *product.Product
-	buyer   string // buyer token of "alice" for env.Tenant
+	metrics  *metrics.Metrics
+	reporter *ops.Reporter
+	dlq      *sqsqueue.Ops
+	env      *testfix.Env
+	server   *api.Server
+	product  *product.Product
+	buyer    string // buyer token of "alice" for env.Tenant
 }
 
 func setup(t *testing.T, o testfix.Options) *testBundle {
@@ -54,17 +56,36 @@ func setupWithDLQ(t *testing.T, o testfix.Options, newDLQ func(*pgxpool.Pool) *s
 	}
 	reporter := ops.NewReporter(env.Schema.Pool, backend, dlq)
 	o.Metrics.Registry.MustRegister(ops.NewCollector(reporter, env.Logger))
+	b := &testBundle{env: env, metrics: o.Metrics, reporter: reporter, dlq: dlq}
+	srv := b.newServer(t)
+	p := env.Product(t, testfix.ProductOpts{Capacity: 100, PerBuyerLimit: 4})
+	b.server, b.product, b.buyer = srv, p, buyerToken(t, env.Tenant, "alice", time.Hour)
+	return b
+}
+
+// newServer builds an API server on the bundle's world, started until the
+// test ends.
+func (b *testBundle) newServer(t *testing.T) *api.Server {
+	t.Helper()
+	env := b.env
 	srv := api.New(api.Deps{
 		Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products, Reservations: env.Service,
-		Metrics: o.Metrics, Logger: env.Logger, AdminKey: adminKey,
+		Metrics: b.metrics, Logger: env.Logger, AdminKey: adminKey,
 		Ready: func(ctx context.Context) error { return env.Schema.Pool.Ping(ctx) },
-		River: env.River, Reporter: reporter, DLQ: dlq, WaitingRoom: env.Rooms,
+		River: env.River, Reporter: b.reporter, DLQ: b.dlq, WaitingRoom: env.Rooms,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, srv.Start(ctx))
 	t.Cleanup(cancel)
-	p := env.Product(t, testfix.ProductOpts{Capacity: 100, PerBuyerLimit: 4})
-	return &testBundle{env: env, server: srv, product: p, metrics: o.Metrics, buyer: buyerToken(t, env.Tenant, "alice", time.Hour)}
+	return srv
+}
+
+// fresh is the same world seen by another API process: nothing cached.
+func (b *testBundle) fresh(t *testing.T) *testBundle {
+	t.Helper()
+	c := *b
+	c.server = b.newServer(t)
+	return &c
 }
 
 // scrape reads the process's metrics as Prometheus would.
@@ -340,7 +361,7 @@ func TestAuth(t *testing.T) {
 	requireProblem(t, b.do(t, http.MethodPost, "/v1/tenants", b.env.Tenant.APIKey, map[string]any{"slug": "x1", "name": "x"}), 401, "UNAUTHORIZED")
 	requireProblem(t, b.do(t, http.MethodPost, "/v1/products", b.buyer, map[string]any{}), 401, "UNAUTHORIZED")
 	requireProblem(t, b.do(t, http.MethodGet, "/v1/products", "bo_unknown", nil), 401, "UNAUTHORIZED")
-	opKey, err := b.env.Tenants.CreateKey(context.Background(), b.env.Tenant.ID, tenant.RoleOperator)
+	_, opKey, err := b.env.Tenants.CreateKey(context.Background(), b.env.Tenant.ID, tenant.RoleOperator, "")
 	require.NoError(t, err)
 	requireProblem(t, b.do(t, http.MethodGet, "/v1/products", opKey, nil), 403, "FORBIDDEN")
 

@@ -139,6 +139,6 @@ func (s *Server) writeProblem(ctx huma.Context, err error) {
 // secretSource reads buyer-token secrets through the cache.
 type secretSource struct{ s *Server }
 
-func (ss secretSource) BuyerTokenSecret(ctx context.Context, id uuid.UUID) ([]byte, error) {
+func (ss secretSource) BuyerTokenSecrets(ctx context.Context, id uuid.UUID) ([][]byte, error) {
 	return ss.s.secrets.Get(ctx, id)
 }

@@ -21,18 +21,6 @@ import (
 	"boxoffice/internal/sqsqueue"
 )
 
-// APIKeyBody asks for a new API key.
-type APIKeyBody struct {
-	Role string `json:"role" enum:"tenant-admin,operator"`
-}
-
-// APIKeyCreated is a new API key, shown once.
-type APIKeyCreated struct {
-	TenantID uuid.UUID `json:"tenantId"`
-	Role     string    `json:"role"`
-	APIKey   string    `json:"apiKey" doc:"Stored hashed, shown once"`
-}
-
 // DLQView is a page of dead-lettered messages.
 type DLQView struct {
 	Backend  string                `json:"backend"`
@@ -62,32 +50,6 @@ func scope(ctx context.Context) ops.Scope {
 }
 
 func (s *Server) registerOps() {
-	huma.Register(s.api, huma.Operation{
-		OperationID:   "create-api-key",
-		Method:        http.MethodPost,
-		Path:          "/v1/tenants/{id}/api-keys",
-		Summary:       "Issue an API key (tenant-admin or operator) for a tenant",
-		Description:   "The platform admin, or a tenant admin for its own tenant.",
-		Tags:          []string{"Tenants"},
-		DefaultStatus: http.StatusCreated,
-		Security:      security(schemeAdmin, schemeAPI),
-		MaxBodyBytes:  maxSmallBody,
-		Errors:        []int{401, 403, 404, 422},
-	}, func(ctx context.Context, in *struct {
-		ID   uuid.UUID `path:"id"`
-		Body APIKeyBody
-	}) (*struct{ Body APIKeyCreated }, error) {
-		who := caller(ctx)
-		if !who.Admin && who.TenantID != in.ID {
-			return nil, problem(http.StatusNotFound, "NOT_FOUND", "no such tenant")
-		}
-		key, err := s.Tenants.CreateKey(ctx, in.ID, in.Body.Role)
-		if err != nil {
-			return nil, s.toProblem(err)
-		}
-		return &struct{ Body APIKeyCreated }{APIKeyCreated{TenantID: in.ID, Role: in.Body.Role, APIKey: key}}, nil
-	})
-
 	huma.Register(s.api, huma.Operation{
 		OperationID: "ops-queues",
 		Method:      http.MethodGet,

@@ -136,9 +136,9 @@ func TestOpsDeadLetters(t *testing.T) {
 	cfg := sqsqueue.Config{QueueURL: mainURL, DLQURL: dlqURL, MaxReceiveCount: 1, VisibilityTimeout: time.Second}
 	b := setupWithDLQ(t, testfix.Options{}, func(pool *pgxpool.Pool) *sqsqueue.Ops { return sqsqueue.NewOps(client, cfg, pool) })
 	other := b.env.NewTenant(t)
-	opKey, err := b.env.Tenants.CreateKey(ctx, b.env.Tenant.ID, "operator")
+	_, opKey, err := b.env.Tenants.CreateKey(ctx, b.env.Tenant.ID, "operator", "")
 	require.NoError(t, err)
-	otherOpKey, err := b.env.Tenants.CreateKey(ctx, other.ID, "operator")
+	_, otherOpKey, err := b.env.Tenants.CreateKey(ctx, other.ID, "operator", "")
 	require.NoError(t, err)
 
 	// Two messages dead-lettered by hand: receive once (maxReceiveCount 1) and let them time out.

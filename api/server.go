@@ -66,7 +66,7 @@ type Server struct {
 	app          *fiber.App
 	api          huma.API
 	keys         *cache.Cache[string, tenant.KeyOwner]
-	secrets      *cache.Cache[uuid.UUID, []byte]
+	secrets      *cache.Cache[uuid.UUID, [][]byte]
 	productCache *cache.Cache[uuid.UUID, *product.Product]
 	availability *cache.Cache[uuid.UUID, *availabilityView]
 	riverUI      *riverui.Handler
@@ -87,10 +87,10 @@ func New(d Deps) *Server {
 	s := &Server{Deps: d}
 	// Short TTLs: keys and secrets are looked up on every request, and a
 	// revoked key or rotated secret must stop working soon.
-	s.keys = cache.New(10*time.Second, 10_000, func(ctx context.Context, key string) (tenant.KeyOwner, error) {
+	s.keys = cache.New(keyCacheTTL, 10_000, func(ctx context.Context, key string) (tenant.KeyOwner, error) {
 		return d.Tenants.LookupKey(ctx, key)
 	})
-	s.secrets = cache.New(10*time.Second, 10_000, d.Tenants.BuyerTokenSecret)
+	s.secrets = cache.New(keyCacheTTL, 10_000, d.Tenants.BuyerTokenSecrets)
 	// Only immutable product fields (tenant, capacity, per-buyer limit) are
 	// read from this cache; the claim transaction rereads the rest.
 	s.productCache = cache.New(10*time.Second, 10_000, d.Products.GetAny)
@@ -134,6 +134,7 @@ func New(d Deps) *Server {
 	s.registerProducts()
 	s.registerReservations()
 	s.registerOps()
+	s.registerKeys()
 	s.registerOrders()
 	s.registerQueue()
 	return s

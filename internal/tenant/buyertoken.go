@@ -26,9 +26,10 @@ type BuyerClaims struct {
 	jwt.RegisteredClaims
 }
 
-// SecretSource returns a tenant's buyer-token secret.
+// SecretSource returns the secrets a tenant's buyer tokens may be signed
+// with: the current one, and during a rotation's overlap the previous one.
 type SecretSource interface {
-	BuyerTokenSecret(ctx context.Context, tenantID uuid.UUID) ([]byte, error)
+	BuyerTokenSecrets(ctx context.Context, tenantID uuid.UUID) ([][]byte, error)
 }
 
 // VerifyBuyerToken checks a buyer JWT: HS256 only, exp required, signed with
@@ -42,7 +43,15 @@ func VerifyBuyerToken(ctx context.Context, secrets SecretSource, token string) (
 			return nil, fmt.Errorf("tid claim: %w", err)
 		}
 		tenantID = id
-		return secrets.BuyerTokenSecret(ctx, id)
+		list, err := secrets.BuyerTokenSecrets(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		set := jwt.VerificationKeySet{}
+		for _, s := range list {
+			set.Keys = append(set.Keys, s)
+		}
+		return set, nil
 	},
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithExpirationRequired(),

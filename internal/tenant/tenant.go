@@ -91,7 +91,8 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Created, error) {
 		if err != nil {
 			return fmt.Errorf("insert tenant: %w", err)
 		}
-		return insertKey(ctx, tx, out.ID, RoleTenantAdmin, out.APIKey)
+		_, err = insertKey(ctx, tx, out.ID, RoleTenantAdmin, "", out.APIKey)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -99,13 +100,82 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Created, error) {
 	return out, nil
 }
 
-// CreateKey issues another API key for a tenant and returns it (shown once).
-func (s *Store) CreateKey(ctx context.Context, tenantID uuid.UUID, role string) (string, error) {
+// Key is an API key as listed: never the key itself, which is shown once.
+type Key struct {
+	ID        uuid.UUID  `json:"id"`
+	Role      string     `json:"role"`
+	Label     string     `json:"label,omitempty"`
+	CreatedAt time.Time  `json:"createdAt"`
+	RevokedAt *time.Time `json:"revokedAt,omitempty"`
+}
+
+// CreateKey issues another API key for a tenant and returns its id and the
+// key (shown once).
+func (s *Store) CreateKey(ctx context.Context, tenantID uuid.UUID, role, label string) (uuid.UUID, string, error) {
 	key := NewAPIKey()
-	if err := insertKey(ctx, s.pool, tenantID, role, key); err != nil {
-		return "", err
+	id, err := insertKey(ctx, s.pool, tenantID, role, label, key)
+	if err != nil {
+		return uuid.Nil, "", err
 	}
-	return key, nil
+	return id, key, nil
+}
+
+// ListKeys returns a tenant's keys, newest first.
+func (s *Store) ListKeys(ctx context.Context, tenantID uuid.UUID) ([]Key, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT id, role, label, created_at, revoked_at FROM api_keys
+		WHERE tenant_id = $1 ORDER BY created_at DESC, id`, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("list api keys: %w", err)
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Key])
+	if err != nil {
+		return nil, fmt.Errorf("list api keys: %w", err)
+	}
+	return keys, nil
+}
+
+// RevokeKey revokes one of a tenant's keys; revoking twice is not an error.
+// db.ErrNotFound when the tenant has no such key.
+func (s *Store) RevokeKey(ctx context.Context, tenantID, keyID uuid.UUID) error {
+	tag, err := s.pool.Exec(ctx, `
+		UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 AND tenant_id = $2`, keyID, tenantID)
+	if err != nil {
+		return fmt.Errorf("revoke api key: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("api key %s: %w", keyID, db.ErrNotFound)
+	}
+	return nil
+}
+
+// RevokeLabelled revokes every live key of the tenant with the label and
+// says how many.
+func (s *Store) RevokeLabelled(ctx context.Context, tenantID uuid.UUID, label string) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `
+		UPDATE api_keys SET revoked_at = now() WHERE tenant_id = $1 AND label = $2 AND revoked_at IS NULL`, tenantID, label)
+	if err != nil {
+		return 0, fmt.Errorf("revoke %q keys: %w", label, err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// RotateBuyerTokenSecret gives the tenant a new buyer-token secret and
+// keeps the current one valid for overlap, so that tokens already issued
+// by the tenant's login keep working while it switches. It returns the new
+// secret (shown once) and when the previous one stops verifying.
+func (s *Store) RotateBuyerTokenSecret(ctx context.Context, tenantID uuid.UUID, overlap time.Duration) (string, time.Time, error) {
+	secret := randomString(32)
+	var until time.Time
+	err := s.pool.QueryRow(ctx, `
+		UPDATE tenants SET previous_buyer_token_secret = buyer_token_secret,
+		                   previous_secret_expires_at = now() + $3 * interval '1 microsecond',
+		                   buyer_token_secret = $2
+		WHERE id = $1 RETURNING previous_secret_expires_at`, tenantID, secret, overlap.Microseconds()).Scan(&until)
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("rotate buyer token secret of %s: %w", tenantID, db.NotFound(err))
+	}
+	return secret, until, nil
 }
 
 // execer is what both a pool and a transaction offer.
@@ -113,16 +183,17 @@ type execer interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
-func insertKey(ctx context.Context, q execer, tenantID uuid.UUID, role, key string) error {
-	_, err := q.Exec(ctx, `INSERT INTO api_keys (id, tenant_id, role, key_hash) VALUES ($1, $2, $3, $4)`,
-		uuid.New(), tenantID, role, HashKey(key))
+func insertKey(ctx context.Context, q execer, tenantID uuid.UUID, role, label, key string) (uuid.UUID, error) {
+	id := uuid.New()
+	_, err := q.Exec(ctx, `INSERT INTO api_keys (id, tenant_id, role, label, key_hash) VALUES ($1, $2, $3, $4, $5)`,
+		id, tenantID, role, label, HashKey(key))
 	if db.IsForeignKeyViolation(err) {
-		return fmt.Errorf("tenant %s: %w", tenantID, db.ErrNotFound)
+		return uuid.Nil, fmt.Errorf("tenant %s: %w", tenantID, db.ErrNotFound)
 	}
 	if err != nil {
-		return fmt.Errorf("insert api key: %w", err)
+		return uuid.Nil, fmt.Errorf("insert api key: %w", err)
 	}
-	return nil
+	return id, nil
 }
 
 // KeyOwner is who an API key belongs to.
@@ -143,14 +214,23 @@ func (s *Store) LookupKey(ctx context.Context, key string) (KeyOwner, error) {
 	return o, nil
 }
 
-// BuyerTokenSecret returns the secret a tenant's buyer tokens are signed with.
-func (s *Store) BuyerTokenSecret(ctx context.Context, tenantID uuid.UUID) ([]byte, error) {
+// BuyerTokenSecrets returns the secrets a tenant's buyer tokens may be
+// signed with: the current one, and the previous one until its overlap ends.
+func (s *Store) BuyerTokenSecrets(ctx context.Context, tenantID uuid.UUID) ([][]byte, error) {
 	var secret string
-	err := s.pool.QueryRow(ctx, `SELECT buyer_token_secret FROM tenants WHERE id = $1`, tenantID).Scan(&secret)
+	var previous *string
+	err := s.pool.QueryRow(ctx, `
+		SELECT buyer_token_secret,
+		       CASE WHEN previous_secret_expires_at > now() THEN previous_buyer_token_secret END
+		FROM tenants WHERE id = $1`, tenantID).Scan(&secret, &previous)
 	if err != nil {
 		return nil, fmt.Errorf("look up tenant %s: %w", tenantID, db.NotFound(err))
 	}
-	return []byte(secret), nil
+	out := [][]byte{[]byte(secret)}
+	if previous != nil {
+		out = append(out, []byte(*previous))
+	}
+	return out, nil
 }
 
 // APIKeyPrefix starts every API key so it can be told apart from a JWT.
