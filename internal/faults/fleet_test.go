@@ -1,0 +1,333 @@
+package faults_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/db"
+	"boxoffice/internal/inventory"
+	"boxoffice/internal/proctest"
+	"boxoffice/internal/tenant"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	proctest.CleanupBinary()
+	os.Exit(code)
+}
+
+const adminKey = "fault-admin-key"
+
+// fleet is a deployment split as in production: its own PostgreSQL, one or
+// more `serve` and `work` processes.
+type fleet struct {
+	t       *testing.T
+	cluster *proctest.Cluster
+	url     string
+	pool    *pgxpool.Pool
+	env     proctest.Env // shared by every process
+	api     string       // base URL of the current serve process
+	apiPort int
+	http    *http.Client
+
+	tenantID uuid.UUID
+	secret   string
+	apiKey   string
+}
+
+// newFleet starts a cluster and migrates it; processes start on demand.
+func newFleet(t *testing.T, env proctest.Env) *fleet {
+	t.Helper()
+	c := proctest.NewCluster(t)
+	f := &fleet{t: t, cluster: c, url: c.URL("boxoffice"),
+		http: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	t.Cleanup(f.http.CloseIdleConnections)
+	f.env = proctest.Env{
+		"DATABASE_URL": f.url, "BOXOFFICE_ADMIN_KEY": adminKey, "BOXOFFICE_LOG_LEVEL": "info",
+		"BOXOFFICE_RATE_LIMIT_IP": "0", "BOXOFFICE_RATE_LIMIT_BUYER": "0",
+		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1",
+	}
+	for k, v := range env {
+		f.env[k] = v
+	}
+	proctest.Run(t, f.env, "migrate")
+	pool, err := db.Open(context.Background(), f.url, db.PoolOptions{MaxConns: 4})
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	f.pool = pool
+	f.apiPort = proctest.FreePort(t)
+	return f
+}
+
+// with returns the fleet's environment plus more.
+func (f *fleet) with(more proctest.Env) proctest.Env {
+	env := proctest.Env{}
+	for k, v := range f.env {
+		env[k] = v
+	}
+	for k, v := range more {
+		env[k] = v
+	}
+	return env
+}
+
+// serve starts an API process on the fleet's API port.
+func (f *fleet) serve(name string) *proctest.Process {
+	f.t.Helper()
+	metrics := fmt.Sprintf("127.0.0.1:%d", proctest.FreePort(f.t))
+	p := proctest.Start(f.t, name, f.with(proctest.Env{
+		"BOXOFFICE_ADDR": fmt.Sprintf("127.0.0.1:%d", f.apiPort), "BOXOFFICE_METRICS_ADDR": metrics}), "serve")
+	f.api = fmt.Sprintf("http://127.0.0.1:%d", f.apiPort)
+	proctest.WaitHTTP(f.t, f.api+"/healthz", 30*time.Second)
+	p.Metrics = "http://" + metrics + "/metrics"
+	return p
+}
+
+// worker is a `work` process and its River client ID.
+type worker struct {
+	*proctest.Process
+	clientID string
+}
+
+var clientIDLog = regexp.MustCompile(`"msg":"workers running".*"client":"([^"]+)"`)
+
+// work starts a worker process and waits until it runs.
+func (f *fleet) work(name string, more proctest.Env) *worker {
+	f.t.Helper()
+	metrics := fmt.Sprintf("127.0.0.1:%d", proctest.FreePort(f.t))
+	env := f.with(more)
+	env["BOXOFFICE_METRICS_ADDR"] = metrics
+	p := proctest.Start(f.t, name, env, "work")
+	logs := p.WaitLog(`"workers running"`, 30*time.Second)
+	m := clientIDLog.FindStringSubmatch(logs)
+	require.NotNil(f.t, m, "client id logged")
+	p.Metrics = "http://" + metrics + "/metrics"
+	return &worker{Process: p, clientID: m[1]}
+}
+
+// call sends a JSON request to the API.
+func (f *fleet) call(method, path, token string, body any, headers ...string) (int, map[string]any, error) {
+	var r io.Reader
+	if body != nil {
+		buf, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, err
+		}
+		r = bytes.NewReader(buf)
+	}
+	req, err := http.NewRequest(method, f.api+path, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := f.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, nil, err
+	}
+	out := map[string]any{}
+	_ = json.Unmarshal(raw, &out)
+	return resp.StatusCode, out, nil
+}
+
+// mustCall is call that fails the test on a transport error or another status.
+func (f *fleet) mustCall(want int, method, path, token string, body any, headers ...string) map[string]any {
+	f.t.Helper()
+	code, out, err := f.call(method, path, token, body, headers...)
+	require.NoError(f.t, err)
+	require.Equal(f.t, want, code, "%s %s: %v", method, path, out)
+	return out
+}
+
+// tenant creates the fleet's tenant.
+func (f *fleet) tenant() {
+	f.t.Helper()
+	out := f.mustCall(http.StatusCreated, http.MethodPost, "/v1/tenants", adminKey,
+		map[string]any{"slug": "t-" + uuid.NewString()[:8], "name": "Fault Arena"})
+	f.tenantID = uuid.MustParse(out["id"].(string))
+	f.secret, f.apiKey = out["buyerTokenSecret"].(string), out["apiKey"].(string)
+}
+
+// product creates a numbered product and returns its id.
+func (f *fleet) product(capacity int) uuid.UUID {
+	f.t.Helper()
+	out := f.mustCall(http.StatusCreated, http.MethodPost, "/v1/products", f.apiKey, map[string]any{
+		"slug": "p-" + uuid.NewString()[:8], "name": "Fault Night", "kind": "numbered", "capacity": capacity,
+		"priceCents": 1000, "currency": "EUR"})
+	return uuid.MustParse(out["id"].(string))
+}
+
+func (f *fleet) buyerToken(buyer string) string {
+	f.t.Helper()
+	tok, err := tenant.SignBuyerToken([]byte(f.secret), f.tenantID, buyer, time.Hour)
+	require.NoError(f.t, err)
+	return tok
+}
+
+// load reserves one number for each of n new buyers from workers
+// goroutines, retrying each request with its own Idempotency-Key until the
+// API answers 202 or 200 (a refused connection or a 503 is retried; any
+// other answer fails the test). It returns the statuses seen.
+func (f *fleet) load(product uuid.UUID, n, workers int) map[int]int {
+	f.t.Helper()
+	var mu sync.Mutex
+	seen := map[int]int{}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1)
+				if i > int64(n) {
+					return
+				}
+				buyer := "b-" + uuid.NewString()[:12]
+				tok, err := tenant.SignBuyerToken([]byte(f.secret), f.tenantID, buyer, time.Hour)
+				if !assert.NoError(f.t, err) {
+					return
+				}
+				key := uuid.NewString()
+				deadline := time.Now().Add(90 * time.Second)
+				for {
+					code, out, err := f.call(http.MethodPost, "/v1/products/"+product.String()+"/reservations", tok,
+						map[string]any{"quantity": 1}, "Idempotency-Key", key)
+					mu.Lock()
+					if err != nil {
+						seen[-1]++
+					} else {
+						seen[code]++
+					}
+					mu.Unlock()
+					if err == nil && (code == http.StatusAccepted || code == http.StatusOK) {
+						break
+					}
+					if err == nil && code != http.StatusServiceUnavailable {
+						assert.Fail(f.t, "unexpected answer", "%d %v", code, out)
+						return
+					}
+					if time.Now().After(deadline) {
+						assert.Fail(f.t, "no answer within 90 s", "last: %d %v %v", code, out, err)
+						return
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return seen
+}
+
+// count runs a counting query on the fleet's database.
+func (f *fleet) count(sql string, args ...any) int {
+	f.t.Helper()
+	var n int
+	require.NoError(f.t, f.pool.QueryRow(context.Background(), sql, args...).Scan(&n))
+	return n
+}
+
+// waitDecided waits until no request is QUEUED and returns how long it took.
+func (f *fleet) waitDecided(within time.Duration) time.Duration {
+	f.t.Helper()
+	start := time.Now()
+	require.EventuallyWithT(f.t, func(c *assert.CollectT) {
+		var n int
+		assert.NoError(c, f.pool.QueryRow(context.Background(),
+			`SELECT count(*) FROM reservation_requests WHERE status = 'QUEUED'`).Scan(&n))
+		assert.Zero(c, n, "requests still QUEUED")
+	}, within, 100*time.Millisecond)
+	return time.Since(start)
+}
+
+// runningClaimOwner waits for a running claim job and returns the River
+// client running it.
+func (f *fleet) runningClaimOwner(within time.Duration) string {
+	f.t.Helper()
+	var owner string
+	require.EventuallyWithT(f.t, func(c *assert.CollectT) {
+		err := f.pool.QueryRow(context.Background(), `
+			SELECT attempted_by[array_length(attempted_by, 1)] FROM river_job
+			WHERE kind = 'claim_product' AND state = 'running' LIMIT 1`).Scan(&owner)
+		assert.NoError(c, err, "a running claim job")
+	}, within, 20*time.Millisecond)
+	return owner
+}
+
+// requireSound checks the promises: nothing sold twice, the inventory's
+// bitmap and counters agree with the claims, every request decided.
+func (f *fleet) requireSound() {
+	f.t.Helper()
+	v, _, err := inventory.AuditAll(context.Background(), f.pool)
+	require.NoError(f.t, err)
+	require.Empty(f.t, v, "invariant violations")
+	require.Zero(f.t, f.count(`
+		SELECT count(*) FROM (SELECT n FROM holds h, unnest(h.numbers) n
+		                      WHERE h.state = 'CONVERTED' OR (h.state = 'ACTIVE' AND h.expires_at > now())
+		                      GROUP BY h.product_id, n HAVING count(*) > 1) d`), "a number in two live holds")
+	require.Zero(f.t, f.count(`SELECT count(*) FROM reservation_requests WHERE status = 'QUEUED'`))
+}
+
+// firstDecisionAfter is how long after t0 the first request was decided.
+func (f *fleet) firstDecisionAfter(t0 time.Time) time.Duration {
+	f.t.Helper()
+	var first time.Time
+	require.NoError(f.t, f.pool.QueryRow(context.Background(),
+		`SELECT min(processed_at) FROM reservation_requests WHERE processed_at > $1`, t0).Scan(&first))
+	return first.Sub(t0)
+}
+
+// scrape reads a process's metrics.
+func (f *fleet) scrape(p *proctest.Process) string {
+	f.t.Helper()
+	resp, err := f.http.Get(p.Metrics)
+	require.NoError(f.t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(f.t, err)
+	require.Equal(f.t, http.StatusOK, resp.StatusCode, string(raw))
+	return string(raw)
+}
+
+// metricValue sums the samples of a series name in a scrape.
+func metricValue(scrape, name string) float64 {
+	var sum float64
+	for _, line := range strings.Split(scrape, "\n") {
+		if strings.HasPrefix(line, name+" ") || strings.HasPrefix(line, name+"{") {
+			var v float64
+			fields := strings.Fields(line)
+			_, _ = fmt.Sscan(fields[len(fields)-1], &v)
+			sum += v
+		}
+	}
+	return sum
+}

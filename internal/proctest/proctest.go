@@ -1,0 +1,340 @@
+// Package proctest runs BoxOffice the way production does — real processes
+// of the binary against a PostgreSQL cluster — so tests can kill them. The
+// binary is built once per test binary (without -race: the processes under
+// test are the product, not the test), each process runs in its own process
+// group on free ports and is killed with its group when the test ends, and
+// each test owns its PostgreSQL cluster (initdb under a temporary directory,
+// run as the postgres user when the test runs as root), never the shared
+// server: a test may stop or crash it.
+package proctest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"boxoffice/internal/db"
+)
+
+// root is the module's directory, found from this file's path.
+func root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+var buildOnce = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "boxoffice-bin-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "boxoffice")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = root()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %w\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// Binary returns the path of the boxoffice binary, built once per test
+// binary into a temporary directory (removed by CleanupBinary).
+func Binary(t testing.TB) string {
+	t.Helper()
+	bin, err := buildOnce()
+	if err != nil {
+		t.Fatalf("build boxoffice: %v", err)
+	}
+	return bin
+}
+
+// CleanupBinary removes the built binary; call it from TestMain.
+func CleanupBinary() {
+	if bin, err := buildOnce(); err == nil {
+		_ = os.RemoveAll(filepath.Dir(bin))
+	}
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("free port: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// Cluster is a PostgreSQL cluster owned by one test.
+type Cluster struct {
+	t    testing.TB
+	bin  string
+	dir  string
+	Port int
+}
+
+// pgBin finds the PostgreSQL server binaries: BOXOFFICE_PG_BIN, then PATH,
+// then Debian's /usr/lib/postgresql/<version>/bin (newest first). `make
+// test` installs them when missing (infra/dev/postgres.sh).
+func pgBin() (string, error) {
+	if dir := os.Getenv("BOXOFFICE_PG_BIN"); dir != "" {
+		return dir, nil
+	}
+	if p, err := exec.LookPath("initdb"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool {
+		vi, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[i])))
+		vj, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[j])))
+		return vi > vj
+	})
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	return "", errors.New("no PostgreSQL server binaries (initdb) found; set BOXOFFICE_PG_BIN or run `make test`, which installs them")
+}
+
+// asOwner runs a PostgreSQL tool: as the postgres user when we are root
+// (initdb and postgres refuse to run as root).
+func asOwner(name string, args ...string) *exec.Cmd {
+	if os.Geteuid() == 0 {
+		return exec.Command("runuser", append([]string{"-u", "postgres", "--", name}, args...)...)
+	}
+	return exec.Command(name, args...)
+}
+
+// NewCluster creates and starts a private cluster; it is stopped and
+// removed when the test ends.
+func NewCluster(t testing.TB) *Cluster {
+	t.Helper()
+	bin, err := pgBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "boxoffice-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{t: t, bin: bin, dir: dir, Port: FreePort(t)}
+	t.Cleanup(func() {
+		_ = asOwner(filepath.Join(bin, "pg_ctl"), "-D", c.data(), "-m", "immediate", "-w", "stop").Run()
+		_ = os.RemoveAll(dir)
+	})
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			t.Fatalf("the postgres user is needed to run a cluster as root: %v", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		if err := os.Chown(dir, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := asOwner(filepath.Join(bin, "initdb"), "-D", c.data(), "-U", "postgres", "--auth=trust",
+		"--encoding=UTF8", "--no-sync").CombinedOutput()
+	if err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	c.Start()
+	return c
+}
+
+func (c *Cluster) data() string { return filepath.Join(c.dir, "data") }
+
+// URL is the URL of database name on the cluster (created if missing).
+func (c *Cluster) URL(name string) string {
+	c.t.Helper()
+	url := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", c.Port, name)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := db.EnsureDatabase(ctx, url); err != nil {
+		c.t.Fatalf("create database %s: %v", name, err)
+	}
+	return url
+}
+
+// Start starts the cluster (again) and waits until it accepts connections.
+func (c *Cluster) Start() {
+	c.t.Helper()
+	// Durability is not what these tests measure; speed is welcome.
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off "+
+		"-c synchronous_commit=off -c full_page_writes=off", c.Port, c.dir)
+	out, err := asOwner(filepath.Join(c.bin, "pg_ctl"), "-D", c.data(), "-l", filepath.Join(c.dir, "pg.log"),
+		"-w", "-t", "60", "-o", opts, "start").CombinedOutput()
+	if err != nil {
+		log, _ := os.ReadFile(filepath.Join(c.dir, "pg.log"))
+		c.t.Fatalf("start cluster: %v\n%s\n%s", err, out, log)
+	}
+}
+
+// Stop stops the cluster: mode "fast" (clean) or "immediate" (a crash).
+func (c *Cluster) Stop(mode string) {
+	c.t.Helper()
+	out, err := asOwner(filepath.Join(c.bin, "pg_ctl"), "-D", c.data(), "-m", mode, "-w", "stop").CombinedOutput()
+	if err != nil {
+		c.t.Fatalf("stop cluster: %v\n%s", err, out)
+	}
+}
+
+// Process is one running boxoffice process.
+type Process struct {
+	t    testing.TB
+	Name string
+	// Metrics is the process's metrics URL, for the caller to fill in.
+	Metrics string
+	cmd     *exec.Cmd
+	log     string
+	done    chan struct{}
+	err     error
+}
+
+// Env is a process's environment beyond the test's own.
+type Env map[string]string
+
+// Start runs `boxoffice args...` with env in its own process group. Its
+// output goes to a file named after it in the test's temporary directory
+// (printed when the test fails); the group is killed when the test ends.
+func Start(t testing.TB, name string, env Env, args ...string) *Process {
+	t.Helper()
+	p := &Process{t: t, Name: name, log: filepath.Join(t.TempDir(), name+".log"), done: make(chan struct{})}
+	out, err := os.Create(p.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd = exec.Command(Binary(t), args...)
+	p.cmd.Env = os.Environ()
+	for k, v := range env {
+		p.cmd.Env = append(p.cmd.Env, k+"="+v)
+	}
+	p.cmd.Stdout, p.cmd.Stderr = out, out
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		_ = out.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.Kill()
+		if t.Failed() {
+			t.Logf("--- %s output ---\n%s", name, tail(p.Logs(), 8000))
+		}
+	})
+	return p
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// Kill sends SIGKILL to the process group and waits for the process.
+func (p *Process) Kill() {
+	if p.cmd.Process != nil {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	}
+	<-p.done
+}
+
+// Stop sends SIGTERM (a graceful stop) and waits up to timeout, then kills.
+func (p *Process) Stop(timeout time.Duration) error {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return p.err
+	case <-time.After(timeout):
+		p.Kill()
+		return fmt.Errorf("%s did not stop within %s", p.Name, timeout)
+	}
+}
+
+// Exited reports whether the process has ended.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Logs returns the output so far.
+func (p *Process) Logs() string {
+	b, _ := os.ReadFile(p.log)
+	return string(b)
+}
+
+// WaitLog waits until the output contains s and returns the output.
+func (p *Process) WaitLog(s string, timeout time.Duration) string {
+	p.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		logs := p.Logs()
+		if strings.Contains(logs, s) {
+			return logs
+		}
+		if p.Exited() || time.Now().After(deadline) {
+			p.t.Fatalf("%s: %q not logged (exited: %v)\n%s", p.Name, s, p.Exited(), tail(logs, 4000))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// WaitHTTP waits until url answers 200.
+func WaitHTTP(t testing.TB, url string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		resp, err := http.Get(url) //nolint:noctx // a readiness probe
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ready after %s (last error %v)", url, timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Run runs `boxoffice args...` to completion and returns its output.
+func Run(t testing.TB, env Env, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(Binary(t), args...)
+	cmd.Env = os.Environ()
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("boxoffice %v: %v\n%s", args, err, out.String())
+	}
+	return out.String()
+}
