@@ -300,9 +300,10 @@ func (f *fleet) requireSound() {
 // firstDecisionAfter is how long after t0 the first request was decided.
 func (f *fleet) firstDecisionAfter(t0 time.Time) time.Duration {
 	f.t.Helper()
-	var first time.Time
+	var first *time.Time
 	require.NoError(f.t, f.pool.QueryRow(context.Background(),
 		`SELECT min(processed_at) FROM reservation_requests WHERE processed_at > $1`, t0).Scan(&first))
+	require.NotNil(f.t, first, "nothing was decided after %s: the fault came too late", t0)
 	return first.Sub(t0)
 }
 
