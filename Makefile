@@ -14,11 +14,18 @@ run: ## bring up PostgreSQL, migrate, seed a demo tenant, run API + workers + jo
 	  export DATABASE_URL="$${DATABASE_URL:-$$base/boxoffice?sslmode=disable}" && \
 	  go run . dev
 
+# The fault suite (internal/faults) runs real processes and PostgreSQL
+# clusters of its own: it runs after the rest, alone, so that slow
+# end-to-end tests do not starve each other on a small machine.
+FAULTS := ./internal/faults
+
 .PHONY: test
-test: ## bring up PostgreSQL and run every test with the race detector
+test: ## bring up PostgreSQL and run every test with the race detector, then the fault suite
 	@base=$$($(PG)) && \
 	  export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$base/boxoffice_test?sslmode=disable}" && \
-	  go test -race -count=1 -timeout 15m ./...
+	  export BOXOFFICE_PG_BIN="$${BOXOFFICE_PG_BIN:-$$($(PG) bin)}" && \
+	  go test -race -count=1 -timeout 15m $$(go list ./... | grep -v '/internal/faults$$') && \
+	  go test -count=1 -p 1 -timeout 10m $(FAULTS)/...
 
 .PHONY: lint
 lint: ## gofmt check and go vet

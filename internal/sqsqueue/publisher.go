@@ -210,13 +210,14 @@ func markEnqueued(ctx context.Context, pool *pgxpool.Pool, ids []uuid.UUID) erro
 	if len(ids) == 0 {
 		return nil
 	}
-	// Only QUEUED rows, and never waiting for a claim that has them locked
-	// (it is deciding them: the mark no longer matters). Held briefly, the
-	// marks can still make a consumer skip a row; it puts the message back.
+	// Never waiting for a claim that has a row locked: it is deciding the
+	// request, and the mark matters only for requests still QUEUED (if that
+	// claim rolls back, the repair job publishes the request again, and the
+	// duplicate message is harmless). Held briefly, the marks can still make
+	// a consumer skip a row; the consumer puts that message back.
 	_, err := pool.Exec(ctx, `
 		UPDATE reservation_requests SET enqueued_at = clock_timestamp()
-		WHERE id IN (SELECT id FROM reservation_requests
-		             WHERE id = ANY($1) AND status = 'QUEUED'
+		WHERE id IN (SELECT id FROM reservation_requests WHERE id = ANY($1)
 		             ORDER BY id FOR UPDATE SKIP LOCKED)`, ids)
 	if err != nil {
 		return fmt.Errorf("mark requests enqueued: %w", err)
