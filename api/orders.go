@@ -255,5 +255,5 @@ func (s *Server) checkHoldAccess(ctx context.Context, who principal, holdID uuid
 	if err != nil {
 		return s.toProblem(err)
 	}
-	return s.checkAccess(p, who, token)
+	return s.checkAccess(ctx, p, who, token)
 }

@@ -25,7 +25,7 @@ var errAccessRequired = problem(http.StatusUnauthorized, "ACCESS_TOKEN_REQUIRED"
 
 // checkAccess enforces a product's waiting room: the buyer must present an
 // access token for this tenant, product and buyer.
-func (s *Server) checkAccess(p *product.Product, who principal, token string) error {
+func (s *Server) checkAccess(ctx context.Context, p *product.Product, who principal, token string) error {
 	if p.WaitingRoom == nil || !p.WaitingRoom.Enabled {
 		return nil
 	}
@@ -40,6 +40,16 @@ func (s *Server) checkAccess(p *product.Product, who principal, token string) er
 	}
 	if err := s.WaitingRoom.Tokens().VerifyAccess(token, who.TenantID, p.ID, who.BuyerID); err != nil {
 		return problem(http.StatusForbidden, "ACCESS_TOKEN_INVALID", "the access token is invalid, expired, or for another product or buyer")
+	}
+	// A valid signature is not enough: the turn may be over.
+	switch why, err := s.WaitingRoom.Ended(ctx, p.ID, who.BuyerID); {
+	case err != nil:
+		return s.toProblem(err)
+	case why == waitingroom.StatusReclaimed:
+		return problem(http.StatusForbidden, "ACCESS_RECLAIMED",
+			"your turn went unused and was given to the next shopper in line")
+	case why == waitingroom.StatusLeft:
+		return problem(http.StatusForbidden, "ACCESS_ENDED", "you left the waiting room; this turn is over")
 	}
 	return nil
 }

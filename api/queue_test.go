@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/api"
@@ -74,6 +75,15 @@ func TestWaitingRoomGatesReservations(t *testing.T) {
 	r = b.do(t, http.MethodGet, base+"/queue/draw", "", nil)
 	require.Len(t, r.body["order"], 1)
 	require.Equal(t, http.StatusNoContent, b.do(t, http.MethodDelete, "/v1/queue/"+token, "", nil).status)
+	// Leaving ends the turn: the access token is refused (within the
+	// second the room's state may be cached) and the poll says LEFT.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		r := b.do(t, http.MethodPost, base+"/reservations", b.buyer, map[string]any{"quantity": 1},
+			"Idempotency-Key", "after-leave", "X-Access-Token", access)
+		assert.Equal(c, http.StatusForbidden, r.status)
+		assert.Equal(c, "ACCESS_ENDED", r.body["code"])
+	}, 5*time.Second, 100*time.Millisecond)
+	require.Equal(t, "LEFT", b.do(t, http.MethodGet, "/v1/queue/"+token, "", nil).body["status"])
 
 	// Products without a room need no token.
 	require.Equal(t, http.StatusAccepted, b.reserve(t, b.buyer, "k3", map[string]any{"quantity": 1}).status)

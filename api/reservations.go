@@ -71,7 +71,7 @@ func (s *Server) registerReservations() {
 		if err != nil {
 			return nil, s.toProblem(err)
 		}
-		if err := s.checkAccess(p, buyer, in.AccessToken); err != nil {
+		if err := s.checkAccess(ctx, p, buyer, in.AccessToken); err != nil {
 			return nil, err
 		}
 		acc, err := s.Reservations.Accept(ctx, reservation.AcceptParams{

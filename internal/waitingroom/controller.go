@@ -27,6 +27,7 @@ type TickResult struct {
 	ProductID uuid.UUID
 	Drawn     int64
 	Admitted  int64
+	Reclaimed int64 // admitted slots taken back for going unused
 	Rate      float64
 	Reason    string
 	SoldOut   bool
@@ -103,11 +104,27 @@ func (s *Service) tick(ctx context.Context, productID uuid.UUID) (TickResult, er
 			seconds = 0 // admission starts now
 		}
 
+		// Slots admitted but unused past the reclaim time go to the next in
+		// line: a crowd that closed its tabs must not stall the room until
+		// its access tokens expire. Polls cannot be the signal (they never
+		// reach the database); a reservation is.
+		tag, err := tx.Exec(ctx, `
+			UPDATE queue_entries e SET reclaimed_at = now(), ended_at = now()
+			WHERE e.product_id = $1 AND e.ended_at IS NULL AND e.position <= $2
+			  AND e.admitted_at < now() - make_interval(secs => $3)
+			  AND NOT EXISTS (SELECT 1 FROM reservation_requests r
+			                  WHERE r.tenant_id = e.tenant_id AND r.buyer_id = e.buyer_id AND r.product_id = $1)`,
+			productID, through, settings.reclaimAfter().Seconds())
+		if err != nil {
+			return fmt.Errorf("reclaim unused slots: %w", err)
+		}
+		res.Reclaimed = tag.RowsAffected()
+
 		var active, available, oldestQueued, unknownPayments int64
 		err = tx.QueryRow(ctx, `
 			SELECT
 			  (SELECT count(*) FROM queue_entries e
-			   WHERE e.product_id = $1 AND e.position <= $2 AND e.left_at IS NULL
+			   WHERE e.product_id = $1 AND e.position <= $2 AND e.ended_at IS NULL
 			     AND e.admitted_at > now() - make_interval(secs => $3)
 			     AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.product_id = $1 AND o.buyer_id = e.buyer_id AND o.status = 'CONFIRMED')),
 			  (SELECT available FROM inventory WHERE product_id = $1),

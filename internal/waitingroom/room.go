@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -24,6 +25,15 @@ type Settings struct {
 	ActiveShoppers     int  `json:"activeShoppers" minimum:"1" maximum:"1000000" doc:"L: shoppers the pipeline serves at once"`
 	ShoppingSeconds    int  `json:"shoppingSeconds" minimum:"1" maximum:"86400" doc:"W: seconds each spends; admission rate is L ÷ W per second"`
 	AccessTokenSeconds int  `json:"accessTokenSeconds,omitempty" minimum:"30" maximum:"86400" doc:"Lifetime of an access token (default 900)"`
+	ReclaimSeconds     int  `json:"reclaimSeconds,omitempty" minimum:"10" maximum:"86400" doc:"An admitted shopper who has made no reservation this long after admission loses the slot to the next in line (default 120)"`
+}
+
+// reclaimAfter is how long an admitted slot may go unused.
+func (s Settings) reclaimAfter() time.Duration {
+	if s.ReclaimSeconds == 0 {
+		return 120 * time.Second
+	}
+	return time.Duration(s.ReclaimSeconds) * time.Second
 }
 
 // Rate is λ = L ÷ W.
@@ -42,6 +52,11 @@ const (
 	StatusAdmitted = "ADMITTED"
 	StatusSoldOut  = "SOLD_OUT"
 	StatusExpired  = "EXPIRED"
+	// StatusLeft: the shopper left; the turn is over.
+	StatusLeft = "LEFT"
+	// StatusReclaimed: the shopper was admitted but made no reservation
+	// within the room's reclaim time; the slot went to the next in line.
+	StatusReclaimed = "RECLAIMED"
 )
 
 // ErrNoRoom is returned for a product without a waiting room.
@@ -58,7 +73,7 @@ type Entry struct {
 
 // Status is what a poll answers.
 type Status struct {
-	Status      string     `json:"status" enum:"WAITING,ADMITTED,SOLD_OUT,EXPIRED"`
+	Status      string     `json:"status" enum:"WAITING,ADMITTED,SOLD_OUT,EXPIRED,LEFT,RECLAIMED"`
 	Position    int64      `json:"position,omitempty" doc:"Absent while waiting for the draw at opening"`
 	NowServing  int64      `json:"nowServing"`
 	ETASeconds  float64    `json:"etaSeconds,omitempty"`
@@ -332,7 +347,8 @@ func (s *Service) Leave(ctx context.Context, token string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.pool.Exec(ctx, `UPDATE queue_entries SET left_at = now() WHERE id = $1 AND left_at IS NULL`, c.EntryID)
+	_, err = s.pool.Exec(ctx, `
+		UPDATE queue_entries SET left_at = now(), ended_at = now() WHERE id = $1 AND ended_at IS NULL`, c.EntryID)
 	return err
 }
 
@@ -396,6 +412,10 @@ type roomState struct {
 	rate       float64
 	positions  map[uuid.UUID]int64 // drawn entrants' positions, loaded once
 	steps      []step              // admission history: positions up to through admitted at at
+	// ended are the buyers whose turn is over (LEFT or RECLAIMED), read
+	// incrementally: each load asks only for turns ended since the last.
+	ended map[string]string
+	dbNow time.Time // the database's clock at this load
 }
 
 type step struct {
@@ -463,6 +483,9 @@ func (s *Service) load(ctx context.Context, productID uuid.UUID, prev *roomState
 			return nil, err
 		}
 	}
+	if err := s.loadEnded(ctx, productID, prev, st); err != nil {
+		return nil, err
+	}
 	rows, err := s.pool.Query(ctx, `SELECT through, at FROM admission_steps WHERE product_id = $1 ORDER BY through`, productID)
 	if err != nil {
 		return nil, err
@@ -472,6 +495,41 @@ func (s *Service) load(ctx context.Context, productID uuid.UUID, prev *roomState
 		return nil, err
 	}
 	return st, nil
+}
+
+// loadEnded brings the set of ended turns up to date: those ended since the
+// previous load (with a second's overlap for transactions that committed
+// late), or all of them on the first load.
+func (s *Service) loadEnded(ctx context.Context, productID uuid.UUID, prev, st *roomState) error {
+	since := time.Time{}
+	st.ended = map[string]string{}
+	if prev != nil && prev.ended != nil {
+		maps.Copy(st.ended, prev.ended)
+		since = prev.dbNow.Add(-time.Second)
+	}
+	if err := s.pool.QueryRow(ctx, `SELECT now()`).Scan(&st.dbNow); err != nil {
+		return fmt.Errorf("database time: %w", err)
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT buyer_id, CASE WHEN reclaimed_at IS NOT NULL THEN 'RECLAIMED' ELSE 'LEFT' END
+		FROM queue_entries WHERE product_id = $1 AND ended_at IS NOT NULL AND ended_at >= $2`, productID, since)
+	if err != nil {
+		return fmt.Errorf("ended turns: %w", err)
+	}
+	var buyer, why string
+	_, err = pgx.ForEachRow(rows, []any{&buyer, &why}, func() error { st.ended[buyer] = why; return nil })
+	return err
+}
+
+// Ended says whether the buyer's turn in the product's room is over, and
+// why: StatusLeft, StatusReclaimed, or "" while it lasts. Answered from the
+// room's state (at most a second old), never a query per call.
+func (s *Service) Ended(ctx context.Context, productID uuid.UUID, buyer string) (string, error) {
+	st, err := s.state(ctx, productID)
+	if err != nil {
+		return "", err
+	}
+	return st.ended[buyer], nil
 }
 
 // Poll answers a queue token from memory: the position it carries (or the
@@ -486,6 +544,10 @@ func (s *Service) Poll(ctx context.Context, token string) (*Status, error) {
 		return nil, err
 	}
 	out := &Status{Status: StatusWaiting, NowServing: st.nowServing, Position: c.Position}
+	if why := st.ended[c.Subject]; why != "" {
+		out.Status = why
+		return out, nil
+	}
 	if out.Position == 0 && st.positions != nil {
 		if pos, ok := st.positions[c.EntryID]; ok {
 			out.Position = pos

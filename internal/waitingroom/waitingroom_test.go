@@ -342,3 +342,61 @@ func TestArrivalBetweenOpeningAndDraw(t *testing.T) {
 	require.NotEmpty(t, st.QueueToken, "a fresher token carries the position")
 	require.Equal(t, int64(1), b.pollFresh(t, early).Position)
 }
+
+// A turn ends when the shopper leaves or when an admitted slot goes unused
+// past the reclaim time: the slot goes to the next in line, and polls and
+// the access check know the turn is over (a valid signature is not enough).
+func TestLeaveAndReclaimEndTurns(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 100, waitingroom.Settings{ActiveShoppers: 2, ShoppingSeconds: 1, ReclaimSeconds: 30}, time.Now().Add(time.Hour))
+	var entries []waitingroom.Entry
+	for i := range 6 {
+		entries = append(entries, b.join(t, fmt.Sprintf("b%d", i)))
+	}
+	b.open(t)
+	b.tick(t, 0)
+	require.Equal(t, int64(2), b.tick(t, 5*time.Second).Admitted)
+	admitted := func() []waitingroom.Entry {
+		var out []waitingroom.Entry
+		for _, e := range entries {
+			if b.pollFresh(t, e).Status == waitingroom.StatusAdmitted {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	first := admitted()
+	require.Len(t, first, 2)
+	leaver, shopper := first[0], first[1]
+
+	// Leaving ends the turn at once for polls and the access check.
+	require.NoError(t, b.rooms.Leave(context.Background(), b.rooms.QueueToken(leaver)))
+	require.Equal(t, waitingroom.StatusLeft, b.pollFresh(t, leaver).Status)
+	why, err := waitingroom.NewService(b.env.Schema.Pool, b.rooms.Tokens(), b.env.Logger).Ended(context.Background(), b.product.ID, leaver.BuyerID)
+	require.NoError(t, err)
+	require.Equal(t, waitingroom.StatusLeft, why)
+
+	// The shopper reserves; the slot the leaver freed goes to the next.
+	b.env.Reserve(t, b.product, shopper.BuyerID, reservation.Params{Quantity: 1})
+	require.Equal(t, int64(1), b.tick(t, 5*time.Second).Admitted)
+	var idle waitingroom.Entry
+	for _, e := range admitted() {
+		if e.ID != shopper.ID {
+			idle = e
+		}
+	}
+	require.NotEqual(t, uuid.Nil, idle.ID)
+
+	// Past the reclaim time the idle shopper's slot is taken back and given
+	// on; the shopper who reserved keeps theirs.
+	b.env.Exec(t, `UPDATE queue_entries SET admitted_at = admitted_at - interval '1 minute' WHERE product_id = $1`, b.product.ID)
+	res := b.tick(t, 5*time.Second)
+	require.Equal(t, int64(1), res.Reclaimed)
+	require.Equal(t, int64(1), res.Admitted, "the reclaimed slot goes to the next in line")
+	require.Equal(t, waitingroom.StatusReclaimed, b.pollFresh(t, idle).Status)
+	require.Equal(t, waitingroom.StatusAdmitted, b.pollFresh(t, shopper).Status)
+	// Joining again does not bring the turn back.
+	again, _, err := b.rooms.Join(context.Background(), b.product.TenantID, b.product.ID, idle.BuyerID)
+	require.NoError(t, err)
+	require.Equal(t, waitingroom.StatusReclaimed, b.pollFresh(t, again).Status)
+}
