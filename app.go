@@ -108,6 +108,7 @@ func newApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, work b
 	}
 	a := &app{cfg: cfg, logger: logger, pool: pool, metrics: metrics.New(),
 		tenants: tenant.NewStore(pool), products: product.NewStore(pool)}
+	a.products.SetDefaultQuota(tenant.Quota{Products: cfg.TenantMaxProducts, Capacity: int64(cfg.TenantMaxCapacity)})
 	a.claimer = reservation.NewClaimer(pool, logger, a.metrics)
 	a.claimer.SetLimits(reservation.Limits{Global: cfg.ClaimRate, PerProduct: cfg.ClaimRatePerProduct})
 
@@ -236,6 +237,7 @@ func (a *app) apiServer() *api.Server {
 		Metrics: a.metrics, Logger: a.logger, AdminKey: a.cfg.AdminKey, Ready: a.ready,
 		River: a.river, Reporter: a.reporter, DLQ: a.sqsOps,
 		Checkout: a.checkout, WebhookSecrets: a.cfg.WebhookSecrets, WaitingRoom: a.rooms,
+		AvailabilityCacheBytes: a.cfg.AvailabilityCacheBytes,
 		RateLimits: api.RateLimits{PerIP: a.cfg.RateLimitPerIP, PerBuyer: a.cfg.RateLimitPerBuyer,
 			TrustedProxies: a.cfg.TrustedProxies},
 	})

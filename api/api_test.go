@@ -434,3 +434,26 @@ func TestDatabaseUnavailable(t *testing.T) {
 	require.NotContains(t, string(r.raw), "127.0.0.1")
 	require.NotContains(t, string(r.raw), "connect")
 }
+
+// A tenant cannot fill the platform: products and numbers are capped per
+// tenant, by the deployment's default or the tenant's own quota.
+func TestTenantQuota(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	tn := b.env.NewTenant(t)
+	product := func(capacity int) map[string]any {
+		return map[string]any{"slug": "p-" + uuid.NewString()[:8], "name": "P", "kind": "numbered",
+			"capacity": capacity, "priceCents": 100, "currency": "EUR"}
+	}
+	requireProblem(t, b.do(t, http.MethodPut, "/v1/tenants/"+tn.ID.String()+"/quota", tn.APIKey,
+		map[string]any{"products": 2, "capacity": 1000}), 401, "UNAUTHORIZED")
+	require.Equal(t, http.StatusNoContent, b.do(t, http.MethodPut, "/v1/tenants/"+tn.ID.String()+"/quota", adminKey,
+		map[string]any{"products": 2, "capacity": 1000}).status)
+
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/v1/products", tn.APIKey, product(600)).status)
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/products", tn.APIKey, product(401)), 403, "QUOTA_EXCEEDED")
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/v1/products", tn.APIKey, product(400)).status)
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/products", tn.APIKey, product(1)), 403, "QUOTA_EXCEEDED")
+	// Others are not affected.
+	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/v1/products", b.env.Tenant.APIKey, product(5000)).status)
+}

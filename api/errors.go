@@ -108,12 +108,15 @@ func installProblemErrors() {
 func (s *Server) toProblem(err error) error {
 	var p *Problem
 	var input *reservation.InputError
+	var quota *product.QuotaError
 	if cp := checkoutProblem(err); cp != nil {
 		return cp
 	}
 	switch {
 	case errors.As(err, &p):
 		return p
+	case errors.As(err, &quota):
+		return problem(http.StatusForbidden, "QUOTA_EXCEEDED", quota.Error())
 	case errors.As(err, &input):
 		return problem(http.StatusUnprocessableEntity, input.Code, input.Message)
 	case errors.Is(err, db.ErrNotFound):

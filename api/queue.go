@@ -54,6 +54,13 @@ func (s *Server) checkAccess(ctx context.Context, p *product.Product, who princi
 	return nil
 }
 
+// DrawPage is a page of the drawn order.
+type DrawPage struct {
+	Order  []uuid.UUID `json:"order"`
+	Total  int         `json:"total" doc:"Entrants in the draw"`
+	Offset int         `json:"offset"`
+}
+
 func (s *Server) registerQueue() {
 	if s.WaitingRoom == nil {
 		return
@@ -165,28 +172,32 @@ func (s *Server) registerQueue() {
 		OperationID: "queue-draw",
 		Method:      http.MethodGet,
 		Path:        "/v1/products/{id}/queue/draw",
-		Summary:     "The draw recomputed from the revealed seed: entry ids in position order",
+		Summary:     "The draw recomputed from the revealed seed: entry ids in position order, a page at a time",
+		Description: "Entry i of the order (counting from offset) holds position offset+i+1. Computed once per process after the draw; empty before it.",
 		Tags:        []string{"Waiting room"},
-		Errors:      []int{404},
+		Errors:      []int{404, 422},
 	}, func(ctx context.Context, in *struct {
 		ProductPath
+		Offset int `query:"offset" minimum:"0" doc:"Positions to skip"`
+		Limit  int `query:"limit" minimum:"1" maximum:"10000" default:"1000" doc:"Entries per page"`
 	}) (*struct {
-		Body struct {
-			Order []uuid.UUID `json:"order"`
-		}
+		CacheControl string `header:"Cache-Control"`
+		Body         DrawPage
 	}, error) {
 		order, err := s.WaitingRoom.DrawOrder(ctx, in.ID)
 		if err != nil {
 			return nil, s.toProblem(err)
 		}
 		out := &struct {
-			Body struct {
-				Order []uuid.UUID `json:"order"`
-			}
+			CacheControl string `header:"Cache-Control"`
+			Body         DrawPage
 		}{}
-		out.Body.Order = order
-		if out.Body.Order == nil {
-			out.Body.Order = []uuid.UUID{}
+		out.Body = DrawPage{Order: []uuid.UUID{}, Total: len(order), Offset: in.Offset}
+		if in.Offset < len(order) {
+			out.Body.Order = order[in.Offset:min(in.Offset+in.Limit, len(order))]
+		}
+		if len(order) > 0 {
+			out.CacheControl = "public, max-age=60" // a drawn order never changes
 		}
 		return out, nil
 	})

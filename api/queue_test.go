@@ -74,6 +74,11 @@ func TestWaitingRoomGatesReservations(t *testing.T) {
 	require.NotEmpty(t, r.body["seed"], "revealed after the draw")
 	r = b.do(t, http.MethodGet, base+"/queue/draw", "", nil)
 	require.Len(t, r.body["order"], 1)
+	require.EqualValues(t, 1, r.body["total"])
+	require.Equal(t, "public, max-age=60", r.header.Get("Cache-Control"), "a drawn order never changes")
+	r = b.do(t, http.MethodGet, base+"/queue/draw?offset=1&limit=10", "", nil)
+	require.Empty(t, r.body["order"])
+	requireProblem(t, b.do(t, http.MethodGet, base+"/queue/draw?limit=100000", "", nil), 422, "VALIDATION_FAILED")
 	require.Equal(t, http.StatusNoContent, b.do(t, http.MethodDelete, "/v1/queue/"+token, "", nil).status)
 	// Leaving ends the turn: the access token is refused (within the
 	// second the room's state may be cached) and the poll says LEFT.

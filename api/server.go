@@ -4,6 +4,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"strconv"
@@ -39,7 +40,9 @@ type Deps struct {
 	Products     *product.Store
 	Reservations *reservation.Service
 	Metrics      *metrics.Metrics
-	Logger       *slog.Logger
+	// AvailabilityCacheBytes bounds the availability cache (default 128 MiB).
+	AvailabilityCacheBytes int
+	Logger                 *slog.Logger
 	// AdminKey is the platform admin's bearer key.
 	AdminKey string
 	// Ready reports whether the database is reachable and migrated.
@@ -94,7 +97,9 @@ func New(d Deps) *Server {
 	// Only immutable product fields (tenant, capacity, per-buyer limit) are
 	// read from this cache; the claim transaction rereads the rest.
 	s.productCache = cache.New(10*time.Second, 10_000, d.Products.GetAny)
-	s.availability = cache.New(time.Second, 10_000, s.loadAvailability)
+	// Bounded by bytes: one 10,000,000-number product's view is ~1.7 MB.
+	s.availability = cache.NewSized(time.Second, 10_000, cmp.Or(d.AvailabilityCacheBytes, 128<<20),
+		(*availabilityView).size, s.loadAvailability)
 
 	s.app = fiber.New(fiber.Config{
 		AppName: "boxoffice",
@@ -191,6 +196,9 @@ type availabilityView struct {
 	body *Availability
 	etag string
 }
+
+// size is roughly what the view keeps in memory: its bitmap dominates.
+func (v *availabilityView) size() int { return len(v.body.Bitmap) + len(v.etag) + 256 }
 
 func (s *Server) loadAvailability(ctx context.Context, id uuid.UUID) (*availabilityView, error) {
 	snap, err := inventory.Get(ctx, s.Pool, id)

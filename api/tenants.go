@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
 
 	"boxoffice/internal/tenant"
 )
@@ -45,5 +46,26 @@ func (s *Server) registerTenants() {
 		return &struct{ Body TenantCreated }{TenantCreated{
 			Tenant: t.Tenant, APIKey: t.APIKey, BuyerTokenSecret: t.BuyerTokenSecret,
 		}}, nil
+	})
+
+	huma.Register(s.api, huma.Operation{
+		OperationID:   "set-tenant-quota",
+		Method:        http.MethodPut,
+		Path:          "/v1/tenants/{id}/quota",
+		Summary:       "Set how many products and numbers a tenant may create",
+		Description:   "Without one, a tenant has the deployment's defaults (BOXOFFICE_TENANT_MAX_PRODUCTS, BOXOFFICE_TENANT_MAX_CAPACITY). Products already created stay.",
+		Tags:          []string{"Tenants"},
+		DefaultStatus: http.StatusNoContent,
+		Security:      security(schemeAdmin),
+		MaxBodyBytes:  maxSmallBody,
+		Errors:        []int{401, 404, 422},
+	}, func(ctx context.Context, in *struct {
+		ID   uuid.UUID `path:"id"`
+		Body tenant.Quota
+	}) (*struct{}, error) {
+		if err := s.Tenants.SetQuota(ctx, in.ID, in.Body); err != nil {
+			return nil, s.toProblem(err)
+		}
+		return nil, nil
 	})
 }

@@ -22,11 +22,17 @@ type Cache[K comparable, V any] struct {
 	mu      sync.Mutex
 	entries map[K]entry[V]
 	max     int
+
+	// With a size function the cache is bounded by bytes too.
+	size     func(V) int
+	maxBytes int
+	bytes    int
 }
 
 type entry[V any] struct {
 	value  V
 	loaded time.Time
+	size   int
 }
 
 // New returns a cache of at most maxEntries values, loading misses with load.
@@ -50,10 +56,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (V, error) {
 			return v, err
 		}
 		c.mu.Lock()
-		if len(c.entries) >= c.max {
-			clear(c.entries) // crude but bounded: a full cache starts over
-		}
-		c.entries[key] = entry[V]{value: v, loaded: c.now()}
+		c.put(key, v)
 		c.mu.Unlock()
 		return v, nil
 	})
@@ -62,6 +65,74 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (V, error) {
 		return zero, err
 	}
 	return v.(V), nil
+}
+
+// NewSized returns a cache bounded by maxEntries values and maxBytes as
+// size measures them: the right cache for values whose size varies by
+// orders of magnitude (a 10-number product's availability and a
+// 10,000,000-number one's). A value larger than the whole budget is served
+// but not kept.
+func NewSized[K comparable, V any](ttl time.Duration, maxEntries, maxBytes int, size func(V) int,
+	load func(ctx context.Context, key K) (V, error)) *Cache[K, V] {
+	c := New(ttl, maxEntries, load)
+	c.size, c.maxBytes = size, maxBytes
+	return c
+}
+
+// Bytes reports the size of what the cache holds (0 without a size function).
+func (c *Cache[K, V]) Bytes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
+// Len reports how many values the cache holds.
+func (c *Cache[K, V]) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
+
+// put stores v under key, making room first: expired entries go, then the
+// oldest, until both bounds hold. Callers hold c.mu.
+func (c *Cache[K, V]) put(key K, v V) {
+	now := c.now()
+	c.remove(key)
+	sz := 0
+	if c.size != nil {
+		sz = c.size(v)
+		if sz > c.maxBytes {
+			return
+		}
+	}
+	full := func() bool { return len(c.entries) >= c.max || (c.size != nil && c.bytes+sz > c.maxBytes) }
+	if full() {
+		for k, e := range c.entries {
+			if now.Sub(e.loaded) >= c.ttl {
+				c.remove(k)
+			}
+		}
+	}
+	for full() && len(c.entries) > 0 {
+		var oldest K
+		first := true
+		var at time.Time
+		for k, e := range c.entries {
+			if first || e.loaded.Before(at) {
+				oldest, at, first = k, e.loaded, false
+			}
+		}
+		c.remove(oldest)
+	}
+	c.entries[key] = entry[V]{value: v, loaded: now, size: sz}
+	c.bytes += sz
+}
+
+func (c *Cache[K, V]) remove(key K) {
+	if e, ok := c.entries[key]; ok {
+		c.bytes -= e.size
+		delete(c.entries, key)
+	}
 }
 
 func keyString[K comparable](k K) string {

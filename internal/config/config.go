@@ -145,6 +145,16 @@ type Config struct {
 	// MailFrom is the sender of ticket mail. MAIL_FROM; default
 	// tickets@boxoffice.local.
 	MailFrom string
+	// TenantMaxProducts and TenantMaxCapacity are the quota of tenants
+	// without one of their own: how many products, and how many numbers in
+	// all of them. BOXOFFICE_TENANT_MAX_PRODUCTS (default 1000),
+	// BOXOFFICE_TENANT_MAX_CAPACITY (default 20000000).
+	TenantMaxProducts int
+	TenantMaxCapacity int
+	// AvailabilityCacheBytes bounds the API's cache of availability
+	// snapshots. BOXOFFICE_AVAILABILITY_CACHE_BYTES; default 134217728
+	// (128 MiB: a hundred 10,000,000-number products).
+	AvailabilityCacheBytes int
 	// LogLevel is debug, info, warn or error. BOXOFFICE_LOG_LEVEL; default info.
 	LogLevel string
 }
@@ -254,6 +264,9 @@ func FromEnv() (*Config, error) {
 	durVar(&c.AdmissionSlowClaims, "BOXOFFICE_ADMISSION_SLOW_CLAIMS", 5*time.Second)
 	intVar(&c.AdmissionPaymentTrouble, "BOXOFFICE_ADMISSION_PAYMENT_TROUBLE", 10)
 	intVar(&c.RateLimitPerBuyer, "BOXOFFICE_RATE_LIMIT_BUYER", 20)
+	intVar(&c.TenantMaxProducts, "BOXOFFICE_TENANT_MAX_PRODUCTS", 1000)
+	intVar(&c.TenantMaxCapacity, "BOXOFFICE_TENANT_MAX_CAPACITY", 20_000_000)
+	intVar(&c.AvailabilityCacheBytes, "BOXOFFICE_AVAILABILITY_CACHE_BYTES", 128<<20)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -319,6 +332,12 @@ func (c *Config) Validate() error {
 		}
 	default:
 		errs = append(errs, errors.New("QUEUE_BACKEND must be river or sqs"))
+	}
+	if c.TenantMaxProducts < 0 || c.TenantMaxCapacity < 0 {
+		errs = append(errs, errors.New("BOXOFFICE_TENANT_MAX_PRODUCTS and BOXOFFICE_TENANT_MAX_CAPACITY must not be negative"))
+	}
+	if c.AvailabilityCacheBytes < 1<<20 {
+		errs = append(errs, errors.New("BOXOFFICE_AVAILABILITY_CACHE_BYTES must be at least 1048576"))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -15,6 +15,7 @@ import (
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/inventory"
+	"boxoffice/internal/tenant"
 	"boxoffice/internal/waitingroom"
 )
 
@@ -75,11 +76,32 @@ type CreateParams struct {
 
 // Store reads and writes products.
 type Store struct {
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	quota tenant.Quota
 }
 
 // NewStore returns a Store on pool.
-func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool, quota: DefaultQuota} }
+
+// DefaultQuota is what a tenant may create unless the deployment or the
+// tenant's own quota says otherwise.
+var DefaultQuota = tenant.Quota{Products: 1000, Capacity: 20_000_000}
+
+// SetDefaultQuota sets the quota of tenants without one of their own.
+func (s *Store) SetDefaultQuota(q tenant.Quota) { s.quota = q }
+
+// QuotaError is returned when a product would take a tenant over its quota.
+type QuotaError struct {
+	Quota          tenant.Quota
+	Products       int
+	Capacity       int64
+	AddingCapacity int
+}
+
+func (e *QuotaError) Error() string {
+	return fmt.Sprintf("tenant quota exceeded: %d of %d products, %d + %d of %d numbers",
+		e.Products, e.Quota.Products, e.Capacity, e.AddingCapacity, e.Quota.Capacity)
+}
 
 // Create inserts the product and its empty inventory row in one transaction.
 func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
@@ -110,6 +132,9 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 	}
 	id := uuid.New()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := s.checkQuota(ctx, tx, p); err != nil {
+			return err
+		}
 		var onSale any = p.OnSaleAt
 		if p.OnSaleAt.IsZero() {
 			onSale = nil
@@ -137,6 +162,24 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 		return nil, err
 	}
 	return s.Get(ctx, p.TenantID, id)
+}
+
+// checkQuota refuses a product that would take its tenant over its quota.
+func (s *Store) checkQuota(ctx context.Context, tx pgx.Tx, p CreateParams) error {
+	q, err := tenant.LockQuota(ctx, tx, p.TenantID, s.quota)
+	if err != nil {
+		return err
+	}
+	var n int
+	var capacity int64
+	if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(sum(capacity), 0) FROM products WHERE tenant_id = $1`,
+		p.TenantID).Scan(&n, &capacity); err != nil {
+		return fmt.Errorf("count tenant's products: %w", err)
+	}
+	if n+1 > q.Products || capacity+int64(p.Capacity) > q.Capacity {
+		return &QuotaError{Quota: q, Products: n, Capacity: capacity, AddingCapacity: p.Capacity}
+	}
+	return nil
 }
 
 const selectProduct = `

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"boxoffice/internal/cache"
 	"boxoffice/internal/db"
 )
 
@@ -96,12 +97,17 @@ type Service struct {
 	rooms map[uuid.UUID]*roomState
 	carry map[uuid.UUID]float64 // admission fractions between controller ticks
 	group sync.Mutex            // serialises refreshes (one query per product per second at most)
+
+	draws *cache.Cache[uuid.UUID, []uuid.UUID] // drawn orders, computed once
 }
 
 // NewService returns the waiting room service with the default feedback.
 func NewService(pool *pgxpool.Pool, tokens *Tokens, logger *slog.Logger) *Service {
-	return &Service{pool: pool, tokens: tokens, logger: logger, rooms: map[uuid.UUID]*roomState{}, carry: map[uuid.UUID]float64{},
+	s := &Service{pool: pool, tokens: tokens, logger: logger, rooms: map[uuid.UUID]*roomState{}, carry: map[uuid.UUID]float64{},
 		feedback: Feedback{SlowClaimsAfter: 5 * time.Second, PaymentTroubleAt: 10}}
+	// 16 bytes an entrant: 64 MiB holds four million entrants' draws.
+	s.draws = cache.NewSized(24*time.Hour, 1000, 64<<20, func(o []uuid.UUID) int { return 16*len(o) + 64 }, s.computeDraw)
+	return s
 }
 
 // SetFeedback sets the thresholds that slow admission; zero fields keep
@@ -379,8 +385,30 @@ func (s *Service) Fairness(ctx context.Context, productID uuid.UUID) (*Fairness,
 }
 
 // DrawOrder recomputes the draw from the revealed seed and the entrants'
-// ids, as anyone can: it must equal the positions given.
+// ids, as anyone can: it must equal the positions given. A drawn order never
+// changes, so it is computed once per process and kept (by bytes, in a
+// bounded cache); before the draw the answer is empty.
 func (s *Service) DrawOrder(ctx context.Context, productID uuid.UUID) ([]uuid.UUID, error) {
+	order, err := s.draws.Get(ctx, productID)
+	if errors.Is(err, errNotDrawn) {
+		return nil, nil
+	}
+	return order, err
+}
+
+// computeDraw is DrawOrder without the cache. An undrawn room's empty order
+// is an error to the cache, so it is not kept.
+func (s *Service) computeDraw(ctx context.Context, productID uuid.UUID) ([]uuid.UUID, error) {
+	order, err := s.drawOrder(ctx, productID)
+	if err == nil && order == nil {
+		return nil, errNotDrawn
+	}
+	return order, err
+}
+
+var errNotDrawn = errors.New("not drawn yet")
+
+func (s *Service) drawOrder(ctx context.Context, productID uuid.UUID) ([]uuid.UUID, error) {
 	var seed []byte
 	var drawn *time.Time
 	if err := s.pool.QueryRow(ctx, `SELECT seed, drawn_at FROM waiting_rooms WHERE product_id = $1`, productID).
