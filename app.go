@@ -73,12 +73,11 @@ func withConfig(ctx context.Context, run func(context.Context, *config.Config, *
 	return run(ctx, cfg, newLogger(cfg.LogLevel))
 }
 
-// migrate creates the database when missing and applies migrations.
+// migrate applies migrations. Only dev creates a missing database: for
+// serve, work and migrate a missing database is more likely a typo in
+// DATABASE_URL than a wish, and is reported as such.
 func migrate(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
-	if err := db.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
-		return err
-	}
-	pool, err := db.Open(ctx, cfg.DatabaseURL, db.PoolOptions{MaxConns: 4})
+	pool, err := openDatabase(ctx, cfg, 4)
 	if err != nil {
 		return err
 	}
@@ -99,10 +98,24 @@ func runMigrate(ctx context.Context, cfg *config.Config, logger *slog.Logger) er
 	return nil
 }
 
+// openDatabase connects to DATABASE_URL; its errors name the variable and
+// the URL (password redacted), since that is what the operator must fix.
+func openDatabase(ctx context.Context, cfg *config.Config, maxConns int32) (*pgxpool.Pool, error) {
+	pool, err := db.Open(ctx, cfg.DatabaseURL, db.PoolOptions{MaxConns: maxConns})
+	if err != nil {
+		hint := ""
+		if db.IsUndefinedDatabase(err) {
+			hint = " (the database does not exist: create it, or run `boxoffice dev`, which creates its own)"
+		}
+		return nil, fmt.Errorf("DATABASE_URL %s: %w%s", db.Redact(cfg.DatabaseURL), err, hint)
+	}
+	return pool, nil
+}
+
 // newApp connects and builds the services; work adds the queue consumers
 // (River's workers and periodic jobs, and the SQS consumer).
 func newApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, work bool) (*app, error) {
-	pool, err := db.Open(ctx, cfg.DatabaseURL, db.PoolOptions{MaxConns: int32(cfg.DBMaxConns)})
+	pool, err := openDatabase(ctx, cfg, int32(cfg.DBMaxConns))
 	if err != nil {
 		return nil, err
 	}

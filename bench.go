@@ -44,6 +44,10 @@ func runBench(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return errors.New(benchUsage)
 	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Print(benchUsage)
+		return nil
+	}
 	scenario := args[0]
 	if scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "room" && scenario != "accept" && scenario != "million" && scenario != "onsale" && scenario != "all" {
 		return errors.New(benchUsage)

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,6 +20,7 @@ import (
 	"github.com/sivchari/kumo"
 
 	"boxoffice/internal/config"
+	"boxoffice/internal/db"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/product"
 	"boxoffice/internal/pspsim"
@@ -49,9 +51,15 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 		defer sink.Close()
 		cfg.SMTPAddr = sink.Addr()
 		inboxAddr := envString("BOXOFFICE_INBOX_ADDR", "127.0.0.1:8025")
+		// Bound up front: a busy port (another instance's inbox) must stop
+		// the start, not leave the banner pointing at someone else's mail.
+		inboxLn, err := net.Listen("tcp", inboxAddr)
+		if err != nil {
+			return fmt.Errorf("dev inbox on %s (BOXOFFICE_INBOX_ADDR): %w", inboxAddr, err)
+		}
 		go func() {
-			if err := sink.Serve(ctx, inboxAddr); err != nil {
-				logger.Warn("dev inbox unavailable", "addr", inboxAddr, "error", err)
+			if err := sink.Serve(ctx, inboxLn); err != nil {
+				logger.Warn("dev inbox stopped", "addr", inboxAddr, "error", err)
 			}
 		}()
 		inboxURL = "http://" + inboxAddr
@@ -63,6 +71,10 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 		}
 		defer stop()
 		cfg.PaymentProviderURL = url
+	}
+	// dev, and only dev, creates its database when missing.
+	if err := db.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+		return fmt.Errorf("DATABASE_URL %s: %w", db.Redact(cfg.DatabaseURL), err)
 	}
 	if err := migrate(ctx, cfg, logger); err != nil {
 		return err
@@ -96,6 +108,13 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 	queues := "River (in PostgreSQL)"
 	if cfg.QueueBackend == "sqs" {
 		queues = fmt.Sprintf("SQS %s (dead letters: %s)", cfg.SQSQueueURL, cfg.SQSDLQURL)
+		if cfg.SQSEndpoint != "" {
+			// The emulator names its queues after AWS's local convention
+			// (localhost:4566); requests go to the endpoint, so say where
+			// it really is.
+			queues = fmt.Sprintf("SQS emulator at %s: queue %s, dead letters %s", cfg.SQSEndpoint,
+				path.Base(cfg.SQSQueueURL), path.Base(cfg.SQSDLQURL))
+		}
 	}
 	fmt.Printf(`
 BoxOffice dev is up.

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -57,6 +58,9 @@ func main() {
 	default:
 		fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", cmd, usage)
 		os.Exit(2)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return // a command's -h: its usage is already printed
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		slog.Error("boxoffice failed", "command", os.Args[1], "error", err)

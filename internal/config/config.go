@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Config is the whole process configuration.
@@ -339,6 +342,9 @@ func (c *Config) Validate() error {
 	if c.AvailabilityCacheBytes < 1<<20 {
 		errs = append(errs, errors.New("BOXOFFICE_AVAILABILITY_CACHE_BYTES must be at least 1048576"))
 	}
+	if err := checkDatabaseURL(c.DatabaseURL); err != nil {
+		errs = append(errs, err)
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -365,4 +371,24 @@ func parsePrefix(s string) (netip.Prefix, error) {
 	}
 	a = a.Unmap()
 	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// checkDatabaseURL catches a malformed DATABASE_URL at start, naming the
+// variable (pgx's own message, "invalid configuration parameter name", does
+// not say where the mistake is).
+func checkDatabaseURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("DATABASE_URL is not a URL: %w", err)
+	}
+	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		return fmt.Errorf("DATABASE_URL %s: the scheme must be postgres:// or postgresql://, not %q", u.Redacted(), u.Scheme+"://")
+	}
+	if u.Host == "" || strings.Trim(u.Path, "/") == "" {
+		return fmt.Errorf("DATABASE_URL %s: needs a host and a database name (postgres://user@host:5432/name)", u.Redacted())
+	}
+	if _, err := pgconn.ParseConfig(raw); err != nil {
+		return fmt.Errorf("DATABASE_URL %s: %w", u.Redacted(), err)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"strings"
 	"syscall"
 	"time"
@@ -119,6 +120,22 @@ func IsUniqueViolation(err error, constraint string) bool {
 func IsForeignKeyViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == pgerrcode.ForeignKeyViolation
+}
+
+// IsUndefinedDatabase reports whether err says the database named in the
+// URL does not exist.
+func IsUndefinedDatabase(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == pgerrcode.InvalidCatalogName
+}
+
+// Redact returns url with its password hidden, for messages and logs.
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 // IsUnavailable reports whether err says the database could not be reached

@@ -180,13 +180,13 @@ func (s *Sink) Inbox() http.Handler {
 }
 
 // Serve runs the web inbox on addr until ctx ends.
-func (s *Sink) Serve(ctx context.Context, addr string) error {
-	srv := &http.Server{Addr: addr, Handler: s.Inbox(), ReadHeaderTimeout: 10 * time.Second}
+func (s *Sink) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: s.Inbox(), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		_ = srv.Shutdown(context.WithoutCancel(ctx))
 	}()
-	if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
+	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
 		return err
 	}
 	return nil
