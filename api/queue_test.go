@@ -41,6 +41,12 @@ func TestWaitingRoomGatesReservations(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status)
 	require.Equal(t, "WAITING", r.body["status"])
 	require.Equal(t, "public, max-age=1", r.header.Get("Cache-Control"))
+	// Before the draw a poll says when it runs, how many have entered, and
+	// that places are drawn; the fairness page counts entrants live.
+	require.Equal(t, p.OnSaleAt.UTC().Format(time.RFC3339), mustTime(t, r.body["opensAt"]).UTC().Format(time.RFC3339))
+	require.EqualValues(t, 1, r.body["entrants"])
+	require.Contains(t, r.body["message"], "drawn at random")
+	require.EqualValues(t, 1, b.do(t, http.MethodGet, base+"/queue/fairness", "", nil).body["entrants"])
 	requireProblem(t, b.do(t, http.MethodGet, "/v1/queue/not-a-token", "", nil), 401, "INVALID_QUEUE_TOKEN")
 
 	// Without an access token the reservation is refused, whatever else is right.
@@ -172,4 +178,26 @@ func TestRateLimitsCannotBeDodged(t *testing.T) {
 	// Another client behind the same proxy has its own allowance.
 	require.Equal(t, http.StatusCreated, byIP.do(t, http.MethodPost, paths[0], buyerToken(t, env.Tenant, "other", time.Hour), nil,
 		"X-Forwarded-For", "203.0.113.8, 10.1.2.3").status)
+}
+
+func mustTime(t *testing.T, v any) time.Time {
+	t.Helper()
+	s, _ := v.(string)
+	at, err := time.Parse(time.RFC3339Nano, s)
+	require.NoError(t, err, "a time: %v", v)
+	return at
+}
+
+// A reservation for a product known not to be on sale yet is refused at
+// once with the opening time, not queued to be rejected later.
+func TestReserveBeforeOpening(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	opens := time.Now().Add(time.Hour).Truncate(time.Second)
+	p := b.env.Product(t, testfix.ProductOpts{Capacity: 10, OnSaleAt: opens})
+	r := b.do(t, http.MethodPost, "/v1/products/"+p.ID.String()+"/reservations", b.buyer, map[string]any{"quantity": 1},
+		"Idempotency-Key", "early")
+	requireProblem(t, r, http.StatusConflict, "NOT_ON_SALE")
+	require.Contains(t, r.body["detail"], opens.UTC().Format(time.RFC3339))
+	require.Zero(t, b.countRequests(t))
 }

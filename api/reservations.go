@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
@@ -73,6 +74,22 @@ func (s *Server) registerReservations() {
 		}
 		if err := s.checkAccess(ctx, p, buyer, in.AccessToken); err != nil {
 			return nil, err
+		}
+		// Known not to be on sale yet: say so now, with the opening time,
+		// instead of queueing a request the claim would reject. (The claim
+		// stays the authority; this reads a product cached for seconds.)
+		// The cached product may predate a change of the opening time, so
+		// a refusal is confirmed with a fresh read (one key lookup, cheaper
+		// than the accept it saves).
+		if time.Now().Before(p.OnSaleAt) {
+			fresh, err := s.Products.GetAny(ctx, p.ID)
+			if err != nil {
+				return nil, s.toProblem(err)
+			}
+			if time.Now().Before(fresh.OnSaleAt) {
+				return nil, problem(http.StatusConflict, "NOT_ON_SALE",
+					"the sale opens at "+fresh.OnSaleAt.UTC().Format(time.RFC3339))
+			}
 		}
 		acc, err := s.Reservations.Accept(ctx, reservation.AcceptParams{
 			Product: p, BuyerID: buyer.BuyerID, IdempotencyKey: in.IdempotencyKey,

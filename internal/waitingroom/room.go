@@ -81,6 +81,10 @@ type Status struct {
 	QueueToken  string     `json:"queueToken,omitempty" doc:"A fresher queue token (carrying the position once drawn)"`
 	AccessToken string     `json:"accessToken,omitempty" doc:"Send as X-Access-Token with reservations and orders"`
 	ExpiresAt   *time.Time `json:"accessExpiresAt,omitempty"`
+	// Before the draw: when it runs, how many wait for it, and what it means.
+	OpensAt  *time.Time `json:"opensAt,omitempty" doc:"Before the draw: when the sale opens and places are drawn"`
+	Entrants int64      `json:"entrants,omitempty" doc:"Before the draw: shoppers entered so far (refreshed about once a second)"`
+	Message  string     `json:"message,omitempty" doc:"What the status means, for people"`
 }
 
 // Service is the waiting room.
@@ -363,7 +367,8 @@ type Fairness struct {
 	Commitment string     `json:"commitment" doc:"hex SHA-256 of the seed, published before opening"`
 	Seed       string     `json:"seed,omitempty" doc:"hex seed, revealed after the draw"`
 	DrawnAt    *time.Time `json:"drawnAt,omitempty"`
-	Entrants   int64      `json:"entrants" doc:"entrants in the draw"`
+	Entrants   int64      `json:"entrants" doc:"entrants in the draw (so far, before it)"`
+	OpensAt    time.Time  `json:"opensAt" doc:"when the product goes on sale and the draw runs"`
 	Algorithm  string     `json:"algorithm"`
 }
 
@@ -373,8 +378,15 @@ const algorithm = "ticket = SHA-256(seed || 16-byte entry id); entrants ordered 
 func (s *Service) Fairness(ctx context.Context, productID uuid.UUID) (*Fairness, error) {
 	f := &Fairness{Algorithm: algorithm}
 	var seed []byte
-	err := s.pool.QueryRow(ctx, `SELECT commitment, seed, drawn_at, pre_open_count FROM waiting_rooms WHERE product_id = $1`,
-		productID).Scan(&f.Commitment, &seed, &f.DrawnAt, &f.Entrants)
+	// Before the draw the entrants are counted live: the count is part of
+	// what a shopper checks the draw against.
+	err := s.pool.QueryRow(ctx, `
+		SELECT r.commitment, r.seed, r.drawn_at, p.on_sale_at,
+		       CASE WHEN r.drawn_at IS NULL
+		            THEN (SELECT count(*) FROM queue_entries e WHERE e.product_id = r.product_id AND e.pre_open)
+		            ELSE r.pre_open_count END
+		FROM waiting_rooms r JOIN products p ON p.id = r.product_id WHERE r.product_id = $1`,
+		productID).Scan(&f.Commitment, &seed, &f.DrawnAt, &f.OpensAt, &f.Entrants)
 	if err != nil {
 		return nil, fmt.Errorf("waiting room %s: %w", productID, db.NotFound(err))
 	}
@@ -444,6 +456,9 @@ type roomState struct {
 	// incrementally: each load asks only for turns ended since the last.
 	ended map[string]string
 	dbNow time.Time // the database's clock at this load
+	// Before the draw: the opening time and the entrants so far.
+	opensAt  time.Time
+	entrants int64
 }
 
 type step struct {
@@ -484,9 +499,12 @@ func (s *Service) load(ctx context.Context, productID uuid.UUID, prev *roomState
 	var settings []byte
 	var drawnAt *time.Time
 	err := s.pool.QueryRow(ctx, `
-		SELECT p.waiting_room, r.drawn_at, r.admitted_through, r.sold_out, r.rate_per_second
+		SELECT p.waiting_room, r.drawn_at, r.admitted_through, r.sold_out, r.rate_per_second, p.on_sale_at,
+		       CASE WHEN r.drawn_at IS NULL
+		            THEN (SELECT count(*) FROM queue_entries e WHERE e.product_id = r.product_id AND e.pre_open)
+		            ELSE r.pre_open_count END
 		FROM waiting_rooms r JOIN products p ON p.id = r.product_id WHERE r.product_id = $1`, productID).
-		Scan(&settings, &drawnAt, &st.nowServing, &st.soldOut, &st.rate)
+		Scan(&settings, &drawnAt, &st.nowServing, &st.soldOut, &st.rate, &st.opensAt, &st.entrants)
 	if err != nil {
 		return nil, fmt.Errorf("waiting room %s: %w", productID, db.NotFound(err))
 	}
@@ -582,6 +600,12 @@ func (s *Service) Poll(ctx context.Context, token string) (*Status, error) {
 			out.QueueToken = s.tokens.Queue(Entry{ID: c.EntryID, ProductID: c.ProductID, TenantID: c.TenantID,
 				BuyerID: c.Subject, Position: pos}, queueTTL)
 		}
+	}
+	if !st.drawn && out.Position == 0 {
+		opens := st.opensAt
+		out.OpensAt, out.Entrants = &opens, st.entrants
+		out.Message = "Places are drawn at random among everyone who entered before the sale opens; " +
+			"coming early or refreshing does not change your chance."
 	}
 	switch {
 	case out.Position > 0 && out.Position <= st.nowServing:
