@@ -398,7 +398,15 @@ func TestOperations(t *testing.T) {
 		"/v1/products/{id}/reservations", "/v1/reservations/{id}", "/v1/holds/{id}"} {
 		require.Contains(t, paths, p)
 	}
-	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/docs", "", nil).status)
+	// The docs page is self-contained: every asset from this server, none
+	// from a CDN (it was blank offline).
+	docs := b.do(t, http.MethodGet, "/docs", "", nil)
+	require.Equal(t, http.StatusOK, docs.status)
+	require.NotRegexp(t, `(src|href)="(https?:)?//`, string(docs.raw))
+	for _, asset := range []string{"/docs/docs.js", "/docs/docs.css"} {
+		require.Contains(t, string(docs.raw), asset)
+		require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, asset, "", nil).status, asset)
+	}
 
 	b.reserve(t, b.buyer, "m1", map[string]any{"quantity": 1})
 	require.Equal(t, http.StatusNotFound, b.do(t, http.MethodGet, "/metrics", "", nil).status,

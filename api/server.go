@@ -6,7 +6,9 @@ package api
 import (
 	"cmp"
 	"context"
+	"io/fs"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/filesystem"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -31,6 +34,7 @@ import (
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/waitingroom"
+	"boxoffice/web"
 )
 
 // Deps are the services the API calls.
@@ -120,6 +124,9 @@ func New(d Deps) *Server {
 	cfg.Info.Description = "Flash-sale reservations of numbered inventory. Requests are recorded and queued " +
 		"(202); poll the reservation until it is HELD or REJECTED."
 	cfg.CreateHooks = nil // no $schema links in bodies: unknown fields are refused
+	// huma's own docs page loads its viewer from a public CDN (blank
+	// offline); ours is embedded (web/docs) and reads /openapi.json.
+	cfg.DocsPath = ""
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		schemeAdmin: {Type: "http", Scheme: "bearer", Description: "The platform admin key (BOXOFFICE_ADMIN_KEY)."},
 		schemeAPI:   {Type: "http", Scheme: "bearer", Description: "A tenant API key (bo_...)."},
@@ -133,6 +140,8 @@ func New(d Deps) *Server {
 		next(huma.WithContext(ctx, c))
 	}, s.authenticate, s.buyerLimit(d.RateLimits.PerBuyer))
 
+	docs, _ := fs.Sub(web.Docs, "docs")
+	s.app.Use("/docs", filesystem.New(filesystem.Config{Root: http.FS(docs), Index: "index.html", MaxAge: 300}))
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
 	s.app.Get("/readyz", s.readyz)
 	s.registerTenants()

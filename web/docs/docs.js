@@ -1,0 +1,154 @@
+// Renders the OpenAPI document of this server as a readable reference:
+// operations grouped by tag, with parameters, request bodies, responses and
+// schemas resolved from components. No third-party code: plain DOM.
+
+const METHODS = ["get", "post", "put", "patch", "delete"];
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else node.setAttribute(k, v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+function resolve(doc, schema) {
+  if (schema && schema.$ref) {
+    const name = schema.$ref.split("/").pop();
+    return { name, schema: doc.components?.schemas?.[name] ?? {} };
+  }
+  return { name: null, schema: schema ?? {} };
+}
+
+// typeOf describes a schema in one line: "string (uuid)", "array of Hold".
+function typeOf(doc, schema) {
+  const { name, schema: s } = resolve(doc, schema);
+  if (name) return name;
+  let t = Array.isArray(s.type) ? s.type.filter((x) => x !== "null").join(" | ") : s.type ?? "any";
+  if (t === "array") return "array of " + typeOf(doc, s.items);
+  if (s.format) t += ` (${s.format})`;
+  if (s.enum) t += ": " + s.enum.join(", ");
+  return t;
+}
+
+function limits(s) {
+  const parts = [];
+  for (const k of ["minimum", "maximum", "minLength", "maxLength", "maxItems", "pattern", "default"]) {
+    if (s[k] !== undefined) parts.push(`${k} ${s[k]}`);
+  }
+  return parts.join(", ");
+}
+
+// schemaTable lists an object's fields, one nested level of named schemas
+// linked to their own section below.
+function schemaTable(doc, schema) {
+  const { name, schema: s } = resolve(doc, schema);
+  if (s.type !== "object" || !s.properties) {
+    return el("p", {}, name ? el("a", { href: "#schema-" + name }, name) : typeOf(doc, schema));
+  }
+  const required = new Set(s.required ?? []);
+  const rows = Object.entries(s.properties).map(([field, fs]) => {
+    const r = resolve(doc, fs);
+    const type = r.name ? el("a", { href: "#schema-" + r.name }, r.name) : typeOf(doc, fs);
+    return el("tr", {}, el("td", {}, el("code", {}, field), required.has(field) ? " *" : ""),
+      el("td", {}, type), el("td", {}, r.schema.description ?? "", " ", el("span", { class: "muted" }, limits(r.schema))));
+  });
+  return el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, "field"), el("th", {}, "type"), el("th", {}, "about"))),
+    el("tbody", {}, rows));
+}
+
+function operation(doc, path, method, op, id) {
+  const sec = el("section", { class: "op", id });
+  sec.append(el("h3", {}, el("span", { class: "method " + method }, method), el("code", {}, path),
+    el("span", {}, op.summary ?? "")));
+  if (op.description) sec.append(el("p", {}, op.description));
+  if (op.security?.length) {
+    sec.append(el("p", { class: "muted" }, "Credentials: " + op.security.map((s) => Object.keys(s).join(" + ")).join(" or ")));
+  }
+  const params = op.parameters ?? [];
+  if (params.length) {
+    sec.append(el("h4", {}, "Parameters"), el("table", {},
+      el("thead", {}, el("tr", {}, el("th", {}, "name"), el("th", {}, "in"), el("th", {}, "type"), el("th", {}, "about"))),
+      el("tbody", {}, params.map((p) => el("tr", {}, el("td", {}, el("code", {}, p.name), p.required ? " *" : ""),
+        el("td", {}, p.in), el("td", {}, typeOf(doc, p.schema)),
+        el("td", {}, p.description ?? "", " ", el("span", { class: "muted" }, limits(p.schema ?? {}))))))));
+  }
+  const body = op.requestBody?.content?.["application/json"]?.schema;
+  if (body) sec.append(el("h4", {}, "Request body"), schemaTable(doc, body));
+  const responses = Object.entries(op.responses ?? {});
+  if (responses.length) {
+    sec.append(el("h4", {}, "Responses"), el("table", {}, el("tbody", {}, responses.map(([code, r]) => {
+      const content = r.content ?? {};
+      const first = Object.values(content)[0];
+      return el("tr", {}, el("td", {}, el("code", {}, code)), el("td", {}, r.description ?? ""),
+        el("td", {}, first?.schema ? typeOf(doc, first.schema) : ""));
+    }))));
+  }
+  return sec;
+}
+
+function render(doc) {
+  const nav = document.getElementById("nav");
+  const main = document.getElementById("main");
+  nav.replaceChildren();
+  main.replaceChildren();
+  if (doc.info?.description) main.append(el("p", {}, doc.info.description));
+  const byTag = new Map();
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      const tag = op.tags?.[0] ?? "Other";
+      if (!byTag.has(tag)) byTag.set(tag, []);
+      byTag.get(tag).push({ path, method, op });
+    }
+  }
+  for (const [tag, ops] of byTag) {
+    nav.append(el("h2", {}, tag));
+    main.append(el("h2", { class: "tag" }, tag));
+    for (const { path, method, op } of ops) {
+      const id = "op-" + (op.operationId ?? method + path).replace(/[^a-zA-Z0-9-]/g, "-");
+      const link = el("a", { href: "#" + id }, `${method.toUpperCase()} ${path}`);
+      link.dataset.search = `${method} ${path} ${op.summary ?? ""} ${tag}`.toLowerCase();
+      nav.append(link);
+      const sec = operation(doc, path, method, op, id);
+      sec.dataset.search = link.dataset.search;
+      main.append(sec);
+    }
+  }
+  const schemas = Object.entries(doc.components?.schemas ?? {});
+  if (schemas.length) {
+    main.append(el("h2", { class: "tag" }, "Schemas"));
+    for (const [name, s] of schemas) {
+      main.append(el("section", { class: "op", id: "schema-" + name }, el("h3", {}, name),
+        s.description ? el("p", {}, s.description) : null, schemaTable(doc, s)));
+    }
+  }
+}
+
+function filter(text) {
+  const q = text.trim().toLowerCase();
+  for (const node of document.querySelectorAll("[data-search]")) {
+    node.hidden = q !== "" && !node.dataset.search.includes(q);
+  }
+}
+
+async function start() {
+  try {
+    const resp = await fetch("/openapi.json");
+    if (!resp.ok) throw new Error(`GET /openapi.json: ${resp.status}`);
+    render(await resp.json());
+    if (location.hash) document.getElementById(location.hash.slice(1))?.scrollIntoView();
+  } catch (err) {
+    document.getElementById("main").replaceChildren(el("p", {}, "Could not load the API description: " + err.message));
+  }
+  const input = document.getElementById("filter");
+  input.addEventListener("input", () => filter(input.value));
+}
+
+start();
