@@ -39,6 +39,7 @@ lint: ## gofmt check and go vet
 bench: ## run the benchmark scenarios and print figures and ratios
 	@base=$$($(PG)) && \
 	  export BENCH_DATABASE_URL="$${BENCH_DATABASE_URL:-$$base/boxoffice_bench?sslmode=disable}" && \
+	  export BOXOFFICE_PG_BIN="$${BOXOFFICE_PG_BIN:-$$($(PG) bin)}" && \
 	  go run . bench all
 
 .PHONY: build

@@ -25,7 +25,7 @@ import (
 	"boxoffice/migrations"
 )
 
-const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|all [flags]
+const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|room|accept|million|onsale|faults|all [flags]
 
   claim       drain queued requests: River batched vs batch size 1, and through SQS
   sqs-accept  accept with the SQS backend: SendMessageBatch vs one SendMessage per request
@@ -34,6 +34,7 @@ const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|all [flags]
   accept      POST reservations over HTTP at 16/64/256 connections: micro-batched vs one transaction each
   million     a 1,000,000-number raffle: memory, availability reads cached and uncached, random claims
   onsale      the stadium on-sale end to end (waiting room, reservations, payments), oversold checked in the database
+  faults      resume times after SIGKILLs of a claim worker, an SQS consumer and a payment worker (real processes, own PostgreSQL)
   all         all of them (what make bench runs)
 `
 
@@ -49,7 +50,7 @@ func runBench(ctx context.Context, args []string) error {
 		return nil
 	}
 	scenario := args[0]
-	if scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "room" && scenario != "accept" && scenario != "million" && scenario != "onsale" && scenario != "all" {
+	if scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "room" && scenario != "accept" && scenario != "million" && scenario != "onsale" && scenario != "faults" && scenario != "all" {
 		return errors.New(benchUsage)
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -178,6 +179,14 @@ func runBench(ctx context.Context, args []string) error {
 			return err
 		}
 		figures["room"] = map[string]any{"config": rc, "result": res}
+	}
+
+	if scenario == "faults" || scenario == "all" {
+		res, err := bench.Faults(out)
+		if err != nil {
+			return err
+		}
+		figures["faults"] = map[string]any{"result": res}
 	}
 
 	if err := os.MkdirAll(filepath.Join("bench", "out"), 0o755); err != nil {

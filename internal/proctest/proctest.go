@@ -25,11 +25,24 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 
 	"boxoffice/internal/db"
 )
+
+// T is what the harness needs of its caller: a test (testing.TB has it
+// all) or a benchmark run standing in for one.
+type T interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Fatal(args ...any)
+	FailNow()
+	Logf(format string, args ...any)
+	Cleanup(func())
+	TempDir() string
+	Failed() bool
+}
 
 // root is the module's directory, found from this file's path.
 func root() string {
@@ -37,7 +50,17 @@ func root() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
+// binaryOverride, when set, is used instead of building (SetBinary).
+var binaryOverride string
+
+// SetBinary makes the harness run bin instead of building one: the
+// benchmark passes its own executable. Call it before anything starts.
+func SetBinary(bin string) { binaryOverride = bin }
+
 var buildOnce = sync.OnceValues(func() (string, error) {
+	if binaryOverride != "" {
+		return binaryOverride, nil
+	}
 	dir, err := os.MkdirTemp("", "boxoffice-bin-")
 	if err != nil {
 		return "", err
@@ -54,7 +77,7 @@ var buildOnce = sync.OnceValues(func() (string, error) {
 
 // Binary returns the path of the boxoffice binary, built once per test
 // binary into a temporary directory (removed by CleanupBinary).
-func Binary(t testing.TB) string {
+func Binary(t T) string {
 	t.Helper()
 	bin, err := buildOnce()
 	if err != nil {
@@ -65,13 +88,16 @@ func Binary(t testing.TB) string {
 
 // CleanupBinary removes the built binary; call it from TestMain.
 func CleanupBinary() {
+	if binaryOverride != "" {
+		return
+	}
 	if bin, err := buildOnce(); err == nil {
 		_ = os.RemoveAll(filepath.Dir(bin))
 	}
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func FreePort(t testing.TB) int {
+func FreePort(t T) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -83,7 +109,7 @@ func FreePort(t testing.TB) int {
 
 // Cluster is a PostgreSQL cluster owned by one test.
 type Cluster struct {
-	t    testing.TB
+	t    T
 	bin  string
 	dir  string
 	Port int
@@ -124,7 +150,7 @@ func asOwner(name string, args ...string) *exec.Cmd {
 
 // NewCluster creates and starts a private cluster; it is stopped and
 // removed when the test ends.
-func NewCluster(t testing.TB) *Cluster {
+func NewCluster(t T) *Cluster {
 	t.Helper()
 	bin, err := pgBin()
 	if err != nil {
@@ -200,7 +226,7 @@ func (c *Cluster) Stop(mode string) {
 
 // Process is one running boxoffice process.
 type Process struct {
-	t    testing.TB
+	t    T
 	Name string
 	// Metrics is the process's metrics URL, for the caller to fill in.
 	Metrics string
@@ -216,7 +242,7 @@ type Env map[string]string
 // Start runs `boxoffice args...` with env in its own process group. Its
 // output goes to a file named after it in the test's temporary directory
 // (printed when the test fails); the group is killed when the test ends.
-func Start(t testing.TB, name string, env Env, args ...string) *Process {
+func Start(t T, name string, env Env, args ...string) *Process {
 	t.Helper()
 	p := &Process{t: t, Name: name, log: filepath.Join(t.TempDir(), name+".log"), done: make(chan struct{})}
 	out, err := os.Create(p.log)
@@ -307,7 +333,7 @@ func (p *Process) WaitLog(s string, timeout time.Duration) string {
 }
 
 // WaitHTTP waits until url answers 200.
-func WaitHTTP(t testing.TB, url string, timeout time.Duration) {
+func WaitHTTP(t T, url string, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -326,7 +352,7 @@ func WaitHTTP(t testing.TB, url string, timeout time.Duration) {
 }
 
 // Run runs `boxoffice args...` to completion and returns its output.
-func Run(t testing.TB, env Env, args ...string) string {
+func Run(t T, env Env, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(Binary(t), args...)
 	cmd.Env = os.Environ()

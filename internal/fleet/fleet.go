@@ -1,4 +1,8 @@
-package faults_test
+// Package fleet runs a BoxOffice deployment split as in production — its
+// own PostgreSQL cluster, `serve` and `work` processes of the binary — and
+// drives it over HTTP like shoppers would, for the fault suite
+// (internal/faults) and the fault benchmark (boxoffice bench faults).
+package fleet
 
 import (
 	"bytes"
@@ -7,12 +11,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/google/uuid"
@@ -26,59 +28,57 @@ import (
 	"boxoffice/internal/tenant"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	proctest.CleanupBinary()
-	os.Exit(code)
-}
+// T is the fleet's caller: a test or a benchmark run.
+type T = proctest.T
 
-const adminKey = "fault-admin-key"
+// AdminKey is the fleet's platform admin key.
+const AdminKey = "fault-admin-key"
 
-// fleet is a deployment split as in production: its own PostgreSQL, one or
+// Fleet is a deployment split as in production: its own PostgreSQL, one or
 // more `serve` and `work` processes.
-type fleet struct {
-	t       *testing.T
-	cluster *proctest.Cluster
-	url     string
-	pool    *pgxpool.Pool
-	env     proctest.Env // shared by every process
-	api     string       // base URL of the current serve process
-	apiPort int
-	http    *http.Client
+type Fleet struct {
+	t       T
+	Cluster *proctest.Cluster
+	URL     string
+	Pool    *pgxpool.Pool
+	Env     proctest.Env // shared by every process
+	API     string       // base URL of the current serve process
+	APIPort int
+	HTTP    *http.Client
 
-	tenantID uuid.UUID
-	secret   string
-	apiKey   string
+	TenantID uuid.UUID
+	Secret   string
+	APIKey   string
 }
 
-// newFleet starts a cluster and migrates it; processes start on demand.
-func newFleet(t *testing.T, env proctest.Env) *fleet {
+// New starts a cluster and migrates it; processes start on demand.
+func New(t T, env proctest.Env) *Fleet {
 	t.Helper()
 	c := proctest.NewCluster(t)
-	f := &fleet{t: t, cluster: c, url: c.URL("boxoffice"),
-		http: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
-	t.Cleanup(f.http.CloseIdleConnections)
-	f.env = proctest.Env{
-		"DATABASE_URL": f.url, "BOXOFFICE_ADMIN_KEY": adminKey, "BOXOFFICE_LOG_LEVEL": "info",
+	f := &Fleet{t: t, Cluster: c, URL: c.URL("boxoffice"),
+		HTTP: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	t.Cleanup(f.HTTP.CloseIdleConnections)
+	f.Env = proctest.Env{
+		"DATABASE_URL": f.URL, "BOXOFFICE_ADMIN_KEY": AdminKey, "BOXOFFICE_LOG_LEVEL": "info",
 		"BOXOFFICE_RATE_LIMIT_IP": "0", "BOXOFFICE_RATE_LIMIT_BUYER": "0",
 		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1",
 	}
 	for k, v := range env {
-		f.env[k] = v
+		f.Env[k] = v
 	}
-	proctest.Run(t, f.env, "migrate")
-	pool, err := db.Open(context.Background(), f.url, db.PoolOptions{MaxConns: 4})
+	proctest.Run(t, f.Env, "migrate")
+	pool, err := db.Open(context.Background(), f.URL, db.PoolOptions{MaxConns: 4})
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	f.pool = pool
-	f.apiPort = proctest.FreePort(t)
+	f.Pool = pool
+	f.APIPort = proctest.FreePort(t)
 	return f
 }
 
-// with returns the fleet's environment plus more.
-func (f *fleet) with(more proctest.Env) proctest.Env {
+// With returns the fleet's environment plus more.
+func (f *Fleet) With(more proctest.Env) proctest.Env {
 	env := proctest.Env{}
-	for k, v := range f.env {
+	for k, v := range f.Env {
 		env[k] = v
 	}
 	for k, v := range more {
@@ -87,42 +87,42 @@ func (f *fleet) with(more proctest.Env) proctest.Env {
 	return env
 }
 
-// serve starts an API process on the fleet's API port.
-func (f *fleet) serve(name string) *proctest.Process {
+// Serve starts an API process on the fleet's API port.
+func (f *Fleet) Serve(name string) *proctest.Process {
 	f.t.Helper()
 	metrics := fmt.Sprintf("127.0.0.1:%d", proctest.FreePort(f.t))
-	p := proctest.Start(f.t, name, f.with(proctest.Env{
-		"BOXOFFICE_ADDR": fmt.Sprintf("127.0.0.1:%d", f.apiPort), "BOXOFFICE_METRICS_ADDR": metrics}), "serve")
-	f.api = fmt.Sprintf("http://127.0.0.1:%d", f.apiPort)
-	proctest.WaitHTTP(f.t, f.api+"/healthz", 30*time.Second)
+	p := proctest.Start(f.t, name, f.With(proctest.Env{
+		"BOXOFFICE_ADDR": fmt.Sprintf("127.0.0.1:%d", f.APIPort), "BOXOFFICE_METRICS_ADDR": metrics}), "serve")
+	f.API = fmt.Sprintf("http://127.0.0.1:%d", f.APIPort)
+	proctest.WaitHTTP(f.t, f.API+"/healthz", 30*time.Second)
 	p.Metrics = "http://" + metrics + "/metrics"
 	return p
 }
 
-// worker is a `work` process and its River client ID.
-type worker struct {
+// Worker is a `work` process and its River client ID.
+type Worker struct {
 	*proctest.Process
-	clientID string
+	ClientID string
 }
 
 var clientIDLog = regexp.MustCompile(`"msg":"workers running".*"client":"([^"]+)"`)
 
-// work starts a worker process and waits until it runs.
-func (f *fleet) work(name string, more proctest.Env) *worker {
+// Work starts a worker process and waits until it runs.
+func (f *Fleet) Work(name string, more proctest.Env) *Worker {
 	f.t.Helper()
 	metrics := fmt.Sprintf("127.0.0.1:%d", proctest.FreePort(f.t))
-	env := f.with(more)
+	env := f.With(more)
 	env["BOXOFFICE_METRICS_ADDR"] = metrics
 	p := proctest.Start(f.t, name, env, "work")
 	logs := p.WaitLog(`"workers running"`, 30*time.Second)
 	m := clientIDLog.FindStringSubmatch(logs)
 	require.NotNil(f.t, m, "client id logged")
 	p.Metrics = "http://" + metrics + "/metrics"
-	return &worker{Process: p, clientID: m[1]}
+	return &Worker{Process: p, ClientID: m[1]}
 }
 
-// call sends a JSON request to the API.
-func (f *fleet) call(method, path, token string, body any, headers ...string) (int, map[string]any, error) {
+// Call sends a JSON request to the API.
+func (f *Fleet) Call(method, path, token string, body any, headers ...string) (int, map[string]any, error) {
 	var r io.Reader
 	if body != nil {
 		buf, err := json.Marshal(body)
@@ -131,7 +131,7 @@ func (f *fleet) call(method, path, token string, body any, headers ...string) (i
 		}
 		r = bytes.NewReader(buf)
 	}
-	req, err := http.NewRequest(method, f.api+path, r)
+	req, err := http.NewRequest(method, f.API+path, r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -144,7 +144,7 @@ func (f *fleet) call(method, path, token string, body any, headers ...string) (i
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := f.http.Do(req)
+	resp, err := f.HTTP.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -158,45 +158,45 @@ func (f *fleet) call(method, path, token string, body any, headers ...string) (i
 	return resp.StatusCode, out, nil
 }
 
-// mustCall is call that fails the test on a transport error or another status.
-func (f *fleet) mustCall(want int, method, path, token string, body any, headers ...string) map[string]any {
+// MustCall is call that fails the test on a transport error or another status.
+func (f *Fleet) MustCall(want int, method, path, token string, body any, headers ...string) map[string]any {
 	f.t.Helper()
-	code, out, err := f.call(method, path, token, body, headers...)
+	code, out, err := f.Call(method, path, token, body, headers...)
 	require.NoError(f.t, err)
 	require.Equal(f.t, want, code, "%s %s: %v", method, path, out)
 	return out
 }
 
-// tenant creates the fleet's tenant.
-func (f *fleet) tenant() {
+// Tenant creates the fleet's tenant.
+func (f *Fleet) Tenant() {
 	f.t.Helper()
-	out := f.mustCall(http.StatusCreated, http.MethodPost, "/v1/tenants", adminKey,
+	out := f.MustCall(http.StatusCreated, http.MethodPost, "/v1/tenants", AdminKey,
 		map[string]any{"slug": "t-" + uuid.NewString()[:8], "name": "Fault Arena"})
-	f.tenantID = uuid.MustParse(out["id"].(string))
-	f.secret, f.apiKey = out["buyerTokenSecret"].(string), out["apiKey"].(string)
+	f.TenantID = uuid.MustParse(out["id"].(string))
+	f.Secret, f.APIKey = out["buyerTokenSecret"].(string), out["apiKey"].(string)
 }
 
-// product creates a numbered product and returns its id.
-func (f *fleet) product(capacity int) uuid.UUID {
+// Product creates a numbered product and returns its id.
+func (f *Fleet) Product(capacity int) uuid.UUID {
 	f.t.Helper()
-	out := f.mustCall(http.StatusCreated, http.MethodPost, "/v1/products", f.apiKey, map[string]any{
+	out := f.MustCall(http.StatusCreated, http.MethodPost, "/v1/products", f.APIKey, map[string]any{
 		"slug": "p-" + uuid.NewString()[:8], "name": "Fault Night", "kind": "numbered", "capacity": capacity,
 		"priceCents": 1000, "currency": "EUR"})
 	return uuid.MustParse(out["id"].(string))
 }
 
-func (f *fleet) buyerToken(buyer string) string {
+func (f *Fleet) BuyerToken(buyer string) string {
 	f.t.Helper()
-	tok, err := tenant.SignBuyerToken([]byte(f.secret), f.tenantID, buyer, time.Hour)
+	tok, err := tenant.SignBuyerToken([]byte(f.Secret), f.TenantID, buyer, time.Hour)
 	require.NoError(f.t, err)
 	return tok
 }
 
-// load reserves one number for each of n new buyers from workers
+// Load reserves one number for each of n new buyers from workers
 // goroutines, retrying each request with its own Idempotency-Key until the
 // API answers 202 or 200 (a refused connection or a 503 is retried; any
 // other answer fails the test). It returns the statuses seen.
-func (f *fleet) load(product uuid.UUID, n, workers int) map[int]int {
+func (f *Fleet) Load(product uuid.UUID, n, workers int) map[int]int {
 	f.t.Helper()
 	var mu sync.Mutex
 	seen := map[int]int{}
@@ -212,14 +212,14 @@ func (f *fleet) load(product uuid.UUID, n, workers int) map[int]int {
 					return
 				}
 				buyer := "b-" + uuid.NewString()[:12]
-				tok, err := tenant.SignBuyerToken([]byte(f.secret), f.tenantID, buyer, time.Hour)
+				tok, err := tenant.SignBuyerToken([]byte(f.Secret), f.TenantID, buyer, time.Hour)
 				if !assert.NoError(f.t, err) {
 					return
 				}
 				key := uuid.NewString()
 				deadline := time.Now().Add(90 * time.Second)
 				for {
-					code, out, err := f.call(http.MethodPost, "/v1/products/"+product.String()+"/reservations", tok,
+					code, out, err := f.Call(http.MethodPost, "/v1/products/"+product.String()+"/reservations", tok,
 						map[string]any{"quantity": 1}, "Idempotency-Key", key)
 					mu.Lock()
 					if err != nil {
@@ -248,34 +248,34 @@ func (f *fleet) load(product uuid.UUID, n, workers int) map[int]int {
 	return seen
 }
 
-// count runs a counting query on the fleet's database.
-func (f *fleet) count(sql string, args ...any) int {
+// Count runs a counting query on the fleet's database.
+func (f *Fleet) Count(sql string, args ...any) int {
 	f.t.Helper()
 	var n int
-	require.NoError(f.t, f.pool.QueryRow(context.Background(), sql, args...).Scan(&n))
+	require.NoError(f.t, f.Pool.QueryRow(context.Background(), sql, args...).Scan(&n))
 	return n
 }
 
-// waitDecided waits until no request is QUEUED and returns how long it took.
-func (f *fleet) waitDecided(within time.Duration) time.Duration {
+// WaitDecided waits until no request is QUEUED and returns how long it took.
+func (f *Fleet) WaitDecided(within time.Duration) time.Duration {
 	f.t.Helper()
 	start := time.Now()
 	require.EventuallyWithT(f.t, func(c *assert.CollectT) {
 		var n int
-		assert.NoError(c, f.pool.QueryRow(context.Background(),
+		assert.NoError(c, f.Pool.QueryRow(context.Background(),
 			`SELECT count(*) FROM reservation_requests WHERE status = 'QUEUED'`).Scan(&n))
 		assert.Zero(c, n, "requests still QUEUED")
 	}, within, 100*time.Millisecond)
 	return time.Since(start)
 }
 
-// runningClaimOwner waits for a running claim job and returns the River
+// RunningClaimOwner waits for a running claim job and returns the River
 // client running it.
-func (f *fleet) runningClaimOwner(within time.Duration) string {
+func (f *Fleet) RunningClaimOwner(within time.Duration) string {
 	f.t.Helper()
 	var owner string
 	require.EventuallyWithT(f.t, func(c *assert.CollectT) {
-		err := f.pool.QueryRow(context.Background(), `
+		err := f.Pool.QueryRow(context.Background(), `
 			SELECT attempted_by[array_length(attempted_by, 1)] FROM river_job
 			WHERE kind = 'claim_product' AND state = 'running' LIMIT 1`).Scan(&owner)
 		assert.NoError(c, err, "a running claim job")
@@ -283,34 +283,34 @@ func (f *fleet) runningClaimOwner(within time.Duration) string {
 	return owner
 }
 
-// requireSound checks the promises: nothing sold twice, the inventory's
+// RequireSound checks the promises: nothing sold twice, the inventory's
 // bitmap and counters agree with the claims, every request decided.
-func (f *fleet) requireSound() {
+func (f *Fleet) RequireSound() {
 	f.t.Helper()
-	v, _, err := inventory.AuditAll(context.Background(), f.pool)
+	v, _, err := inventory.AuditAll(context.Background(), f.Pool)
 	require.NoError(f.t, err)
 	require.Empty(f.t, v, "invariant violations")
-	require.Zero(f.t, f.count(`
+	require.Zero(f.t, f.Count(`
 		SELECT count(*) FROM (SELECT n FROM holds h, unnest(h.numbers) n
 		                      WHERE h.state = 'CONVERTED' OR (h.state = 'ACTIVE' AND h.expires_at > now())
 		                      GROUP BY h.product_id, n HAVING count(*) > 1) d`), "a number in two live holds")
-	require.Zero(f.t, f.count(`SELECT count(*) FROM reservation_requests WHERE status = 'QUEUED'`))
+	require.Zero(f.t, f.Count(`SELECT count(*) FROM reservation_requests WHERE status = 'QUEUED'`))
 }
 
-// firstDecisionAfter is how long after t0 the first request was decided.
-func (f *fleet) firstDecisionAfter(t0 time.Time) time.Duration {
+// FirstDecisionAfter is how long after t0 the first request was decided.
+func (f *Fleet) FirstDecisionAfter(t0 time.Time) time.Duration {
 	f.t.Helper()
 	var first *time.Time
-	require.NoError(f.t, f.pool.QueryRow(context.Background(),
+	require.NoError(f.t, f.Pool.QueryRow(context.Background(),
 		`SELECT min(processed_at) FROM reservation_requests WHERE processed_at > $1`, t0).Scan(&first))
 	require.NotNil(f.t, first, "nothing was decided after %s: the fault came too late", t0)
 	return first.Sub(t0)
 }
 
-// scrape reads a process's metrics.
-func (f *fleet) scrape(p *proctest.Process) string {
+// Scrape reads a process's metrics.
+func (f *Fleet) Scrape(p *proctest.Process) string {
 	f.t.Helper()
-	resp, err := f.http.Get(p.Metrics)
+	resp, err := f.HTTP.Get(p.Metrics)
 	require.NoError(f.t, err)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
@@ -319,8 +319,8 @@ func (f *fleet) scrape(p *proctest.Process) string {
 	return string(raw)
 }
 
-// metricValue sums the samples of a series name in a scrape.
-func metricValue(scrape, name string) float64 {
+// MetricValue sums the samples of a series name in a scrape.
+func MetricValue(scrape, name string) float64 {
 	var sum float64
 	for _, line := range strings.Split(scrape, "\n") {
 		if strings.HasPrefix(line, name+" ") || strings.HasPrefix(line, name+"{") {

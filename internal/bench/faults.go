@@ -1,0 +1,113 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"boxoffice/internal/fleet"
+	"boxoffice/internal/proctest"
+)
+
+// FaultsResult is how long sales took to resume after each fault, measured
+// by the fault suite's own scenarios (internal/fleet) on real processes.
+type FaultsResult struct {
+	River    fleet.WorkerKill   `json:"river"`
+	SQS      fleet.ConsumerKill `json:"sqs"`
+	Payments fleet.PaymentKill  `json:"payments"`
+}
+
+// Faults runs the fault scenarios: a River claim worker SIGKILLed mid-drain
+// (another alive, then none), an SQS consumer SIGKILLed mid-batch (and the
+// slowest decision without a fault), a worker SIGKILLed while authorizing
+// payments. Each owns a PostgreSQL cluster and runs this executable's
+// `serve` and `work` as processes.
+func Faults(out io.Writer) (*FaultsResult, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("faults: own executable: %w", err)
+	}
+	proctest.SetBinary(exe)
+	res := &FaultsResult{}
+	if res.River, err = asScenario("river worker kill", fleet.RiverWorkerKill); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "faults: River claim worker SIGKILLed mid-drain, another alive: next decision after %s (target ≤ 5 s), queue decided after %s\n",
+		round(res.River.ResumeAfterKill), round(res.River.DecidedAfterKill))
+	fmt.Fprintf(out, "faults: no worker alive, one started: first decision after %s (target ≤ 5 s), queue decided after %s\n",
+		round(res.River.ResumeAfterStart), round(res.River.DecidedAfterStart))
+	if res.SQS, err = asScenario("sqs consumer kill", fleet.SQSConsumerKill); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "faults: SQS without a fault: slowest of 1,500 decisions %s (target ≤ 2 s)\n", round(res.SQS.SlowestNoFault))
+	fmt.Fprintf(out, "faults: SQS consumer SIGKILLed mid-batch, another alive: next decision after %s, its messages decided after %s (visibility timeout 10 s)\n",
+		round(res.SQS.ResumeAfterKill), round(res.SQS.DecidedAfterKill))
+	if res.Payments, err = asScenario("payment worker kill", fleet.PaymentWorkerKill); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "faults: worker SIGKILLed mid-authorization (3 s provider calls, no webhooks): %d orders confirmed %s after the kill (target ≤ 30 s)\n",
+		res.Payments.Orders, round(res.Payments.ConfirmedAfterKill))
+	return res, nil
+}
+
+func round(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+
+// asScenario runs a fault scenario outside `go test`: scenarioT stands in
+// for the test, a failed check ends the scenario with its messages, and
+// everything the scenario started is cleaned up either way.
+func asScenario[R any](name string, run func(proctest.T) R) (res R, err error) {
+	t := &scenarioT{}
+	defer t.cleanup()
+	defer func() {
+		if p := recover(); p != nil {
+			if p != errScenarioFailed {
+				panic(p)
+			}
+			err = fmt.Errorf("faults: %s: %s", name, strings.Join(t.msgs, "; "))
+		}
+	}()
+	res = run(t)
+	if t.failed {
+		return res, fmt.Errorf("faults: %s: %s", name, strings.Join(t.msgs, "; "))
+	}
+	return res, nil
+}
+
+var errScenarioFailed = errors.New("scenario failed")
+
+// scenarioT implements proctest.T for a benchmark run.
+type scenarioT struct {
+	failed   bool
+	msgs     []string
+	cleanups []func()
+}
+
+func (t *scenarioT) Helper() {}
+func (t *scenarioT) Errorf(format string, args ...any) {
+	t.failed = true
+	t.msgs = append(t.msgs, fmt.Sprintf(format, args...))
+}
+func (t *scenarioT) Fatalf(format string, args ...any) { t.Errorf(format, args...); t.FailNow() }
+func (t *scenarioT) Fatal(args ...any)                 { t.Errorf("%s", fmt.Sprint(args...)); t.FailNow() }
+func (t *scenarioT) FailNow()                          { t.failed = true; panic(errScenarioFailed) }
+func (t *scenarioT) Logf(format string, args ...any)   { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+func (t *scenarioT) Cleanup(f func())                  { t.cleanups = append(t.cleanups, f) }
+func (t *scenarioT) Failed() bool                      { return t.failed }
+
+func (t *scenarioT) TempDir() string {
+	dir, err := os.MkdirTemp("", "boxoffice-bench-")
+	if err != nil {
+		t.Fatalf("temp dir: %v", err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
+
+func (t *scenarioT) cleanup() {
+	for i := len(t.cleanups) - 1; i >= 0; i-- {
+		t.cleanups[i]()
+	}
+}
