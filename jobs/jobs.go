@@ -1,5 +1,7 @@
-// Package jobs holds BoxOffice's periodic jobs, run by River on the elected
-// leader: the hold sweeper, the invariant auditor and the queue-gap repair.
+// Package jobs holds BoxOffice's periodic jobs, inserted by River's elected
+// leader: the hold sweeper, the invariant auditor, the queue-gap repair, the
+// payment reconciler, the outbox relay and the waiting rooms' admission
+// controller. Each is unique while it waits or runs and has a Timeout.
 package jobs
 
 import (
@@ -13,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"boxoffice/internal/checkout"
 	"boxoffice/internal/inventory"
@@ -22,9 +25,27 @@ import (
 	"boxoffice/internal/waitingroom"
 )
 
-// QueueMaintenance is the River queue periodic jobs run on, apart from claims
-// so that a long drain never delays expiry.
-const QueueMaintenance = "maintenance"
+// The River queues of the periodic jobs, apart from claims so that a long
+// drain never delays expiry. The one-second jobs (admission, outbox relay)
+// have a queue of their own: during an on-sale, admission must not wait
+// behind an audit or a repair pass that takes half a minute.
+const (
+	// QueueMaintenance runs the sweeper, auditor, repair and reconciler.
+	QueueMaintenance = "maintenance"
+	// QueueTicks runs the jobs that run every second.
+	QueueTicks = "ticks"
+)
+
+// periodicOpts makes a periodic job unique while it waits or runs — a slow
+// pass is not joined by a pile of copies — on its queue, with one attempt
+// (the next tick is the retry).
+func periodicOpts(queue string) river.InsertOpts {
+	return river.InsertOpts{Queue: queue, MaxAttempts: 1, UniqueOpts: river.UniqueOpts{
+		ByArgs: true,
+		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
+			rivertype.JobStateRunning, rivertype.JobStateScheduled},
+	}}
+}
 
 // Config configures the periodic jobs.
 type Config struct {
@@ -64,6 +85,15 @@ type Deps struct {
 	Rooms *waitingroom.Service
 	// MaxSweep caps the holds expired per product per transaction. Default 10,000.
 	MaxSweep int
+	// BeforeRun, when set, is called as each periodic job starts (tests
+	// use it to make maintenance slow).
+	BeforeRun func(ctx context.Context, kind string)
+}
+
+func (d Deps) beforeRun(ctx context.Context, kind string) {
+	if d.BeforeRun != nil {
+		d.BeforeRun(ctx, kind)
+	}
 }
 
 // Register adds the periodic jobs' workers to workers.
@@ -86,11 +116,11 @@ func Register(workers *river.Workers, d Deps) {
 // Periodic returns the schedule of the periodic jobs; withCheckout adds the
 // payment reconciler, withRooms the admission controller.
 func Periodic(c Config, withCheckout, withRooms bool) []*river.PeriodicJob {
+	// Queue, uniqueness and attempts come from each job's InsertOpts.
 	every := func(d time.Duration, args river.JobArgs) *river.PeriodicJob {
 		return river.NewPeriodicJob(river.PeriodicInterval(d),
-			func() (river.JobArgs, *river.InsertOpts) {
-				return args, &river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 1}
-			}, &river.PeriodicJobOpts{RunOnStart: true})
+			func() (river.JobArgs, *river.InsertOpts) { return args, nil },
+			&river.PeriodicJobOpts{RunOnStart: true})
 	}
 	out := []*river.PeriodicJob{
 		every(c.SweepInterval, ExpireHoldsArgs{}),
@@ -107,7 +137,8 @@ func Periodic(c Config, withCheckout, withRooms bool) []*river.PeriodicJob {
 	return out
 }
 
-// queryTimeout bounds each periodic job run.
+// queryTimeout bounds each periodic job run (River applies it: see each
+// worker's Timeout).
 const queryTimeout = 30 * time.Second
 
 // ExpireHoldsArgs runs the hold sweeper.
@@ -115,6 +146,12 @@ type ExpireHoldsArgs struct{}
 
 // Kind is River's name for the job.
 func (ExpireHoldsArgs) Kind() string { return "expire_holds" }
+
+// InsertOpts puts the job on its queue, unique while it waits or runs.
+func (ExpireHoldsArgs) InsertOpts() river.InsertOpts { return periodicOpts(QueueMaintenance) }
+
+// Timeout bounds one run of the job.
+func (*ExpireHoldsWorker) Timeout(*river.Job[ExpireHoldsArgs]) time.Duration { return queryTimeout }
 
 // ExpireHoldsWorker sweeps expired holds.
 type ExpireHoldsWorker struct {
@@ -124,8 +161,7 @@ type ExpireHoldsWorker struct {
 
 // Work runs one sweep.
 func (w *ExpireHoldsWorker) Work(ctx context.Context, _ *river.Job[ExpireHoldsArgs]) error {
-	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
-	defer cancel()
+	w.deps.beforeRun(ctx, "expire_holds")
 	res, err := w.deps.Claimer.ExpireHolds(ctx, w.deps.MaxSweep)
 	if err != nil {
 		return err
@@ -143,6 +179,12 @@ type AuditArgs struct{}
 // Kind is River's name for the job.
 func (AuditArgs) Kind() string { return "audit_invariants" }
 
+// InsertOpts puts the job on its queue, unique while it waits or runs.
+func (AuditArgs) InsertOpts() river.InsertOpts { return periodicOpts(QueueMaintenance) }
+
+// Timeout bounds one run of the job.
+func (*AuditWorker) Timeout(*river.Job[AuditArgs]) time.Duration { return queryTimeout }
+
 // AuditWorker checks every product's inventory invariants and alarms (log at
 // error level, and a counter that must stay 0) on any violation.
 type AuditWorker struct {
@@ -152,8 +194,7 @@ type AuditWorker struct {
 
 // Work runs one audit.
 func (w *AuditWorker) Work(ctx context.Context, _ *river.Job[AuditArgs]) error {
-	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
-	defer cancel()
+	w.deps.beforeRun(ctx, "audit_invariants")
 	violations, products, err := inventory.AuditAll(ctx, w.deps.Pool)
 	if err != nil {
 		return err
@@ -171,6 +212,12 @@ type RepairArgs struct{}
 
 // Kind is River's name for the job.
 func (RepairArgs) Kind() string { return "repair_queue_gaps" }
+
+// InsertOpts puts the job on its queue, unique while it waits or runs.
+func (RepairArgs) InsertOpts() river.InsertOpts { return periodicOpts(QueueMaintenance) }
+
+// Timeout bounds one run of the job.
+func (*RepairWorker) Timeout(*river.Job[RepairArgs]) time.Duration { return queryTimeout }
 
 // RepairWorker publishes again the requests that fell between a commit and
 // the queue:
@@ -193,8 +240,7 @@ const repairLimit = 10_000
 
 // Work runs one repair pass.
 func (w *RepairWorker) Work(ctx context.Context, _ *river.Job[RepairArgs]) error {
-	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
-	defer cancel()
+	w.deps.beforeRun(ctx, "repair_queue_gaps")
 	d := w.deps
 	if d.Enqueuer == nil {
 		d.Enqueuer = reservation.RiverEnqueuer{Client: river.ClientFromContext[pgx.Tx](ctx)}
@@ -264,6 +310,12 @@ type ReconcileArgs struct{}
 // Kind is River's name for the job.
 func (ReconcileArgs) Kind() string { return "reconcile_payments" }
 
+// InsertOpts puts the job on its queue, unique while it waits or runs.
+func (ReconcileArgs) InsertOpts() river.InsertOpts { return periodicOpts(QueueMaintenance) }
+
+// Timeout bounds one run of the job.
+func (*ReconcileWorker) Timeout(*river.Job[ReconcileArgs]) time.Duration { return 2 * queryTimeout }
+
 // ReconcileWorker runs checkout's reconciliation pass.
 type ReconcileWorker struct {
 	river.WorkerDefaults[ReconcileArgs]
@@ -272,8 +324,7 @@ type ReconcileWorker struct {
 
 // Work runs one pass.
 func (w *ReconcileWorker) Work(ctx context.Context, _ *river.Job[ReconcileArgs]) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*queryTimeout)
-	defer cancel()
+	w.deps.beforeRun(ctx, "reconcile_payments")
 	_, err := w.deps.Checkout.Reconcile(ctx)
 	return err
 }
@@ -283,6 +334,12 @@ type OutboxRelayArgs struct{}
 
 // Kind is River's name for the job.
 func (OutboxRelayArgs) Kind() string { return "relay_outbox" }
+
+// InsertOpts puts the job on its queue, unique while it waits or runs.
+func (OutboxRelayArgs) InsertOpts() river.InsertOpts { return periodicOpts(QueueTicks) }
+
+// Timeout bounds one run of the job.
+func (*OutboxRelayWorker) Timeout(*river.Job[OutboxRelayArgs]) time.Duration { return queryTimeout }
 
 // OutboxRelayWorker publishes outbox rows to their consumers. With River
 // (default) it does so in the transaction that marks them published, so each
@@ -298,8 +355,7 @@ type OutboxRelayWorker struct {
 
 // Work relays up to 500 rows.
 func (w *OutboxRelayWorker) Work(ctx context.Context, _ *river.Job[OutboxRelayArgs]) error {
-	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
-	defer cancel()
+	w.deps.beforeRun(ctx, "relay_outbox")
 	if w.deps.Events != nil {
 		_, err := RelayToQueue(ctx, w.deps.Pool, w.deps.Events)
 		return err
@@ -370,6 +426,12 @@ type AdmissionArgs struct{}
 // Kind is River's name for the job.
 func (AdmissionArgs) Kind() string { return "admit_waiting_rooms" }
 
+// InsertOpts puts the job on its queue, unique while it waits or runs.
+func (AdmissionArgs) InsertOpts() river.InsertOpts { return periodicOpts(QueueTicks) }
+
+// Timeout bounds one run of the job.
+func (*AdmissionWorker) Timeout(*river.Job[AdmissionArgs]) time.Duration { return queryTimeout }
+
 // AdmissionWorker runs one admission pass; as a periodic job it runs on the
 // elected leader only, so one controller decides for all processes.
 type AdmissionWorker struct {
@@ -379,8 +441,7 @@ type AdmissionWorker struct {
 
 // Work runs the pass.
 func (w *AdmissionWorker) Work(ctx context.Context, _ *river.Job[AdmissionArgs]) error {
-	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
-	defer cancel()
+	w.deps.beforeRun(ctx, "admit_waiting_rooms")
 	results, err := w.deps.Rooms.Tick(ctx)
 	for _, r := range results {
 		if r.Drawn > 0 {

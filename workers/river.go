@@ -2,6 +2,7 @@ package workers
 
 import (
 	"cmp"
+	"context"
 	"crypto/rand"
 	"fmt"
 	"log/slog"
@@ -50,6 +51,8 @@ type RiverOptions struct {
 	Logger  *slog.Logger
 	// RiverLogger receives River's own logs. Default Logger.
 	RiverLogger *slog.Logger
+	// BeforeJob, when set, is called as each periodic job starts (tests).
+	BeforeJob func(ctx context.Context, kind string)
 }
 
 // NewRiverClient builds the River client of this process.
@@ -68,11 +71,12 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 		w := river.NewWorkers()
 		river.AddWorker(w, &ClaimWorker{Claimer: o.Claimer, BatchSize: o.BatchSize, Logger: o.Logger})
 		jobs.Register(w, jobs.Deps{Pool: pool, Claimer: o.Claimer, Enqueuer: o.Enqueuer, Checkout: o.Checkout, Events: o.Events, Rooms: o.Rooms,
-			Metrics: o.Metrics, Logger: o.Logger, Config: o.Jobs})
+			Metrics: o.Metrics, Logger: o.Logger, Config: o.Jobs, BeforeRun: o.BeforeJob})
 		cfg.Workers = w
 		cfg.Queues = map[string]river.QueueConfig{
 			reservation.QueueClaims: {MaxWorkers: o.Workers},
 			jobs.QueueMaintenance:   {MaxWorkers: 2},
+			jobs.QueueTicks:         {MaxWorkers: 2},
 		}
 		cfg.PeriodicJobs = jobs.Periodic(o.Jobs, o.Checkout != nil, o.Rooms != nil)
 		if o.Checkout != nil {

@@ -67,6 +67,10 @@ type Options struct {
 	// Provider, when set, adds checkout with this payment provider and its
 	// River workers.
 	Provider payment.Provider
+	// AuditInterval for the auditor when Work is set. Default 1h (off).
+	AuditInterval time.Duration
+	// BeforeJob, when set, is called as each periodic job starts.
+	BeforeJob func(ctx context.Context, kind string)
 }
 
 var slugs atomic.Int64
@@ -86,6 +90,9 @@ func New(t testing.TB, o Options) *Env {
 	if o.MaxConns == 0 {
 		o.MaxConns = 10
 	}
+	if o.AuditInterval == 0 {
+		o.AuditInterval = time.Hour
+	}
 	schema := dbtest.NewSchema(t, o.MaxConns)
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	e := &Env{
@@ -103,9 +110,9 @@ func New(t testing.TB, o Options) *Env {
 	client, err := workers.NewRiverClient(schema.Pool, workers.RiverOptions{
 		Checkout: e.Checkout, Rooms: e.Rooms,
 		Work: true, Workers: 4, BatchSize: o.BatchSize, Schema: schema.Name,
-		Jobs: jobs.Config{SweepInterval: o.SweepInterval, AuditInterval: time.Hour,
+		Jobs: jobs.Config{SweepInterval: o.SweepInterval, AuditInterval: o.AuditInterval,
 			RepairInterval: o.RequeueAfter / 2, RepublishAfter: o.RequeueAfter, RedeliveryWindow: o.RequeueAfter},
-		Claimer: e.Claimer, Metrics: o.Metrics, Logger: logger,
+		Claimer: e.Claimer, Metrics: o.Metrics, Logger: logger, BeforeJob: o.BeforeJob,
 	})
 	require.NoError(t, err)
 	e.River = client
