@@ -144,7 +144,7 @@ func newApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, work b
 	if provider != nil {
 		a.checkout = checkout.NewService(pool, nil, provider,
 			ticket.NewSigner([]byte(cfg.TicketSecret)), a.metrics, logger,
-			checkout.Config{Grace: cfg.CheckoutGrace, PauseAfterUnknown: cfg.PauseAfterUnknown})
+			checkoutConfig(cfg))
 		if cfg.SMTPAddr != "" {
 			a.checkout.SetMailer(&mail.Sender{Addr: cfg.SMTPAddr, From: cfg.MailFrom})
 		}
@@ -196,6 +196,13 @@ func newApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, work b
 		a.metrics.Registry.MustRegister(collector)
 	}
 	return a, nil
+}
+
+// checkoutConfig is checkout's configuration from the environment's.
+func checkoutConfig(cfg *config.Config) checkout.Config {
+	c := checkout.DefaultConfig()
+	c.Grace, c.PauseAfterUnknown = cfg.CheckoutGrace, cfg.PauseAfterUnknown
+	return c
 }
 
 // setupSQS builds the SQS publisher, operations and (for work) consumer.

@@ -58,7 +58,7 @@ func Checkout(ctx context.Context, pool *pgxpool.Pool, c CheckoutConfig, out io.
 	}
 	claimer := reservation.NewClaimer(pool, logger, nil)
 	co := checkout.NewService(pool, nil, payment.NewSim(simURL, c.Latency+10*time.Second),
-		ticket.NewSigner([]byte("bench")), nil, logger, checkout.Config{PauseAfterUnknown: 1 << 30})
+		ticket.NewSigner([]byte("bench")), nil, logger, neverPause())
 	client, err := workers.NewRiverClient(pool, workers.RiverOptions{Work: true, Workers: 2, BatchSize: 1000,
 		Jobs:    quietJobs(),
 		Claimer: claimer, Logger: logger, Checkout: co, PaymentWorkers: c.PaymentWorkers})
@@ -150,4 +150,12 @@ func Checkout(ctx context.Context, pool *pgxpool.Pool, c CheckoutConfig, out io.
 	fmt.Fprintf(out, "  provider calls in flight: mean %.0f sampled; Little's law %.0f calls/s × %s = %.0f\n",
 		res.MeanInFlight, res.CallsPerSec, c.Latency, res.LittlesLaw)
 	return res, nil
+}
+
+// neverPause is checkout that never pauses itself: the benchmarks drive
+// timeouts on purpose.
+func neverPause() checkout.Config {
+	c := checkout.DefaultConfig()
+	c.PauseAfterUnknown = 1 << 30
+	return c
 }

@@ -97,7 +97,7 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 	}
 	claimer := reservation.NewClaimer(pool, logger, nil)
 	co := checkout.NewService(pool, nil, payment.NewSim(simURL, c.PSPLatency+10*time.Second),
-		ticket.NewSigner([]byte("onsale")), nil, logger, checkout.Config{PauseAfterUnknown: 1 << 30})
+		ticket.NewSigner([]byte("onsale")), nil, logger, neverPause())
 	rooms := waitingroom.NewService(pool, waitingroom.NewTokens([]byte("onsale")), logger)
 	client, err := workers.NewRiverClient(pool, workers.RiverOptions{Work: true, Workers: 4, BatchSize: 1000,
 		Jobs: jobs.Config{SweepInterval: 2 * time.Second, AuditInterval: time.Hour, RepairInterval: 10 * time.Second,

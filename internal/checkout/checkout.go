@@ -38,10 +38,12 @@ var (
 	ErrIdempotencyConflict = errors.New("idempotency key already used for another order")
 )
 
-// Config tunes checkout. Zero values take the defaults noted.
+// Config tunes checkout. Zero is a value, not "the default": start from
+// DefaultConfig and change what differs.
 type Config struct {
 	// Grace extends a hold once when checkout starts, so an authorization in
-	// flight does not lose its seats at the last second (default 2m).
+	// flight does not lose its seats at the last second (default 2m; 0: no
+	// extension).
 	Grace time.Duration
 	// PauseAfterUnknown pauses checkout by itself when this many payment
 	// outcomes are unresolved (default 50).
@@ -51,16 +53,9 @@ type Config struct {
 	ResolveAfter time.Duration
 }
 
-func (c *Config) setDefaults() {
-	if c.Grace == 0 {
-		c.Grace = 2 * time.Minute
-	}
-	if c.PauseAfterUnknown == 0 {
-		c.PauseAfterUnknown = 50
-	}
-	if c.ResolveAfter == 0 {
-		c.ResolveAfter = time.Minute
-	}
+// DefaultConfig is checkout's configuration with every default.
+func DefaultConfig() Config {
+	return Config{Grace: 2 * time.Minute, PauseAfterUnknown: 50, ResolveAfter: time.Minute}
 }
 
 // Service is checkout.
@@ -78,7 +73,6 @@ type Service struct {
 // NewService returns the checkout service.
 func NewService(pool *pgxpool.Pool, riverClient *river.Client[pgx.Tx], provider payment.Provider, tickets *ticket.Signer,
 	m *metrics.Metrics, logger *slog.Logger, cfg Config) *Service {
-	cfg.setDefaults()
 	return &Service{pool: pool, river: riverClient, provider: provider, tickets: tickets, metrics: m, logger: logger, cfg: cfg}
 }
 

@@ -18,6 +18,7 @@ import (
 	"boxoffice/internal/pspsim"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/testfix"
+	"boxoffice/internal/ticket"
 )
 
 const webhookSecret = "whsec_test"
@@ -293,4 +294,25 @@ func TestPause(t *testing.T) {
 	require.ErrorIs(t, err, checkout.ErrCheckoutPaused)
 	require.NoError(t, b.env.Checkout.SetPaused(ctx, false, ""))
 	b.order(t, "alice", hold, pspsim.MethodOK)
+}
+
+// Zero is a value: a grace of 0 extends no hold (it once became the 2-minute
+// default without a word).
+func TestZeroGraceExtendsNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, false)
+	hold := b.hold(t, "zed")
+	expiresAt := func() time.Time {
+		var at time.Time
+		require.NoError(t, b.env.Schema.Pool.QueryRow(context.Background(), `SELECT expires_at FROM holds WHERE id = $1`, hold).Scan(&at))
+		return at
+	}
+	before := expiresAt()
+	cfg := checkout.DefaultConfig()
+	cfg.Grace = 0
+	svc := checkout.NewService(b.env.Schema.Pool, b.env.River, b.env.Checkout.Provider(), ticket.NewSigner([]byte("t")), nil, b.env.Logger, cfg)
+	_, _, err := svc.Create(context.Background(), checkout.CreateParams{TenantID: b.product.TenantID, BuyerID: "zed",
+		IdempotencyKey: "zero-grace", HoldID: hold, PaymentMethod: "sim_ok"})
+	require.NoError(t, err)
+	require.True(t, expiresAt().Equal(before), "no extension with Grace 0")
 }

@@ -29,8 +29,8 @@ type Config struct {
 	// "off" serves none. Two processes on one host need two addresses.
 	MetricsAddr string
 	// AdminKey is the platform admin bearer key. BOXOFFICE_ADMIN_KEY; no
-	// default (`dev` generates and prints one; `serve` refuses to start
-	// without one).
+	// default (`dev` generates and prints one; without one `serve` warns at
+	// start and refuses every platform-admin call).
 	AdminKey string
 	// Workers is how many claim jobs (products) are drained at once per
 	// process. BOXOFFICE_WORKERS; default 8.
@@ -137,7 +137,7 @@ type Config struct {
 	// generates one (tickets then verify only in that process).
 	TicketSecret string
 	// CheckoutGrace extends a hold once when checkout starts.
-	// BOXOFFICE_CHECKOUT_GRACE; default 2m.
+	// BOXOFFICE_CHECKOUT_GRACE; default 2m; 0 means no extension.
 	CheckoutGrace time.Duration
 	// PauseAfterUnknown pauses checkout when this many payment outcomes are
 	// unresolved. BOXOFFICE_PAUSE_AFTER_UNKNOWN; default 50.

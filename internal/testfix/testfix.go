@@ -104,7 +104,7 @@ func New(t testing.TB, o Options) *Env {
 	}
 	if o.Provider != nil {
 		e.Checkout = checkout.NewService(schema.Pool, nil, o.Provider, ticket.NewSigner([]byte("test ticket secret")),
-			o.Metrics, logger, checkout.Config{ResolveAfter: time.Second})
+			o.Metrics, logger, checkoutConfig())
 	}
 	e.Rooms = waitingroom.NewService(schema.Pool, waitingroom.NewTokens([]byte("test access secret")), logger)
 	client, err := workers.NewRiverClient(schema.Pool, workers.RiverOptions{
@@ -297,4 +297,11 @@ func SQS(t testing.TB, maxReceiveCount int, visibility time.Duration) (client *s
 	mainURL, dlqURL, err = sqsqueue.EnsureQueues(ctx, client, "q-"+uuid.NewString()[:12], maxReceiveCount, visibility)
 	require.NoError(t, err)
 	return client, mainURL, dlqURL
+}
+
+// checkoutConfig resolves payment outcomes after a second, not a minute.
+func checkoutConfig() checkout.Config {
+	c := checkout.DefaultConfig()
+	c.ResolveAfter = time.Second
+	return c
 }
