@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -16,13 +14,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sivchari/kumo"
 
 	"boxoffice/internal/bench"
+	"boxoffice/internal/config"
 	"boxoffice/internal/db"
-	"boxoffice/migrations"
+	"boxoffice/internal/dbtest"
 )
 
 const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|room|accept|million|onsale|faults|all [flags]
@@ -209,50 +207,25 @@ func runBench(ctx context.Context, args []string) error {
 	return nil
 }
 
-// benchSchema creates a private, migrated schema in the bench database and
-// returns a pool on it; cleanup drops it unless BENCH_KEEP is set.
+// benchSchema creates a private, migrated schema in the bench database
+// (created when missing) and returns a pool on it; cleanup drops it unless
+// BENCH_KEEP is set.
 func benchSchema(ctx context.Context, maxConns int) (*pgxpool.Pool, func(), error) {
-	url := os.Getenv("BENCH_DATABASE_URL")
-	if url == "" {
-		url = "postgres://postgres@127.0.0.1:5432/boxoffice_bench?sslmode=disable"
+	bc := config.BenchFromEnv()
+	if err := db.EnsureDatabase(ctx, bc.DatabaseURL); err != nil {
+		return nil, nil, fmt.Errorf("BENCH_DATABASE_URL %s: %w", db.Redact(bc.DatabaseURL), err)
 	}
-	if err := db.EnsureDatabase(ctx, url); err != nil {
-		return nil, nil, err
-	}
-	buf := make([]byte, 4)
-	_, _ = rand.Read(buf)
-	schema := "bench_" + hex.EncodeToString(buf)
-	admin, err := pgx.Connect(ctx, url)
+	s, err := dbtest.Create(ctx, bc.DatabaseURL, "bench_", int32(maxConns))
 	if err != nil {
 		return nil, nil, err
-	}
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		admin.Close(ctx)
-		return nil, nil, err
-	}
-	pool, err := db.Open(ctx, url, db.PoolOptions{MaxConns: int32(maxConns), Schema: schema})
-	if err == nil {
-		var m *migrations.Migrator
-		if m, err = migrations.New(pool, migrations.Options{}); err == nil {
-			err = m.Up(ctx)
-			_ = m.Close()
-		}
 	}
 	cleanup := func() {
-		if pool != nil {
-			pool.Close()
+		if bc.Keep {
+			s.Pool.Close()
+			fmt.Println("kept schema", s.Name)
+			return
 		}
-		bg := context.WithoutCancel(ctx)
-		if os.Getenv("BENCH_KEEP") == "" { // BENCH_KEEP=1 keeps the schema for inspection
-			_, _ = admin.Exec(bg, "DROP SCHEMA "+schema+" CASCADE")
-		} else {
-			fmt.Println("kept schema", schema)
-		}
-		_ = admin.Close(bg)
+		_ = s.Drop(context.WithoutCancel(ctx))
 	}
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	return pool, cleanup, nil
+	return s.Pool, cleanup, nil
 }

@@ -50,7 +50,7 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 		}
 		defer sink.Close()
 		cfg.SMTPAddr = sink.Addr()
-		inboxAddr := envString("BOXOFFICE_INBOX_ADDR", "127.0.0.1:8025")
+		inboxAddr := cfg.InboxAddr
 		// Bound up front: a busy port (another instance's inbox) must stop
 		// the start, not leave the banner pointing at someone else's mail.
 		inboxLn, err := net.Listen("tcp", inboxAddr)
@@ -166,7 +166,7 @@ func startPaymentSimulator(ctx context.Context, cfg *config.Config, logger *slog
 		return "", nil, fmt.Errorf("payment simulator: %w", err)
 	}
 	sim := pspsim.New(pspsim.Config{
-		Latency:       envDuration("PSP_SIM_LATENCY", 300*time.Millisecond),
+		Latency:       cfg.PSPSimLatency,
 		WebhookURL:    "http://" + cfg.Addr + "/v1/webhooks/payments/sim",
 		WebhookSecret: cfg.WebhookSecrets[0],
 		Logger:        logger,
@@ -177,20 +177,6 @@ func startPaymentSimulator(ctx context.Context, cfg *config.Config, logger *slog
 		_ = srv.Shutdown(context.WithoutCancel(ctx))
 		sim.Close()
 	}, nil
-}
-
-func envString(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
-func envDuration(name string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(os.Getenv(name)); err == nil {
-		return d
-	}
-	return def
 }
 
 // runPSPSim runs the payment provider simulator on its own.

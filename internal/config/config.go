@@ -160,7 +160,38 @@ type Config struct {
 	AvailabilityCacheBytes int
 	// LogLevel is debug, info, warn or error. BOXOFFICE_LOG_LEVEL; default info.
 	LogLevel string
+
+	// InboxAddr is where `dev` serves its mail catcher's inbox.
+	// BOXOFFICE_INBOX_ADDR; default 127.0.0.1:8025; dev only.
+	InboxAddr string
+	// PSPSimLatency is the in-process payment simulator's latency per call.
+	// PSP_SIM_LATENCY; default 300ms; dev only.
+	PSPSimLatency time.Duration
 }
+
+// Bench is the benchmarks' configuration.
+type Bench struct {
+	// DatabaseURL is the benchmark database. BENCH_DATABASE_URL; default
+	// postgres://postgres@127.0.0.1:5432/boxoffice_bench?sslmode=disable
+	// (created when missing).
+	DatabaseURL string
+	// Keep keeps the benchmark's schema for inspection. BENCH_KEEP=1.
+	Keep bool
+}
+
+// BenchFromEnv reads the benchmarks' configuration.
+func BenchFromEnv() Bench {
+	return Bench{DatabaseURL: env("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/boxoffice_bench?sslmode=disable"),
+		Keep: os.Getenv("BENCH_KEEP") != ""}
+}
+
+// TestDatabaseURL is the tests' database (TEST_DATABASE_URL, set by `make
+// test`), or def when unset.
+func TestDatabaseURL(def string) string { return env("TEST_DATABASE_URL", def) }
+
+// PostgresBinDir is where the fault harness finds PostgreSQL's server
+// binaries (BOXOFFICE_PG_BIN, set by `make test`), or "" to search for them.
+func PostgresBinDir() string { return os.Getenv("BOXOFFICE_PG_BIN") }
 
 // RedeliveryWindow is how long a published request may stay QUEUED before
 // the repair job publishes it again: with SQS every delivery the redrive
@@ -199,6 +230,7 @@ func FromEnv() (*Config, error) {
 		AccessTokenSecret:  os.Getenv("BOXOFFICE_ACCESS_TOKEN_SECRET"),
 		SMTPAddr:           os.Getenv("SMTP_ADDR"),
 		MailFrom:           env("MAIL_FROM", "tickets@boxoffice.local"),
+		InboxAddr:          env("BOXOFFICE_INBOX_ADDR", "127.0.0.1:8025"),
 	}
 	for _, p := range strings.Split(os.Getenv("BOXOFFICE_TRUSTED_PROXIES"), ",") {
 		if p = strings.TrimSpace(p); p == "" {
@@ -260,6 +292,7 @@ func FromEnv() (*Config, error) {
 	durVar(&c.SQSWaitTime, "SQS_WAIT_TIME", 20*time.Second)
 	intVar(&c.SQSPollers, "SQS_POLLERS", 4)
 	durVar(&c.PaymentTimeout, "PAYMENT_TIMEOUT", 10*time.Second)
+	durVar(&c.PSPSimLatency, "PSP_SIM_LATENCY", 300*time.Millisecond)
 	intVar(&c.PaymentWorkers, "BOXOFFICE_PAYMENT_WORKERS", 50)
 	durVar(&c.CheckoutGrace, "BOXOFFICE_CHECKOUT_GRACE", 2*time.Minute)
 	intVar(&c.PauseAfterUnknown, "BOXOFFICE_PAUSE_AFTER_UNKNOWN", 50)

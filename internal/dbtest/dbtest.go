@@ -7,7 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/internal/config"
 	"boxoffice/internal/db"
 	"boxoffice/migrations"
 )
@@ -27,10 +28,7 @@ const DefaultURL = "postgres://postgres@127.0.0.1:5432/boxoffice_test?sslmode=di
 // ensureDatabase creates the test database once per process and remembers
 // the outcome, so every test sees the first failure, not only the first test.
 var ensureDatabase = sync.OnceValues(func() (string, error) {
-	url := os.Getenv("TEST_DATABASE_URL")
-	if url == "" {
-		url = DefaultURL
-	}
+	url := config.TestDatabaseURL(DefaultURL)
 	return url, db.EnsureDatabase(context.Background(), url)
 })
 
@@ -53,40 +51,61 @@ type Schema struct {
 // search_path points at it. The schema is dropped when the test ends.
 func NewSchema(t testing.TB, maxConns int32) *Schema {
 	t.Helper()
-	ctx := context.Background()
-	url := URL(t)
-
-	buf := make([]byte, 6)
-	_, _ = rand.Read(buf)
-	name := "t_" + hex.EncodeToString(buf)
-
-	admin, err := pgx.Connect(ctx, url)
+	s, err := Create(context.Background(), URL(t), "t_", maxConns)
 	require.NoError(t, err)
-	_, err = admin.Exec(ctx, "CREATE SCHEMA "+name)
-	require.NoError(t, err)
-	require.NoError(t, admin.Close(ctx))
-
-	pool, err := db.Open(ctx, url, db.PoolOptions{MaxConns: maxConns, Schema: name})
-	require.NoError(t, err)
-
-	m, err := migrations.New(pool, migrations.Options{})
-	require.NoError(t, err)
-	require.NoError(t, m.Up(ctx))
-	require.NoError(t, m.Close())
-
 	t.Cleanup(func() {
-		pool.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Logf("drop schema %s: %v", name, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+name+" CASCADE"); err != nil {
-			t.Logf("drop schema %s: %v", name, err)
+		if err := s.Drop(ctx); err != nil {
+			t.Logf("drop schema %s: %v", s.Name, err)
 		}
 	})
-	return &Schema{Name: name, Pool: pool, URL: url}
+	return s
+}
+
+// Create makes a schema named prefix + random hex in the database at url,
+// migrates it and returns it with a pool whose search_path points at it.
+// Tests (NewSchema) and benchmarks share it.
+func Create(ctx context.Context, url, prefix string, maxConns int32) (*Schema, error) {
+	buf := make([]byte, 6)
+	_, _ = rand.Read(buf)
+	name := prefix + hex.EncodeToString(buf)
+
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("connect to create schema: %w", err)
+	}
+	_, err = admin.Exec(ctx, "CREATE SCHEMA "+name)
+	_ = admin.Close(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("create schema %s: %w", name, err)
+	}
+	s := &Schema{Name: name, URL: url}
+	s.Pool, err = db.Open(ctx, url, db.PoolOptions{MaxConns: maxConns, Schema: name})
+	if err == nil {
+		var m *migrations.Migrator
+		if m, err = migrations.New(s.Pool, migrations.Options{}); err == nil {
+			err = m.Up(ctx)
+			_ = m.Close()
+		}
+	}
+	if err != nil {
+		_ = s.Drop(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("migrate schema %s: %w", name, err)
+	}
+	return s, nil
+}
+
+// Drop closes the schema's pool and drops the schema.
+func (s *Schema) Drop(ctx context.Context) error {
+	if s.Pool != nil {
+		s.Pool.Close()
+	}
+	conn, err := pgx.Connect(ctx, s.URL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "DROP SCHEMA "+s.Name+" CASCADE")
+	return err
 }

@@ -71,7 +71,10 @@ func New(t T, env proctest.Env) *Fleet {
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	f.Pool = pool
+	// Fixed for the fleet's life: every serve process listens there, so
+	// shoppers keep one address across restarts.
 	f.APIPort = proctest.FreePort(t)
+	f.API = fmt.Sprintf("http://127.0.0.1:%d", f.APIPort)
 	return f
 }
 
@@ -93,7 +96,6 @@ func (f *Fleet) Serve(name string) *proctest.Process {
 	metrics := fmt.Sprintf("127.0.0.1:%d", proctest.FreePort(f.t))
 	p := proctest.Start(f.t, name, f.With(proctest.Env{
 		"BOXOFFICE_ADDR": fmt.Sprintf("127.0.0.1:%d", f.APIPort), "BOXOFFICE_METRICS_ADDR": metrics}), "serve")
-	f.API = fmt.Sprintf("http://127.0.0.1:%d", f.APIPort)
 	proctest.WaitHTTP(f.t, f.API+"/healthz", 30*time.Second)
 	p.Metrics = "http://" + metrics + "/metrics"
 	return p

@@ -27,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	"boxoffice/internal/config"
 	"boxoffice/internal/db"
 )
 
@@ -119,7 +120,7 @@ type Cluster struct {
 // then Debian's /usr/lib/postgresql/<version>/bin (newest first). `make
 // test` installs them when missing (infra/dev/postgres.sh).
 func pgBin() (string, error) {
-	if dir := os.Getenv("BOXOFFICE_PG_BIN"); dir != "" {
+	if dir := config.PostgresBinDir(); dir != "" {
 		return dir, nil
 	}
 	if p, err := exec.LookPath("initdb"); err == nil {
