@@ -33,15 +33,16 @@ type WorkerKill struct {
 	DecidedAfterStart time.Duration `json:"decidedAfterStartNs"`
 }
 
+// SlowClaims makes workers claim slowly (small batches, 150 numbers a second
+// per product), so that a fault lands mid-drain.
+var SlowClaims = proctest.Env{"BOXOFFICE_CLAIM_BATCH": "20", "BOXOFFICE_CLAIM_RATE_PER_PRODUCT": "150"}
+
 // RiverWorkerKill SIGKILLs the River worker draining a product while
 // another is alive, then the other one too, and starts a third.
 func RiverWorkerKill(t T) WorkerKill {
 	t.Helper()
 	var out WorkerKill
-	f := New(t, proctest.Env{
-		// Slow claims so that the kill lands mid-drain.
-		"BOXOFFICE_CLAIM_BATCH": "20", "BOXOFFICE_CLAIM_RATE_PER_PRODUCT": "300",
-	})
+	f := New(t, SlowClaims)
 	f.Serve("serve")
 	a, b := f.Work("work-a", nil), f.Work("work-b", nil)
 	f.Tenant()
