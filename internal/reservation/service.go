@@ -9,13 +9,13 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"boxoffice/internal/batch"
 	"boxoffice/internal/db"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/product"
@@ -32,15 +32,20 @@ type Service struct {
 	metrics  *metrics.Metrics
 	logger   *slog.Logger
 
-	linger  time.Duration // accept micro-batching; 0 records each request in its own transaction
-	bmu     sync.Mutex
-	pending []*acceptRow
+	// accepts coalesces concurrent accepts; nil records each request in a
+	// transaction of its own.
+	accepts *batch.Coalescer[*acceptRow, *time.Time]
 }
 
 // SetBatching coalesces concurrent accepts: the first of a burst waits up
 // to linger, then everyone who arrived meanwhile is recorded — and their
 // claim jobs enqueued — in one transaction, one commit. Zero turns it off.
-func (s *Service) SetBatching(linger time.Duration) { s.linger = linger }
+func (s *Service) SetBatching(linger time.Duration) {
+	s.accepts = nil
+	if linger > 0 {
+		s.accepts = &batch.Coalescer[*acceptRow, *time.Time]{Linger: linger, Timeout: 10 * time.Second, Run: s.recordBatch}
+	}
+}
 
 // acceptRow is one request to record.
 type acceptRow struct {
@@ -52,45 +57,26 @@ type acceptRow struct {
 	quantity, mode any
 	acceptFewer    bool
 	created        *time.Time // set when recorded; nil for a replayed key
-	done           chan error
 }
 
 // maxAcceptBatch bounds one accept transaction.
 const maxAcceptBatch = 500
 
-// recordBatched records row with whoever else is accepting right now.
-func (s *Service) recordBatched(ctx context.Context, row *acceptRow) (*time.Time, error) {
-	row.done = make(chan error, 1)
-	s.bmu.Lock()
-	s.pending = append(s.pending, row)
-	leader := len(s.pending) == 1
-	s.bmu.Unlock()
-	if leader {
-		time.Sleep(s.linger)
-		s.bmu.Lock()
-		batch := s.pending
-		s.pending = nil
-		s.bmu.Unlock()
-		// The batch belongs to everyone in it, not to the leader's request.
-		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		for start := 0; start < len(batch); start += maxAcceptBatch {
-			chunk := batch[start:min(start+maxAcceptBatch, len(batch))]
-			err := pgx.BeginFunc(bctx, s.pool, func(tx pgx.Tx) error {
-				_, err := s.recordTx(bctx, tx, chunk)
-				return err
-			})
-			for _, r := range chunk {
-				r.done <- err
-			}
+// recordBatch records a batch of accepts, maxAcceptBatch to a
+// transaction, and answers each with its creation time (nil for a replay).
+func (s *Service) recordBatch(ctx context.Context, rows []*acceptRow) []batch.Result[*time.Time] {
+	out := make([]batch.Result[*time.Time], len(rows))
+	for start := 0; start < len(rows); start += maxAcceptBatch {
+		chunk := rows[start:min(start+maxAcceptBatch, len(rows))]
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			_, err := s.recordTx(ctx, tx, chunk)
+			return err
+		})
+		for i, r := range chunk {
+			out[start+i] = batch.Result[*time.Time]{Value: r.created, Err: err}
 		}
-		cancel()
 	}
-	select {
-	case err := <-row.done:
-		return row.created, err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return out
 }
 
 // recordTx inserts the rows in one round trip and enqueues the claim job of
@@ -200,8 +186,8 @@ func (s *Service) Accept(ctx context.Context, p AcceptParams) (*Accepted, error)
 	transactional := s.enqueuer.Transactional()
 	var created *time.Time
 	var err error
-	if s.linger > 0 {
-		created, err = s.recordBatched(ctx, row)
+	if s.accepts != nil {
+		created, err = s.accepts.Do(ctx, row)
 	} else {
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			created, err = s.recordTx(ctx, tx, []*acceptRow{row})

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"boxoffice/internal/batch"
 	"boxoffice/internal/cache"
 	"boxoffice/internal/db"
 )
@@ -94,8 +95,7 @@ type Service struct {
 	logger   *slog.Logger
 	feedback Feedback
 
-	jmu     sync.Mutex
-	pending []joinRequest
+	joins *batch.Coalescer[joinRequest, joined]
 
 	mu    sync.Mutex
 	rooms map[uuid.UUID]*roomState
@@ -109,6 +109,7 @@ type Service struct {
 func NewService(pool *pgxpool.Pool, tokens *Tokens, logger *slog.Logger) *Service {
 	s := &Service{pool: pool, tokens: tokens, logger: logger, rooms: map[uuid.UUID]*roomState{}, carry: map[uuid.UUID]float64{},
 		feedback: Feedback{SlowClaimsAfter: 5 * time.Second, PaymentTroubleAt: 10}}
+	s.joins = &batch.Coalescer[joinRequest, joined]{Linger: joinLinger, Timeout: 10 * time.Second, Run: s.joinBatch}
 	// 16 bytes an entrant: 64 MiB holds four million entrants' draws.
 	s.draws = cache.NewSized(24*time.Hour, 1000, 64<<20, func(o []uuid.UUID) int { return 16*len(o) + 64 }, s.computeDraw)
 	return s
@@ -149,7 +150,6 @@ const joinLinger = time.Millisecond
 type joinRequest struct {
 	tenantID, productID uuid.UUID
 	buyer               string
-	done                chan joinResult
 }
 
 type joinResult struct {
@@ -158,55 +158,48 @@ type joinResult struct {
 	err     error
 }
 
+// joined is what a join answers.
+type joined struct {
+	entry   Entry
+	created bool
+}
+
 // Join puts the buyer in the product's queue, or returns the entry the buyer
 // already has: joining again never changes a place. Before the on-sale time
 // entrants wait for the draw; after the draw they are placed at the end.
 // Concurrent joins are coalesced: the first caller waits a millisecond,
 // then records everyone who arrived meanwhile in one transaction.
 func (s *Service) Join(ctx context.Context, tenantID, productID uuid.UUID, buyer string) (Entry, bool, error) {
-	req := joinRequest{tenantID: tenantID, productID: productID, buyer: buyer, done: make(chan joinResult, 1)}
-	s.jmu.Lock()
-	s.pending = append(s.pending, req)
-	leader := len(s.pending) == 1
-	s.jmu.Unlock()
-	if leader {
-		time.Sleep(joinLinger)
-		s.jmu.Lock()
-		batch := s.pending
-		s.pending = nil
-		s.jmu.Unlock()
-		// The batch is everyone's: it must not die with the leader's request.
-		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		s.joinBatch(bctx, batch)
-		cancel()
-	}
-	select {
-	case r := <-req.done:
-		return r.entry, r.created, r.err
-	case <-ctx.Done():
-		return Entry{}, false, ctx.Err()
-	}
+	j, err := s.joins.Do(ctx, joinRequest{tenantID: tenantID, productID: productID, buyer: buyer})
+	return j.entry, j.created, err
 }
 
-// joinBatch records a batch of joins. Rooms not drawn yet take them all in
-// one insert; after the draw each join takes the next position in turn.
-func (s *Service) joinBatch(ctx context.Context, batch []joinRequest) {
+// joinBatch records a batch of joins, product by product. Rooms not drawn
+// yet take a product's joins in one insert; after the draw each join takes
+// the next position in turn.
+func (s *Service) joinBatch(ctx context.Context, reqs []joinRequest) []batch.Result[joined] {
 	type key struct{ tenant, product uuid.UUID }
-	groups := map[key][]joinRequest{}
-	for _, r := range batch {
+	groups := map[key][]int{}
+	for i, r := range reqs {
 		k := key{r.tenantID, r.productID}
-		groups[k] = append(groups[k], r)
+		groups[k] = append(groups[k], i)
 	}
-	for k, reqs := range groups {
-		results, err := s.joinMany(ctx, k.tenant, k.product, reqs)
-		for i, r := range reqs {
+	out := make([]batch.Result[joined], len(reqs))
+	for k, idx := range groups {
+		group := make([]joinRequest, len(idx))
+		for n, i := range idx {
+			group[n] = reqs[i]
+		}
+		results, err := s.joinMany(ctx, k.tenant, k.product, group)
+		for n, i := range idx {
 			if err != nil {
-				r.done <- joinResult{err: err}
+				out[i].Err = err
 				continue
 			}
-			r.done <- results[i]
+			out[i] = batch.Result[joined]{Value: joined{entry: results[n].entry, created: results[n].created}, Err: results[n].err}
 		}
 	}
+	return out
 }
 
 func (s *Service) joinMany(ctx context.Context, tenantID, productID uuid.UUID, reqs []joinRequest) ([]joinResult, error) {
