@@ -14,7 +14,7 @@ help: ## list the targets
 run: ## bring up PostgreSQL, migrate, seed a demo tenant, run API + workers + jobs
 	@base=$$($(PG)) && \
 	  export DATABASE_URL="$${DATABASE_URL:-$$base/boxoffice?sslmode=disable}" && \
-	  mkdir -p .data/bin && go build -o .data/bin/boxoffice . && \
+	  mkdir -p .data/bin && go build -tags dev -o .data/bin/boxoffice . && \
 	  exec .data/bin/boxoffice dev
 
 # The fault suite (internal/faults) runs real processes and PostgreSQL
@@ -34,14 +34,17 @@ test: ## bring up PostgreSQL and run every test with the race detector, then the
 lint: ## gofmt check and go vet
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	go vet ./...
+	go vet -tags dev .
 
 .PHONY: bench
 bench: ## run the benchmark scenarios and print figures and ratios
 	@base=$$($(PG)) && \
 	  export BENCH_DATABASE_URL="$${BENCH_DATABASE_URL:-$$base/boxoffice_bench?sslmode=disable}" && \
 	  export BOXOFFICE_PG_BIN="$${BOXOFFICE_PG_BIN:-$$($(PG) bin)}" && \
-	  go run . bench all
+	  go run -tags dev . bench all
 
+# The production binary leaves out `dev` and `bench` (and with them the SQS
+# emulator, the mail catcher and the test harness); -tags dev puts them in.
 .PHONY: build
-build: ## build the boxoffice binary
+build: ## build the production boxoffice binary (without dev and bench)
 	go build -o boxoffice .

@@ -1,3 +1,8 @@
+//go:build dev
+
+// The benchmarks are built only with the dev tag (`make bench` sets it): they
+// link the SQS emulator, the fault harness and test helpers.
+
 package main
 
 import (

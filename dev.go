@@ -1,3 +1,9 @@
+//go:build dev
+
+// Development mode (`boxoffice dev`, what `make run` runs) is built only with
+// the dev tag: it links the SQS emulator and the mail catcher, which a
+// production binary has no use for.
+
 package main
 
 import (
@@ -5,12 +11,10 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path"
 	"time"
 
@@ -179,34 +183,6 @@ func startPaymentSimulator(ctx context.Context, cfg *config.Config, logger *slog
 	}, nil
 }
 
-// runPSPSim runs the payment provider simulator on its own.
-func runPSPSim(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("psp-sim", flag.ContinueOnError)
-	addr := fs.String("addr", "127.0.0.1:8090", "listen address")
-	cfg := pspsim.Config{Logger: newLogger("info")}
-	fs.StringVar(&cfg.WebhookURL, "webhook-url", "http://127.0.0.1:8080/v1/webhooks/payments/sim", "where events go")
-	fs.StringVar(&cfg.WebhookSecret, "webhook-secret", os.Getenv("BOXOFFICE_WEBHOOK_SECRETS"), "HMAC secret of the events")
-	fs.DurationVar(&cfg.Latency, "latency", 300*time.Millisecond, "added to every call")
-	fs.DurationVar(&cfg.ResponseDelay, "response-delay", 0, "hold responses back after acting (webhooks overtake)")
-	fs.IntVar(&cfg.WebhookDuplicates, "duplicates", 0, "extra copies of every webhook")
-	fs.DurationVar(&cfg.WebhookDelay, "webhook-delay", 0, "random delay of each webhook copy (reorders them)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	sim := pspsim.New(cfg)
-	defer sim.Close()
-	srv := &http.Server{Addr: *addr, Handler: sim.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		_ = srv.Shutdown(context.WithoutCancel(ctx))
-	}()
-	cfg.Logger.Info("payment simulator listening", "addr", *addr, "webhooks", cfg.WebhookURL)
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
-}
-
 // startSQSEmulator runs the kumo SQS emulator in this process on a loopback
 // port and creates the claim queue and the events queue, each with a
 // dead-letter queue and a redrive policy, pointing cfg at them.
@@ -299,26 +275,4 @@ func demoProduct(ctx context.Context, a *app, tenantID uuid.UUID, p product.Crea
 		return a.products.Get(ctx, tenantID, id)
 	}
 	return created, err
-}
-
-// runToken mints a buyer token, standing in for a tenant's own login.
-func runToken(args []string) error {
-	fs := flag.NewFlagSet("token", flag.ContinueOnError)
-	tenantID := fs.String("tenant", "", "tenant id")
-	secret := fs.String("secret", "", "tenant's buyerTokenSecret")
-	buyer := fs.String("buyer", "", "buyer id (sub)")
-	ttl := fs.Duration("ttl", 24*time.Hour, "lifetime")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	id, err := uuid.Parse(*tenantID)
-	if err != nil || *secret == "" || *buyer == "" {
-		return errors.New("token needs -tenant (uuid), -secret and -buyer")
-	}
-	token, err := tenant.SignBuyerToken([]byte(*secret), id, *buyer, *ttl)
-	if err != nil {
-		return err
-	}
-	fmt.Println(token)
-	return nil
 }

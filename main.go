@@ -19,12 +19,12 @@ Usage:
   boxoffice migrate             apply database migrations
   boxoffice serve               run the HTTP API
   boxoffice work                run the claim workers and periodic jobs
-  boxoffice dev                 migrate, seed a demo tenant and products, run everything
+  boxoffice dev                 migrate, seed a demo tenant and products, run everything (-tags dev builds)
   boxoffice token -tenant ID -secret S -buyer B [-ttl 24h]
                                 mint a buyer token as a tenant's login would
   boxoffice psp-sim [flags]     run the payment provider simulator on its own
-  boxoffice bench claim|sqs-accept|all [flags]
-                                benchmarks (see README)
+  boxoffice bench SCENARIO|all [flags]
+                                benchmarks (see README; -tags dev builds)
 
 Configuration is read from the environment; see README.md.
 `
