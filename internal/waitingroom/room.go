@@ -215,11 +215,14 @@ func (s *Service) joinMany(ctx context.Context, tenantID, productID uuid.UUID, r
 		return nil, fmt.Errorf("waiting room: %w", err)
 	}
 	out := make([]joinResult, len(reqs))
-	if drawn {
+	joinEach := func() ([]joinResult, error) {
 		for i, r := range reqs {
 			out[i].entry, out[i].created, out[i].err = s.joinOne(ctx, tenantID, productID, r.buyer)
 		}
 		return out, nil
+	}
+	if drawn {
+		return joinEach()
 	}
 	ids := make([]uuid.UUID, len(reqs))
 	buyers := make([]string, len(reqs))
@@ -232,6 +235,18 @@ func (s *Service) joinMany(ctx context.Context, tenantID, productID uuid.UUID, r
 	created := map[string]uuid.UUID{}
 	entries := map[string]Entry{}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// The draw locks the room row; holding it shared until commit makes
+		// these entries either visible to the draw or see it done. Without
+		// it a join committing during the draw got no position and waited
+		// forever.
+		var drawnNow bool
+		if err := tx.QueryRow(ctx, `SELECT drawn_at IS NOT NULL FROM waiting_rooms WHERE product_id = $1 FOR SHARE`,
+			productID).Scan(&drawnNow); err != nil {
+			return fmt.Errorf("lock waiting room: %w", err)
+		}
+		if drawnNow {
+			return errDrawnMeanwhile
+		}
 		rows, err := tx.Query(ctx, `
 			INSERT INTO queue_entries (id, product_id, tenant_id, buyer_id, pre_open)
 			SELECT u.id, $1, $2, u.buyer, $5 FROM unnest($3::uuid[], $4::text[]) AS u(id, buyer)
@@ -270,6 +285,9 @@ func (s *Service) joinMany(ctx context.Context, tenantID, productID uuid.UUID, r
 		})
 		return err
 	})
+	if errors.Is(err, errDrawnMeanwhile) {
+		return joinEach()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -285,6 +303,9 @@ func (s *Service) joinMany(ctx context.Context, tenantID, productID uuid.UUID, r
 	}
 	return out, nil
 }
+
+// errDrawnMeanwhile: the room was drawn between the look and the lock.
+var errDrawnMeanwhile = errors.New("drawn meanwhile")
 
 // joinOne records one join after the draw, taking the next position.
 func (s *Service) joinOne(ctx context.Context, tenantID, productID uuid.UUID, buyer string) (Entry, bool, error) {

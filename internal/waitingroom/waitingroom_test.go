@@ -14,6 +14,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/db"
@@ -399,4 +400,43 @@ func TestLeaveAndReclaimEndTurns(t *testing.T) {
 	again, _, err := b.rooms.Join(context.Background(), b.product.TenantID, b.product.ID, idle.BuyerID)
 	require.NoError(t, err)
 	require.Equal(t, waitingroom.StatusReclaimed, b.pollFresh(t, again).Status)
+}
+
+// A join that lands while the draw runs is either in the draw or placed
+// after it, never left without a place: it once committed with no position
+// during the draw and its shopper waited forever.
+func TestJoinDuringTheDraw(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 100, waitingroom.Settings{ActiveShoppers: 10, ShoppingSeconds: 1}, time.Now().Add(time.Hour))
+	b.open(t)
+	ctx := context.Background()
+	// The draw holds the room row locked while it places everyone.
+	draw, err := b.env.Schema.Pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = draw.Rollback(ctx) }()
+	_, err = draw.Exec(ctx, `SELECT 1 FROM waiting_rooms WHERE product_id = $1 FOR UPDATE`, b.product.ID)
+	require.NoError(t, err)
+
+	joined := make(chan waitingroom.Entry, 1)
+	go func() {
+		e, _, err := b.rooms.Join(ctx, b.product.TenantID, b.product.ID, "late")
+		assert.NoError(t, err)
+		joined <- e
+	}()
+	// Wait until the join has either finished or is waiting for the draw.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var waiting int
+		assert.NoError(c, b.env.Schema.Pool.QueryRow(ctx,
+			`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR SHARE%'`).Scan(&waiting))
+		assert.True(c, waiting > 0 || len(joined) > 0)
+	}, 10*time.Second, 10*time.Millisecond)
+	_, err = draw.Exec(ctx, `UPDATE waiting_rooms SET drawn_at = now() WHERE product_id = $1`, b.product.ID)
+	require.NoError(t, err)
+	require.NoError(t, draw.Commit(ctx))
+
+	e := <-joined
+	var position *int64
+	require.NoError(t, b.env.Schema.Pool.QueryRow(ctx, `SELECT position FROM queue_entries WHERE id = $1`, e.ID).Scan(&position))
+	require.NotNil(t, position, "placed after the draw")
+	require.Positive(t, e.Position)
 }
