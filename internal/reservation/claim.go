@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -127,7 +128,7 @@ func (c *Claimer) claim(ctx context.Context, productID uuid.UUID, sel selection)
 func retryable(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return pgErr.Code == "40P01" || pgErr.Code == "40001" // deadlock, serialization failure
+		return pgErr.Code == pgerrcode.DeadlockDetected || pgErr.Code == pgerrcode.SerializationFailure
 	}
 	return errors.Is(err, errLostRace)
 }
@@ -151,7 +152,7 @@ type decision struct {
 	reason  string
 }
 
-// claimTx is the claim transaction (DESIGN.md, "The claim transaction"):
+// claimTx is the claim transaction (README, "How a reservation is decided"):
 //
 //  1. take the oldest QUEUED requests of the product (SKIP LOCKED, so a second
 //     drainer takes the next ones instead of waiting);
