@@ -15,6 +15,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/api"
@@ -111,8 +112,10 @@ type response struct {
 	raw    []byte
 }
 
-func (b *testBundle) do(t *testing.T, method, path, token string, body any, headers ...string) response {
-	t.Helper()
+func (b *testBundle) do(t require.TestingT, method, path, token string, body any, headers ...string) response {
+	if h, ok := t.(interface{ Helper() }); ok {
+		h.Helper()
+	}
 	var r io.Reader
 	switch v := body.(type) {
 	case nil:
@@ -205,9 +208,9 @@ func TestWalkthrough(t *testing.T) {
 	statusURL := r.body["statusUrl"].(string)
 	require.Equal(t, statusURL, r.header.Get("Location"))
 
-	require.Eventually(t, func() bool {
-		r = b.do(t, http.MethodGet, statusURL, token, nil)
-		return r.body["status"] != "QUEUED"
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		r = b.do(c, http.MethodGet, statusURL, token, nil)
+		assert.NotEqual(c, "QUEUED", r.body["status"])
 	}, 10*time.Second, 10*time.Millisecond)
 	require.Equal(t, "HELD", r.body["status"], string(r.raw))
 	// Row A has 4 seats: 3 there would orphan one, so best available is row B.

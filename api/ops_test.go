@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/reservation"
@@ -149,10 +150,10 @@ func TestOpsDeadLetters(t *testing.T) {
 	}
 	_, err = client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(mainURL), MaxNumberOfMessages: 10})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		_, _ = client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(mainURL), MaxNumberOfMessages: 10})
-		r := b.do(t, http.MethodGet, "/v1/ops/dlq", adminKey, nil)
-		return len(r.body["messages"].([]any)) == 2
+		r := b.do(c, http.MethodGet, "/v1/ops/dlq", adminKey, nil)
+		assert.Len(c, r.body["messages"], 2)
 	}, 10*time.Second, 200*time.Millisecond)
 
 	require.Len(t, b.do(t, http.MethodGet, "/v1/ops/dlq", opKey, nil).body["messages"], 1, "a tenant sees its own")

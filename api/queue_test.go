@@ -62,9 +62,9 @@ func TestWaitingRoomGatesReservations(t *testing.T) {
 	b.env.Exec(t, `UPDATE waiting_rooms SET updated_at = now() - interval '1 second' WHERE product_id = $1`, p.ID)
 	_, err = b.env.Rooms.Tick(t.Context())
 	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		r = b.do(t, http.MethodGet, "/v1/queue/"+token, "", nil)
-		return r.body["status"] == "ADMITTED"
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		r = b.do(c, http.MethodGet, "/v1/queue/"+token, "", nil)
+		assert.Equal(c, "ADMITTED", r.body["status"])
 	}, 5*time.Second, 100*time.Millisecond, "polls see the admission within a second")
 	access := r.body["accessToken"].(string)
 	require.EqualValues(t, 1, r.body["position"])
@@ -89,7 +89,7 @@ func TestWaitingRoomGatesReservations(t *testing.T) {
 	// Leaving ends the turn: the access token is refused (within the
 	// second the room's state may be cached) and the poll says LEFT.
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		r := b.do(t, http.MethodPost, base+"/reservations", b.buyer, map[string]any{"quantity": 1},
+		r := b.do(c, http.MethodPost, base+"/reservations", b.buyer, map[string]any{"quantity": 1},
 			"Idempotency-Key", "after-leave", "X-Access-Token", access)
 		assert.Equal(c, http.StatusForbidden, r.status)
 		assert.Equal(c, "ACCESS_ENDED", r.body["code"])

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,8 +34,8 @@ func TestCache(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			v, err := c.Get(ctx, "a")
-			require.NoError(t, err)
-			require.Equal(t, "v-a", v)
+			assert.NoError(t, err)
+			assert.Equal(t, "v-a", v)
 		}()
 	}
 	wg.Wait()

@@ -2,6 +2,7 @@ package checkout_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/payment"
@@ -16,8 +18,10 @@ import (
 	"boxoffice/internal/tenant"
 )
 
-func (b *testBundle) call(t *testing.T, method, path, token string, body any, headers ...string) (int, map[string]any) {
-	t.Helper()
+func (b *testBundle) call(t require.TestingT, method, path, token string, body any, headers ...string) (int, map[string]any) {
+	if h, ok := t.(interface{ Helper() }); ok {
+		h.Helper()
+	}
 	var r io.Reader
 	if raw, ok := body.([]byte); ok {
 		r = bytes.NewReader(raw)
@@ -26,7 +30,7 @@ func (b *testBundle) call(t *testing.T, method, path, token string, body any, he
 		require.NoError(t, err)
 		r = bytes.NewReader(buf)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), method, b.apiURL+path, r)
+	req, err := http.NewRequestWithContext(context.Background(), method, b.apiURL+path, r)
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
@@ -57,10 +61,10 @@ func TestEndToEndThroughTheAPI(t *testing.T) {
 		map[string]any{"quantity": 2}, "Idempotency-Key", "r1")
 	require.Equal(t, http.StatusAccepted, code, res)
 	var holdID string
-	require.Eventually(t, func() bool {
-		_, r := b.call(t, http.MethodGet, res["statusUrl"].(string), tok, nil)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, r := b.call(c, http.MethodGet, res["statusUrl"].(string), tok, nil)
 		holdID, _ = r["holdId"].(string)
-		return r["status"] == "HELD"
+		assert.Equal(c, "HELD", r["status"])
 	}, 10*time.Second, 20*time.Millisecond)
 
 	code, order := b.call(t, http.MethodPost, "/v1/orders", tok,
@@ -73,9 +77,9 @@ func TestEndToEndThroughTheAPI(t *testing.T) {
 	require.Equal(t, order["id"], again["id"])
 
 	var got map[string]any
-	require.Eventually(t, func() bool {
-		_, got = b.call(t, http.MethodGet, "/v1/orders/"+order["id"].(string), tok, nil)
-		return got["status"] == "CONFIRMED"
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, got = b.call(c, http.MethodGet, "/v1/orders/"+order["id"].(string), tok, nil)
+		assert.Equal(c, "CONFIRMED", got["status"])
 	}, 10*time.Second, 20*time.Millisecond)
 	tickets := got["tickets"].([]any)
 	require.Len(t, tickets, 2)
@@ -118,10 +122,10 @@ func TestEndToEndThroughTheAPI(t *testing.T) {
 	code, _ = b.call(t, http.MethodPost, "/v1/ops/checkout/pause", b.env.Tenant.APIKey, nil)
 	require.Equal(t, http.StatusForbidden, code, "tenant keys may not pause the platform")
 	require.NoError(t, b.env.Checkout.SetPaused(t.Context(), true, "maintenance"))
-	require.Eventually(t, func() bool {
-		_, r := b.call(t, http.MethodGet, res["statusUrl"].(string), tok, nil)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, r := b.call(c, http.MethodGet, res["statusUrl"].(string), tok, nil)
 		holdID, _ = r["holdId"].(string)
-		return r["status"] == "HELD"
+		assert.Equal(c, "HELD", r["status"])
 	}, 10*time.Second, 20*time.Millisecond)
 	code, p := b.call(t, http.MethodPost, "/v1/orders", tok, map[string]any{"holdId": holdID, "paymentMethod": "sim_ok"}, "Idempotency-Key", "o2")
 	require.Equal(t, http.StatusServiceUnavailable, code)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/api"
@@ -83,11 +84,12 @@ func (b *testBundle) order(t *testing.T, buyer string, hold uuid.UUID, method st
 func (b *testBundle) wait(t *testing.T, id uuid.UUID, cond func(*checkout.Order) bool) *checkout.Order {
 	t.Helper()
 	var o *checkout.Order
-	require.Eventually(t, func() bool {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var err error
 		o, err = b.env.Checkout.Get(context.Background(), b.product.TenantID, id, "")
-		require.NoError(t, err)
-		return cond(o)
+		if assert.NoError(c, err) {
+			assert.True(c, cond(o), "order %s is %s", id, o.Status)
+		}
 	}, 20*time.Second, 20*time.Millisecond, "order %s", id)
 	return o
 }
@@ -97,8 +99,10 @@ func settled(o *checkout.Order) bool {
 		o.Status == checkout.StatusFailed || o.Status == checkout.StatusExpired
 }
 
-func (b *testBundle) count(t *testing.T, sql string, args ...any) int {
-	t.Helper()
+func (b *testBundle) count(t require.TestingT, sql string, args ...any) int {
+	if h, ok := t.(interface{ Helper() }); ok {
+		h.Helper()
+	}
 	var n int
 	require.NoError(t, b.env.Schema.Pool.QueryRow(context.Background(), sql, args...).Scan(&n))
 	return n
@@ -109,10 +113,10 @@ func (b *testBundle) count(t *testing.T, sql string, args ...any) int {
 // without a confirmed order or a void, and the inventory invariants.
 func (b *testBundle) requireSafe(t *testing.T) {
 	t.Helper()
-	require.Eventually(t, func() bool {
-		return b.count(t, `
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Zero(c, b.count(c, `
 			SELECT count(*) FROM payment_attempts a JOIN orders o ON o.id = a.order_id
-			WHERE a.status = 'AUTHORIZED' AND o.status <> 'CONFIRMED'`) == 0
+			WHERE a.status = 'AUTHORIZED' AND o.status <> 'CONFIRMED'`))
 	}, 20*time.Second, 50*time.Millisecond, "an authorization without a confirmed order was not voided")
 	require.Zero(t, b.count(t, `SELECT count(*) FROM (SELECT order_id FROM payment_attempts WHERE status IN ('CAPTURED', 'REFUNDED') GROUP BY order_id HAVING count(*) > 1) x`))
 	require.Zero(t, b.count(t, `
@@ -146,8 +150,10 @@ func TestSuccess(t *testing.T) {
 	b.requireSafe(t)
 }
 
-func (b *testBundle) status(t *testing.T, sql string, args ...any) string {
-	t.Helper()
+func (b *testBundle) status(t require.TestingT, sql string, args ...any) string {
+	if h, ok := t.(interface{ Helper() }); ok {
+		h.Helper()
+	}
 	var s string
 	require.NoError(t, b.env.Schema.Pool.QueryRow(context.Background(), sql, args...).Scan(&s))
 	return s
@@ -197,8 +203,8 @@ func TestWebhookBeforeResponse(t *testing.T) {
 	o := b.order(t, "alice", hold, pspsim.MethodOK)
 	// The webhook overtakes the authorize response and confirms first.
 	b.wait(t, o.ID, func(o *checkout.Order) bool { return o.Status == checkout.StatusConfirmed })
-	require.Eventually(t, func() bool {
-		return b.count(t, `SELECT count(*) FROM webhook_events WHERE processed_at IS NOT NULL`) >= 1
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.GreaterOrEqual(c, b.count(c, `SELECT count(*) FROM webhook_events WHERE processed_at IS NOT NULL`), 1)
 	}, 10*time.Second, 20*time.Millisecond)
 	b.wait(t, o.ID, settled)
 	b.requireSafe(t)
@@ -215,8 +221,8 @@ func TestDuplicateAndOutOfOrderWebhooks(t *testing.T) {
 		require.Equal(t, checkout.StatusConfirmed, b.wait(t, id, settled).Status)
 	}
 	// authorized + captured events, each four times, for three orders.
-	require.Eventually(t, func() bool {
-		return b.count(t, `SELECT count(*) FROM webhook_events WHERE processed_at IS NOT NULL`) == 6
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, 6, b.count(c, `SELECT count(*) FROM webhook_events WHERE processed_at IS NOT NULL`))
 	}, 20*time.Second, 50*time.Millisecond)
 	require.Equal(t, 3, b.count(t, `SELECT count(*) FROM orders WHERE status = 'CONFIRMED'`))
 	require.Equal(t, 6, b.count(t, `SELECT count(*) FROM tickets`))
@@ -236,8 +242,8 @@ func TestLateAuthorizationIsVoided(t *testing.T) {
 	got := b.wait(t, o.ID, settled)
 	require.Equal(t, checkout.StatusExpired, got.Status)
 	require.Equal(t, "HOLD_EXPIRED", got.Reason)
-	require.Eventually(t, func() bool {
-		return b.status(t, `SELECT status FROM payment_attempts WHERE order_id = $1`, o.ID) == "VOIDED"
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, "VOIDED", b.status(c, `SELECT status FROM payment_attempts WHERE order_id = $1`, o.ID))
 	}, 20*time.Second, 20*time.Millisecond)
 	require.Zero(t, b.count(t, `SELECT count(*) FROM claims WHERE state = 'SOLD'`))
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/product"
@@ -28,7 +29,7 @@ func TestLastSeat(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ids[i] = env.Reserve(t, p, fmt.Sprintf("buyer-%d", i), reservation.Params{Numbers: testfix.Nums(7)}).ID
+			ids[i] = env.Reserve(testfix.InGoroutine(t), p, fmt.Sprintf("buyer-%d", i), reservation.Params{Numbers: testfix.Nums(7)}).ID
 		}()
 	}
 	wg.Wait()
@@ -81,7 +82,7 @@ func TestOversellStress(t *testing.T) {
 			case 2:
 				params = reservation.Params{Quantity: 2, Mode: reservation.ModeRandom, AcceptFewer: true}
 			}
-			ids[i] = env.Reserve(t, p, fmt.Sprintf("buyer-%d", i%400), params).ID
+			ids[i] = env.Reserve(testfix.InGoroutine(t), p, fmt.Sprintf("buyer-%d", i%400), params).ID
 		}()
 	}
 	wg.Wait()
@@ -108,9 +109,9 @@ func TestOversellStress(t *testing.T) {
 func waitTerminal(t *testing.T, env *testfix.Env, p *product.Product, id uuid.UUID) *reservation.Request {
 	t.Helper()
 	var r *reservation.Request
-	require.Eventually(t, func() bool {
-		r = env.Get(t, p, id)
-		return r.Status != reservation.StatusQueued
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		r = env.Get(c, p, id)
+		assert.NotEqual(c, reservation.StatusQueued, r.Status)
 	}, 30*time.Second, 10*time.Millisecond, "request %s never left QUEUED", id)
 	return r
 }
@@ -242,11 +243,11 @@ func TestSweeperRunsInRiver(t *testing.T) {
 	waitTerminal(t, env, p, a.ID)
 	env.Exec(t, `UPDATE holds SET expires_at = now() - interval '1 second'`)
 	env.Exec(t, `UPDATE claims SET expires_at = now() - interval '1 second'`)
-	require.Eventually(t, func() bool {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var held int
-		require.NoError(t, env.Schema.Pool.QueryRow(context.Background(),
+		assert.NoError(c, env.Schema.Pool.QueryRow(context.Background(),
 			`SELECT held FROM inventory WHERE product_id = $1`, p.ID).Scan(&held))
-		return held == 0
+		assert.Zero(c, held)
 	}, 20*time.Second, 50*time.Millisecond)
 	env.RequireInvariants(t)
 }

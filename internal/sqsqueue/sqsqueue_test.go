@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/outbox"
@@ -80,9 +81,9 @@ func (b *testBundle) reserve(t *testing.T, buyer string, params reservation.Para
 func (b *testBundle) waitStatus(t *testing.T, id uuid.UUID, status string) *reservation.Request {
 	t.Helper()
 	var r *reservation.Request
-	require.Eventually(t, func() bool {
-		r = b.env.Get(t, b.product, id)
-		return r.Status == status
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		r = b.env.Get(c, b.product, id)
+		assert.Equal(c, status, r.Status)
 	}, 20*time.Second, 20*time.Millisecond, "request %s never became %s", id, status)
 	return r
 }
@@ -96,10 +97,11 @@ func (b *testBundle) count(t *testing.T, sql string, args ...any) int {
 
 func (b *testBundle) queueEmpty(t *testing.T) {
 	t.Helper()
-	require.Eventually(t, func() bool {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		mainQ, _, err := b.ops.Stats(context.Background())
-		require.NoError(t, err)
-		return mainQ.Visible == 0 && mainQ.NotVisible == 0
+		if assert.NoError(c, err) {
+			assert.Zero(c, mainQ.Visible+mainQ.NotVisible)
+		}
 	}, 10*time.Second, 20*time.Millisecond)
 }
 
@@ -191,10 +193,12 @@ func TestPoisonGoesToDLQAndRedrives(t *testing.T) {
 
 	// Both messages reach the dead-letter queue after maxReceiveCount (2) deliveries.
 	var peeked []sqsqueue.DLQMessage
-	require.Eventually(t, func() bool {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var err error
 		peeked, err = b.ops.PeekDLQ(context.Background(), 10)
-		require.NoError(t, err)
-		return len(peeked) == 2
+		if assert.NoError(c, err) {
+			assert.Len(c, peeked, 2)
+		}
 	}, 20*time.Second, 100*time.Millisecond)
 	var withRequest int
 	for _, m := range peeked {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/sivchari/kumo"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -183,9 +185,10 @@ func (e *Env) Product(t testing.TB, o ProductOpts) *product.Product {
 	return p
 }
 
-// Reserve records a request for buyer with a fresh idempotency key.
-func (e *Env) Reserve(t testing.TB, p *product.Product, buyer string, params reservation.Params) *reservation.Request {
-	t.Helper()
+// Reserve records a request for buyer with a fresh idempotency key. t may
+// be an *assert.CollectT inside a condition, or a goroutine's collector.
+func (e *Env) Reserve(t require.TestingT, p *product.Product, buyer string, params reservation.Params) *reservation.Request {
+	helper(t)
 	acc, err := e.Service.Accept(context.Background(), reservation.AcceptParams{
 		Product: p, BuyerID: buyer, IdempotencyKey: uuid.NewString(), Params: params,
 	})
@@ -193,9 +196,9 @@ func (e *Env) Reserve(t testing.TB, p *product.Product, buyer string, params res
 	return acc.Request
 }
 
-// Get reads a request back.
-func (e *Env) Get(t testing.TB, p *product.Product, id uuid.UUID) *reservation.Request {
-	t.Helper()
+// Get reads a request back (t as in Reserve).
+func (e *Env) Get(t require.TestingT, p *product.Product, id uuid.UUID) *reservation.Request {
+	helper(t)
 	r, err := e.Service.Get(context.Background(), p.TenantID, id, "")
 	require.NoError(t, err)
 	return r
@@ -212,11 +215,11 @@ func (e *Env) Drain(t testing.TB, p *product.Product, batch int) {
 			break
 		}
 	}
-	require.Eventually(t, func() bool {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var queued int
-		require.NoError(t, e.Schema.Pool.QueryRow(context.Background(),
+		assert.NoError(c, e.Schema.Pool.QueryRow(context.Background(),
 			`SELECT count(*) FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED'`, p.ID).Scan(&queued))
-		return queued == 0
+		assert.Zero(c, queued)
 	}, 10*time.Second, 10*time.Millisecond, "requests left QUEUED")
 }
 
@@ -305,3 +308,21 @@ func checkoutConfig() checkout.Config {
 	c.ResolveAfter = time.Second
 	return c
 }
+
+// helper marks the caller as a helper when t can say so (an *assert.CollectT
+// cannot).
+func helper(t require.TestingT) {
+	if h, ok := t.(interface{ Helper() }); ok {
+		h.Helper()
+	}
+}
+
+// InGoroutine adapts t for use off the test goroutine: a failed check is
+// reported with t.Errorf (safe from any goroutine) and ends only the calling
+// goroutine, where require would call t.FailNow from the wrong one.
+func InGoroutine(t testing.TB) require.TestingT { return goroutineT{t} }
+
+type goroutineT struct{ t testing.TB }
+
+func (g goroutineT) Errorf(format string, args ...any) { g.t.Errorf(format, args...) }
+func (g goroutineT) FailNow()                          { runtime.Goexit() }
