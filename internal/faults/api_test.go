@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/fleet"
@@ -30,9 +31,7 @@ func TestAPIKilledSameKeyRetries(t *testing.T) {
 		defer wg.Done()
 		seen = f.Load(p, 1500, 16)
 	}()
-	require.Eventually(t, func() bool {
-		return f.Count(`SELECT count(*) FROM reservation_requests`) > 300
-	}, 30*time.Second, 10*time.Millisecond)
+	f.WaitRequests(300, 30*time.Second)
 	api.Kill()
 	time.Sleep(time.Second)
 	f.Serve("serve-b")
@@ -63,9 +62,7 @@ func TestPostgresRestart(t *testing.T) {
 		defer wg.Done()
 		seen = f.Load(p, 1500, 16)
 	}()
-	require.Eventually(t, func() bool {
-		return f.Count(`SELECT count(*) FROM reservation_requests`) > 300
-	}, 30*time.Second, 10*time.Millisecond)
+	f.WaitRequests(300, 30*time.Second)
 	f.Cluster.Stop("immediate")
 	time.Sleep(2 * time.Second)
 	f.Cluster.Start()
@@ -117,7 +114,7 @@ func TestSplitProcessMetrics(t *testing.T) {
 	f.Load(p, 200, 8)
 	f.WaitDecided(60 * time.Second)
 
-	apiMetrics := f.Scrape(api)
+	apiMetrics := f.Scrape(t, api)
 	require.Equal(t, float64(200), fleet.MetricValue(apiMetrics, "boxoffice_reservations_accepted_total"))
 	require.NotContains(t, apiMetrics, `product="`, "no product-labelled series on the API process")
 	require.NotContains(t, apiMetrics, "boxoffice_requests{")
@@ -127,19 +124,20 @@ func TestSplitProcessMetrics(t *testing.T) {
 
 	// The database's gauges come from the leader alone; elections take a
 	// few seconds.
-	require.Eventually(t, func() bool {
-		ma, mb := f.Scrape(a.Process), f.Scrape(b.Process)
-		return strings.Contains(ma, "boxoffice_requests{") != strings.Contains(mb, "boxoffice_requests{")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		ma, mb := f.Scrape(c, a.Process), f.Scrape(c, b.Process)
+		assert.NotEqual(c, strings.Contains(ma, "boxoffice_requests{"), strings.Contains(mb, "boxoffice_requests{"),
+			"exactly one worker reports the database's gauges")
 	}, 30*time.Second, 500*time.Millisecond)
-	holds := fleet.MetricValue(f.Scrape(a.Process), "boxoffice_holds_created_total") +
-		fleet.MetricValue(f.Scrape(b.Process), "boxoffice_holds_created_total")
+	holds := fleet.MetricValue(f.Scrape(t, a.Process), "boxoffice_holds_created_total") +
+		fleet.MetricValue(f.Scrape(t, b.Process), "boxoffice_holds_created_total")
 	require.Equal(t, float64(200), holds)
 
 	// A corrupted counter is an alarm on the worker that audits.
 	_, err = f.Pool.Exec(t.Context(), `UPDATE inventory SET held = held + 1, available = available - 1 WHERE product_id = $1`, p)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		return fleet.MetricValue(f.Scrape(a.Process), "boxoffice_invariant_violations_total")+
-			fleet.MetricValue(f.Scrape(b.Process), "boxoffice_invariant_violations_total") > 0
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Positive(c, fleet.MetricValue(f.Scrape(c, a.Process), "boxoffice_invariant_violations_total")+
+			fleet.MetricValue(f.Scrape(c, b.Process), "boxoffice_invariant_violations_total"))
 	}, 30*time.Second, 500*time.Millisecond)
 }

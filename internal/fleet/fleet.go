@@ -258,6 +258,16 @@ func (f *Fleet) Count(sql string, args ...any) int {
 	return n
 }
 
+// WaitRequests waits until more than n requests are recorded.
+func (f *Fleet) WaitRequests(n int, within time.Duration) {
+	f.t.Helper()
+	require.EventuallyWithT(f.t, func(c *assert.CollectT) {
+		var got int
+		assert.NoError(c, f.Pool.QueryRow(context.Background(), `SELECT count(*) FROM reservation_requests`).Scan(&got))
+		assert.Greater(c, got, n)
+	}, within, 10*time.Millisecond)
+}
+
 // WaitDecided waits until no request is QUEUED and returns how long it took.
 func (f *Fleet) WaitDecided(within time.Duration) time.Duration {
 	f.t.Helper()
@@ -310,14 +320,14 @@ func (f *Fleet) FirstDecisionAfter(t0 time.Time) time.Duration {
 }
 
 // Scrape reads a process's metrics.
-func (f *Fleet) Scrape(p *proctest.Process) string {
-	f.t.Helper()
+// t is the test, or an *assert.CollectT inside a condition.
+func (f *Fleet) Scrape(t require.TestingT, p *proctest.Process) string {
 	resp, err := f.HTTP.Get(p.Metrics)
-	require.NoError(f.t, err)
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
-	require.NoError(f.t, err)
-	require.Equal(f.t, http.StatusOK, resp.StatusCode, string(raw))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(raw))
 	return string(raw)
 }
 
