@@ -1,6 +1,7 @@
 package faults_test
 
 import (
+	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/fleet"
+	"boxoffice/internal/proctest"
 )
 
 // SIGTERM stops a process in order — the API stops accepting and finishes
@@ -32,4 +34,18 @@ func TestGracefulStop(t *testing.T) {
 	f.RequireSound()
 	require.NoError(t, api.Stop(20*time.Second), "serve exits 0 on SIGTERM")
 	require.Contains(t, api.Logs(), `"shutting down API"`)
+}
+
+// A part that cannot run stops the process with its error: a busy metrics
+// port ends `work` at once, naming the variable, instead of a worker that
+// runs unobserved.
+func TestPartFailureStopsTheProcess(t *testing.T) {
+	f := fleet.New(t, nil)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	p := proctest.Start(t, "work", f.With(proctest.Env{"BOXOFFICE_METRICS_ADDR": busy.Addr().String()}), "work")
+	require.Eventually(t, p.Exited, 30*time.Second, 50*time.Millisecond)
+	require.Error(t, p.Err(), "a non-zero exit status")
+	require.Contains(t, p.Logs(), "BOXOFFICE_METRICS_ADDR")
 }

@@ -313,6 +313,13 @@ func (p *Process) Exited() bool {
 	}
 }
 
+// Err is how the process ended (nil for exit status 0); call it after
+// Exited reports true.
+func (p *Process) Err() error {
+	<-p.done
+	return p.err
+}
+
 // Logs returns the output so far.
 func (p *Process) Logs() string {
 	b, _ := os.ReadFile(p.log)
