@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/limiter"
 )
 
 // RateLimits caps the on-sale's hottest calls — joining a queue, polling it,
@@ -26,22 +26,10 @@ type RateLimits struct {
 	TrustedProxies []netip.Prefix
 }
 
-// limitedOps are the rate-limited operations.
+// limitedOps are the rate-limited operations. Limits are applied to
+// operations, after routing: matching paths beforehand missed upper-case
+// paths and trailing slashes, which Fiber routes all the same.
 var limitedOps = map[string]bool{"join-queue": true, "poll-queue": true, "create-reservation": true}
-
-// limitedPath reports whether a request is one of the rate-limited calls,
-// before routing. Fiber routes case-insensitively and ignores a trailing
-// slash, so the path is compared the same way.
-func limitedPath(method, path string) bool {
-	p := strings.TrimRight(strings.ToLower(path), "/")
-	switch {
-	case strings.HasPrefix(p, "/v1/queue/"):
-		return method == http.MethodGet
-	case strings.HasPrefix(p, "/v1/products/") && (strings.HasSuffix(p, "/queue") || strings.HasSuffix(p, "/reservations")):
-		return method == http.MethodPost
-	}
-	return false
-}
 
 // tooMany is the problem of a reached limit.
 func tooMany() *Problem {
@@ -50,18 +38,44 @@ func tooMany() *Problem {
 	return p
 }
 
-func (s *Server) useIPRateLimit(l RateLimits) {
-	if l.PerIP <= 0 {
-		return
+// limit is a huma middleware counting the limited operations' calls per
+// key and second; key names who is calling ("" skips the limit).
+func (s *Server) limit(max int, key func(huma.Context) string) func(huma.Context, func(huma.Context)) {
+	w := &fixedWindow{max: max, counts: map[string]int{}}
+	return func(ctx huma.Context, next func(huma.Context)) {
+		op := ctx.Operation()
+		if max <= 0 || op == nil || !limitedOps[op.OperationID] {
+			next(ctx)
+			return
+		}
+		if k := key(ctx); k != "" && !w.allow(k, time.Now()) {
+			s.writeProblem(ctx, tooMany())
+			return
+		}
+		next(ctx)
 	}
-	s.app.Use(limiter.New(limiter.Config{
-		Next: func(c *fiber.Ctx) bool { return !limitedPath(c.Method(), c.Path()) }, Max: l.PerIP, Expiration: time.Second,
-		KeyGenerator: func(c *fiber.Ctx) string { return "ip:" + clientIP(c, l.TrustedProxies) },
-		LimitReached: func(c *fiber.Ctx) error {
-			c.Set(fiber.HeaderRetryAfter, "1")
-			return c.Status(http.StatusTooManyRequests).JSON(tooMany(), "application/problem+json")
-		},
-	}))
+}
+
+// ipLimit runs before authentication: a flood is turned away before any
+// credential is looked at.
+func (s *Server) ipLimit(l RateLimits) func(huma.Context, func(huma.Context)) {
+	return s.limit(l.PerIP, func(ctx huma.Context) string {
+		return "ip:" + clientIP(humafiber.Unwrap(ctx), l.TrustedProxies)
+	})
+}
+
+// buyerLimit runs after authentication, so that its key is the verified
+// tenant and buyer — not a header a caller can vary with case or spaces. A
+// queue poll carries no buyer credential; its signed queue token (one per
+// entry) is the key.
+func (s *Server) buyerLimit(max int) func(huma.Context, func(huma.Context)) {
+	return s.limit(max, func(ctx huma.Context) string {
+		if who := caller(ctx.Context()); who.BuyerID != "" {
+			return "b:" + who.TenantID.String() + ":" + who.BuyerID
+		}
+		sum := sha256.Sum256([]byte(ctx.Param("token")))
+		return "q:" + hex.EncodeToString(sum[:12])
+	})
 }
 
 // clientIP is the peer's address, or — when the peer is a trusted proxy —
@@ -97,33 +111,6 @@ func isTrusted(addr netip.Addr, trusted []netip.Prefix) bool {
 		}
 	}
 	return false
-}
-
-// buyerLimit is the per-buyer limit, applied after authentication so that
-// its key is the verified tenant and buyer — not a header a caller can
-// vary with case or spaces. A queue poll carries no buyer credential; its
-// signed queue token (one per entry) is the key.
-func (s *Server) buyerLimit(max int) func(huma.Context, func(huma.Context)) {
-	w := &fixedWindow{max: max, counts: map[string]int{}}
-	return func(ctx huma.Context, next func(huma.Context)) {
-		op := ctx.Operation()
-		if max <= 0 || op == nil || !limitedOps[op.OperationID] {
-			next(ctx)
-			return
-		}
-		var key string
-		if who := caller(ctx.Context()); who.BuyerID != "" {
-			key = "b:" + who.TenantID.String() + ":" + who.BuyerID
-		} else {
-			sum := sha256.Sum256([]byte(ctx.Param("token")))
-			key = "q:" + hex.EncodeToString(sum[:12])
-		}
-		if !w.allow(key, time.Now()) {
-			s.writeProblem(ctx, tooMany())
-			return
-		}
-		next(ctx)
-	}
 }
 
 // fixedWindow counts calls per key in one-second windows. Its memory is

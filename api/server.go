@@ -118,7 +118,6 @@ func New(d Deps) *Server {
 	})
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true}))
 	s.app.Use(s.observe)
-	s.useIPRateLimit(d.RateLimits)
 
 	cfg := huma.DefaultConfig("BoxOffice API", "1.0.0")
 	cfg.Info.Description = "Flash-sale reservations of numbered inventory. Requests are recorded and queued " +
@@ -138,7 +137,7 @@ func New(d Deps) *Server {
 		c, cancel := context.WithTimeout(ctx.Context(), requestTimeout)
 		defer cancel()
 		next(huma.WithContext(ctx, c))
-	}, s.authenticate, s.buyerLimit(d.RateLimits.PerBuyer))
+	}, s.ipLimit(d.RateLimits), s.authenticate, s.buyerLimit(d.RateLimits.PerBuyer))
 
 	docs, _ := fs.Sub(web.Docs, "docs")
 	s.app.Use("/docs", filesystem.New(filesystem.Config{Root: http.FS(docs), Index: "index.html", MaxAge: 300}))

@@ -249,7 +249,7 @@ func Nums(n ...int32) []int32 { return n }
 // shared SQS emulator, and fails the package when a test left goroutines
 // behind (a River client not stopped, a pool or consumer not closed).
 // Process-wide goroutines of libraries are not ours to stop: fasthttp's
-// Date-header refresher and kumo's other emulated services.
+// Date-header refresher, Fiber's clock and kumo's other emulated services.
 func VerifyNoLeaks(m *testing.M) {
 	code := m.Run()
 	sqsServer.mu.Lock()
@@ -262,9 +262,6 @@ func VerifyNoLeaks(m *testing.M) {
 			goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
 			// fasthttp's idle-worker cleaner outlives a shut-down server by up to 10 s.
 			goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
-			// Fiber's limiter keeps an in-memory store with a process-wide clock and GC.
-			goleak.IgnoreAnyFunction("github.com/gofiber/fiber/v2/internal/memory.New.StartTimeStampUpdater.func1.1"),
-			goleak.IgnoreAnyFunction("github.com/gofiber/fiber/v2/internal/memory.(*Storage).gc"),
 			// Fiber's shared timestamp clock (named differently without -race).
 			goleak.IgnoreAnyFunction("github.com/gofiber/fiber/v2/utils.StartTimeStampUpdater.func1.1"),
 			goleak.IgnoreAnyFunction("github.com/sivchari/kumo/internal/service/dynamodb.(*MemoryStorage).ttlReaper"),
