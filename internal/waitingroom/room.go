@@ -376,6 +376,12 @@ func (s *Service) Leave(ctx context.Context, token string) error {
 	return err
 }
 
+// entrantsSQL counts a room's entrants in the draw (r: waiting_rooms):
+// live before the draw, as recorded after it.
+const entrantsSQL = `CASE WHEN r.drawn_at IS NULL
+		THEN (SELECT count(*) FROM queue_entries e WHERE e.product_id = r.product_id AND e.pre_open)
+		ELSE r.pre_open_count END`
+
 // Fairness is what is public about a room's draw.
 type Fairness struct {
 	Commitment string     `json:"commitment" doc:"hex SHA-256 of the seed, published before opening"`
@@ -395,10 +401,7 @@ func (s *Service) Fairness(ctx context.Context, productID uuid.UUID) (*Fairness,
 	// Before the draw the entrants are counted live: the count is part of
 	// what a shopper checks the draw against.
 	err := s.pool.QueryRow(ctx, `
-		SELECT r.commitment, r.seed, r.drawn_at, p.on_sale_at,
-		       CASE WHEN r.drawn_at IS NULL
-		            THEN (SELECT count(*) FROM queue_entries e WHERE e.product_id = r.product_id AND e.pre_open)
-		            ELSE r.pre_open_count END
+		SELECT r.commitment, r.seed, r.drawn_at, p.on_sale_at, `+entrantsSQL+`
 		FROM waiting_rooms r JOIN products p ON p.id = r.product_id WHERE r.product_id = $1`,
 		productID).Scan(&f.Commitment, &seed, &f.DrawnAt, &f.OpensAt, &f.Entrants)
 	if err != nil {
@@ -514,11 +517,9 @@ func (s *Service) load(ctx context.Context, productID uuid.UUID, prev *roomState
 	var drawnAt *time.Time
 	err := s.pool.QueryRow(ctx, `
 		SELECT p.waiting_room, r.drawn_at, r.admitted_through, r.sold_out, r.rate_per_second, p.on_sale_at,
-		       CASE WHEN r.drawn_at IS NULL
-		            THEN (SELECT count(*) FROM queue_entries e WHERE e.product_id = r.product_id AND e.pre_open)
-		            ELSE r.pre_open_count END
+		       `+entrantsSQL+`, now()
 		FROM waiting_rooms r JOIN products p ON p.id = r.product_id WHERE r.product_id = $1`, productID).
-		Scan(&settings, &drawnAt, &st.nowServing, &st.soldOut, &st.rate, &st.opensAt, &st.entrants)
+		Scan(&settings, &drawnAt, &st.nowServing, &st.soldOut, &st.rate, &st.opensAt, &st.entrants, &st.dbNow)
 	if err != nil {
 		return nil, fmt.Errorf("waiting room %s: %w", productID, db.NotFound(err))
 	}
@@ -562,13 +563,8 @@ func (s *Service) load(ctx context.Context, productID uuid.UUID, prev *roomState
 // late), or all of them on the first load.
 func (s *Service) loadEnded(ctx context.Context, productID uuid.UUID, prev, st *roomState) error {
 	since := time.Time{}
-	st.ended = map[string]string{}
 	if prev != nil && prev.ended != nil {
-		maps.Copy(st.ended, prev.ended)
 		since = prev.dbNow.Add(-time.Second)
-	}
-	if err := s.pool.QueryRow(ctx, `SELECT now()`).Scan(&st.dbNow); err != nil {
-		return fmt.Errorf("database time: %w", err)
 	}
 	rows, err := s.pool.Query(ctx, `
 		SELECT buyer_id, CASE WHEN reclaimed_at IS NOT NULL THEN 'RECLAIMED' ELSE 'LEFT' END
@@ -576,9 +572,25 @@ func (s *Service) loadEnded(ctx context.Context, productID uuid.UUID, prev, st *
 	if err != nil {
 		return fmt.Errorf("ended turns: %w", err)
 	}
-	var buyer, why string
-	_, err = pgx.ForEachRow(rows, []any{&buyer, &why}, func() error { st.ended[buyer] = why; return nil })
-	return err
+	type ended struct{ Buyer, Why string }
+	fresh, err := pgx.CollectRows(rows, pgx.RowToStructByPos[ended])
+	if err != nil {
+		return fmt.Errorf("ended turns: %w", err)
+	}
+	// The map is read by polls without a lock, so it is never changed: a
+	// load that finds nothing new shares the previous one, else copies it.
+	if prev != nil && prev.ended != nil && len(fresh) == 0 {
+		st.ended = prev.ended
+		return nil
+	}
+	st.ended = map[string]string{}
+	if prev != nil {
+		maps.Copy(st.ended, prev.ended)
+	}
+	for _, e := range fresh {
+		st.ended[e.Buyer] = e.Why
+	}
+	return nil
 }
 
 // Ended says whether the buyer's turn in the product's room is over, and
