@@ -24,18 +24,11 @@ func TestAPIKilledSameKeyRetries(t *testing.T) {
 	f.Tenant()
 	p := f.Product(5000)
 
-	var wg sync.WaitGroup
-	var seen map[int]int
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		seen = f.Load(p, 1500, 16)
-	}()
-	f.WaitRequests(300, 30*time.Second)
-	api.Kill()
-	time.Sleep(time.Second)
-	f.Serve("serve-b")
-	wg.Wait()
+	seen := f.LoadWithFault(p, 1500, 16, func() {
+		api.Kill()
+		time.Sleep(time.Second)
+		f.Serve("serve-b")
+	})
 	t.Logf("answers while the API was killed and restarted (-1: no connection): %v", seen)
 	require.Zero(t, seen[http.StatusInternalServerError], "no 500s: %v", seen)
 	require.Positive(t, seen[-1], "the kill cut requests off")
@@ -55,18 +48,11 @@ func TestPostgresRestart(t *testing.T) {
 	f.Tenant()
 	p := f.Product(5000)
 
-	var wg sync.WaitGroup
-	var seen map[int]int
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		seen = f.Load(p, 1500, 16)
-	}()
-	f.WaitRequests(300, 30*time.Second)
-	f.Cluster.Stop("immediate")
-	time.Sleep(2 * time.Second)
-	f.Cluster.Start()
-	wg.Wait()
+	seen := f.LoadWithFault(p, 1500, 16, func() {
+		f.Cluster.Stop("immediate")
+		time.Sleep(2 * time.Second)
+		f.Cluster.Start()
+	})
 	t.Logf("answers across the crash: %v", seen)
 	require.Zero(t, seen[http.StatusInternalServerError], "no 500s: %v", seen)
 	require.Positive(t, seen[http.StatusServiceUnavailable], "503s while the database was down")

@@ -258,6 +258,18 @@ func (f *Fleet) Count(sql string, args ...any) int {
 	return n
 }
 
+// LoadWithFault runs Load(p, n, workers) and, once more than n/5 requests
+// are recorded, the fault, while the shoppers keep going; it returns what
+// Load saw.
+func (f *Fleet) LoadWithFault(p uuid.UUID, n, workers int, fault func()) map[int]int {
+	f.t.Helper()
+	done := make(chan map[int]int, 1)
+	go func() { done <- f.Load(p, n, workers) }()
+	f.WaitRequests(n/5, 30*time.Second)
+	fault()
+	return <-done
+}
+
 // WaitRequests waits until more than n requests are recorded.
 func (f *Fleet) WaitRequests(n int, within time.Duration) {
 	f.t.Helper()
