@@ -23,6 +23,7 @@ import (
 
 	"github.com/sivchari/kumo"
 
+	"boxoffice/internal/app"
 	"boxoffice/internal/config"
 	"boxoffice/internal/db"
 	"boxoffice/internal/mail"
@@ -90,20 +91,20 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 		}
 		defer emulator.Close()
 	}
-	a, err := newApp(ctx, cfg, logger, true)
+	a, closeDB, err := build(ctx, cfg, logger, true)
 	if err != nil {
 		return err
 	}
-	defer a.close()
+	defer closeDB()
 	demo, err := seedDemo(ctx, a)
 	if err != nil {
 		return fmt.Errorf("seed demo data: %w", err)
 	}
-	ln, err := a.listen()
+	ln, err := listen(cfg.Addr)
 	if err != nil {
 		return err
 	}
-	mln, err := a.listenMetrics()
+	mln, err := a.ListenMetrics()
 	if err != nil {
 		_ = ln.Close()
 		return err
@@ -150,9 +151,9 @@ Try:
 		cfg.PaymentProviderURL, inboxURL, cfg.MetricsAddr)
 
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return a.runWorkers(ctx) })
-	g.Go(func() error { return a.serveHTTP(ctx, a.apiServer(), ln) })
-	g.Go(func() error { return a.serveMetrics(ctx, mln) })
+	g.Go(func() error { return a.RunWorkers(ctx) })
+	g.Go(func() error { return a.ServeAPI(ctx, a.API(), ln) })
+	g.Go(func() error { return a.ServeMetrics(ctx, mln) })
 	return g.Wait()
 }
 
@@ -220,21 +221,29 @@ const devKeyLabel = "boxoffice dev demo key"
 
 // seedDemo creates the demo tenant and products once; on later starts it
 // reuses them, revokes the previous start's demo key and issues a fresh one.
-func seedDemo(ctx context.Context, a *app) (*demoData, error) {
+func seedDemo(ctx context.Context, a *app.App) (*demoData, error) {
 	d := &demoData{}
-	err := a.pool.QueryRow(ctx, `SELECT id, buyer_token_secret FROM tenants WHERE slug = 'demo'`).Scan(&d.tenantID, &d.secret)
+	id, err := a.Tenants.IDBySlug(ctx, "demo")
 	switch {
 	case err == nil:
+		d.tenantID = id
+		secrets, err := a.Tenants.BuyerTokenSecrets(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		d.secret = string(secrets[0])
 		// Keys are stored hashed, so the last start's key cannot be shown
 		// again: revoke it and issue a fresh one.
-		if _, err := a.tenants.RevokeLabelled(ctx, d.tenantID, devKeyLabel); err != nil {
+		if _, err := a.Tenants.RevokeLabelled(ctx, d.tenantID, devKeyLabel); err != nil {
 			return nil, err
 		}
-		if _, d.apiKey, err = a.tenants.CreateKey(ctx, d.tenantID, tenant.RoleTenantAdmin, devKeyLabel); err != nil {
+		if _, d.apiKey, err = a.Tenants.CreateKey(ctx, d.tenantID, tenant.RoleTenantAdmin, devKeyLabel); err != nil {
 			return nil, err
 		}
+	case !errors.Is(err, db.ErrNotFound):
+		return nil, err
 	default:
-		t, err := a.tenants.Create(ctx, tenant.CreateParams{Slug: "demo", Name: "Demo Arena",
+		t, err := a.Tenants.Create(ctx, tenant.CreateParams{Slug: "demo", Name: "Demo Arena",
 			Domains: []string{"localhost"}, Theme: map[string]string{"primary": "#c2185b"}})
 		if err != nil {
 			return nil, err
@@ -264,15 +273,11 @@ func seedDemo(ctx context.Context, a *app) (*demoData, error) {
 	return d, nil
 }
 
-func demoProduct(ctx context.Context, a *app, tenantID uuid.UUID, p product.CreateParams) (*product.Product, error) {
+func demoProduct(ctx context.Context, a *app.App, tenantID uuid.UUID, p product.CreateParams) (*product.Product, error) {
 	p.TenantID = tenantID
-	created, err := a.products.Create(ctx, p)
+	created, err := a.Products.Create(ctx, p)
 	if errors.Is(err, product.ErrSlugTaken) {
-		var id uuid.UUID
-		if err := a.pool.QueryRow(ctx, `SELECT id FROM products WHERE tenant_id = $1 AND slug = $2`, tenantID, p.Slug).Scan(&id); err != nil {
-			return nil, err
-		}
-		return a.products.Get(ctx, tenantID, id)
+		return a.Products.GetBySlug(ctx, tenantID, p.Slug)
 	}
 	return created, err
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/danielgtaylor/huma/v2"
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/google/uuid"
@@ -49,178 +48,138 @@ func scope(ctx context.Context) ops.Scope {
 	return ops.Scope{TenantID: who.TenantID}
 }
 
-func (s *Server) registerOps() {
-	huma.Register(s.api, huma.Operation{
-		OperationID: "ops-queues",
-		Method:      http.MethodGet,
-		Path:        "/v1/ops/queues",
-		Summary:     "Queue backlog: River jobs by queue and state, SQS queues, requests by status",
-		Description: "Tenant keys see their tenant's claim jobs and requests; the platform admin sees everything, including the SQS queues.",
-		Tags:        []string{"Operations"},
-		Security:    security(schemeAdmin, schemeOperator),
-		Errors:      []int{401, 403},
-	}, func(ctx context.Context, _ *struct{}) (*struct{ Body *ops.Report }, error) {
-		rep, err := s.Reporter.Report(ctx, scope(ctx))
-		if err != nil {
-			return nil, s.toProblem(err)
-		}
-		return &struct{ Body *ops.Report }{rep}, nil
-	})
+// opsQueues serves GET /v1/ops/queues.
+func (s *Server) opsQueues(ctx context.Context, _ *struct{}) (*struct{ Body *ops.Report }, error) {
+	rep, err := s.Reporter.Report(ctx, scope(ctx))
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct{ Body *ops.Report }{rep}, nil
+}
 
-	huma.Register(s.api, huma.Operation{
-		OperationID: "ops-dlq",
-		Method:      http.MethodGet,
-		Path:        "/v1/ops/dlq",
-		Summary:     "Peek at the SQS dead-letter queue without consuming it",
-		Description: "Messages are released again at once. Tenant keys see only their tenant's messages.",
-		Tags:        []string{"Operations"},
-		Security:    security(schemeAdmin, schemeOperator),
-		Errors:      []int{401, 403},
-	}, func(ctx context.Context, in *struct {
-		Limit int `query:"limit" minimum:"1" maximum:"100" default:"20"`
-	}) (*struct{ Body DLQView }, error) {
-		view := DLQView{Backend: s.Reporter.Backend(), Messages: []sqsqueue.DLQMessage{}}
-		if s.DLQ == nil {
-			return &struct{ Body DLQView }{view}, nil
-		}
-		msgs, err := s.DLQ.PeekDLQ(ctx, in.Limit)
-		if err != nil {
-			return nil, s.toProblem(err)
-		}
-		sc := scope(ctx)
-		for _, m := range msgs {
-			if sc.TenantID == uuid.Nil || (m.Request != nil && m.Request.TenantID == sc.TenantID) {
-				view.Messages = append(view.Messages, m)
-			}
-		}
+// opsDlq serves GET /v1/ops/dlq.
+func (s *Server) opsDlq(ctx context.Context, in *struct {
+	Limit int `query:"limit" minimum:"1" maximum:"100" default:"20"`
+}) (*struct{ Body DLQView }, error) {
+	view := DLQView{Backend: s.Reporter.Backend(), Messages: []sqsqueue.DLQMessage{}}
+	if s.DLQ == nil {
 		return &struct{ Body DLQView }{view}, nil
-	})
+	}
+	msgs, err := s.DLQ.PeekDLQ(ctx, in.Limit)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	sc := scope(ctx)
+	for _, m := range msgs {
+		if sc.TenantID == uuid.Nil || (m.Request != nil && m.Request.TenantID == sc.TenantID) {
+			view.Messages = append(view.Messages, m)
+		}
+	}
+	return &struct{ Body DLQView }{view}, nil
+}
 
-	huma.Register(s.api, huma.Operation{
-		OperationID: "ops-dlq-redrive",
-		Method:      http.MethodPost,
-		Path:        "/v1/ops/dlq/redrive",
-		Summary:     "Move every dead-lettered message back to the main queue",
-		Description: "Platform admin only (the queues are shared). Safe to call twice: the second call moves nothing.",
-		Tags:        []string{"Operations"},
-		Security:    security(schemeAdmin, schemeOperator),
-		Errors:      []int{401, 403, 409},
-	}, func(ctx context.Context, _ *struct{}) (*struct {
+// opsDlqRedrive serves POST /v1/ops/dlq/redrive.
+func (s *Server) opsDlqRedrive(ctx context.Context, _ *struct{}) (*struct {
+	Body struct {
+		Moved int `json:"moved"`
+	}
+}, error) {
+	if !caller(ctx).Admin {
+		return nil, errAdminOnly
+	}
+	if s.DLQ == nil {
+		return nil, problem(http.StatusConflict, "NO_DEAD_LETTER_QUEUE",
+			"the River backend has no dead-letter queue; retry discarded jobs instead")
+	}
+	moved, err := s.DLQ.Redrive(ctx)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	out := &struct {
 		Body struct {
 			Moved int `json:"moved"`
 		}
-	}, error) {
-		if !caller(ctx).Admin {
-			return nil, errAdminOnly
-		}
-		if s.DLQ == nil {
-			return nil, problem(http.StatusConflict, "NO_DEAD_LETTER_QUEUE",
-				"the River backend has no dead-letter queue; retry discarded jobs instead")
-		}
-		moved, err := s.DLQ.Redrive(ctx)
-		if err != nil {
-			return nil, s.toProblem(err)
-		}
-		out := &struct {
-			Body struct {
-				Moved int `json:"moved"`
-			}
-		}{}
-		out.Body.Moved = moved
-		return out, nil
-	})
+	}{}
+	out.Body.Moved = moved
+	return out, nil
+}
 
-	huma.Register(s.api, huma.Operation{
-		OperationID: "ops-river-discarded",
-		Method:      http.MethodGet,
-		Path:        "/v1/ops/river/discarded",
-		Summary:     "River jobs discarded after exhausting their attempts",
-		Tags:        []string{"Operations"},
-		Security:    security(schemeAdmin, schemeOperator),
-		Errors:      []int{401, 403},
-	}, func(ctx context.Context, in *struct {
-		Limit int `query:"limit" minimum:"1" maximum:"500" default:"50"`
-	}) (*struct {
+// opsRiverDiscarded serves GET /v1/ops/river/discarded.
+func (s *Server) opsRiverDiscarded(ctx context.Context, in *struct {
+	Limit int `query:"limit" minimum:"1" maximum:"500" default:"50"`
+}) (*struct {
+	Body struct {
+		Jobs []DiscardedJob `json:"jobs"`
+	}
+}, error) {
+	res, err := s.River.JobList(ctx, river.NewJobListParams().States(rivertype.JobStateDiscarded).First(in.Limit))
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	sc := scope(ctx)
+	out := &struct {
 		Body struct {
 			Jobs []DiscardedJob `json:"jobs"`
 		}
-	}, error) {
-		res, err := s.River.JobList(ctx, river.NewJobListParams().States(rivertype.JobStateDiscarded).First(in.Limit))
-		if err != nil {
-			return nil, s.toProblem(err)
+	}{}
+	out.Body.Jobs = []DiscardedJob{}
+	for _, j := range res.Jobs {
+		if sc.TenantID != uuid.Nil && !s.jobOfTenant(ctx, j, sc.TenantID) {
+			continue
 		}
-		sc := scope(ctx)
-		out := &struct {
-			Body struct {
-				Jobs []DiscardedJob `json:"jobs"`
-			}
-		}{}
-		out.Body.Jobs = []DiscardedJob{}
-		for _, j := range res.Jobs {
-			if sc.TenantID != uuid.Nil && !s.jobOfTenant(ctx, j, sc.TenantID) {
-				continue
-			}
-			d := DiscardedJob{ID: j.ID, Kind: j.Kind, Queue: j.Queue, Args: j.EncodedArgs, Attempt: j.Attempt, FinalizedAt: j.FinalizedAt}
-			if n := len(j.Errors); n > 0 {
-				d.LastError = j.Errors[n-1].Error
-			}
-			out.Body.Jobs = append(out.Body.Jobs, d)
+		d := DiscardedJob{ID: j.ID, Kind: j.Kind, Queue: j.Queue, Args: j.EncodedArgs, Attempt: j.Attempt, FinalizedAt: j.FinalizedAt}
+		if n := len(j.Errors); n > 0 {
+			d.LastError = j.Errors[n-1].Error
 		}
-		return out, nil
-	})
+		out.Body.Jobs = append(out.Body.Jobs, d)
+	}
+	return out, nil
+}
 
-	huma.Register(s.api, huma.Operation{
-		OperationID: "ops-river-retry",
-		Method:      http.MethodPost,
-		Path:        "/v1/ops/river/jobs/{id}/retry",
-		Summary:     "Retry a River job now",
-		Description: "Platform admin only.",
-		Tags:        []string{"Operations"},
-		Security:    security(schemeAdmin, schemeOperator),
-		Errors:      []int{401, 403, 404},
-	}, func(ctx context.Context, in *struct {
-		ID int64 `path:"id"`
-	}) (*struct {
+// opsRiverRetry serves POST /v1/ops/river/jobs/{id}/retry.
+func (s *Server) opsRiverRetry(ctx context.Context, in *struct {
+	ID int64 `path:"id"`
+}) (*struct {
+	Body struct {
+		ID    int64  `json:"id"`
+		State string `json:"state"`
+	}
+}, error) {
+	if !caller(ctx).Admin {
+		return nil, errAdminOnly
+	}
+	j, err := s.River.JobRetry(ctx, in.ID)
+	if err != nil {
+		if strings.Contains(err.Error(), "not found") {
+			return nil, problem(http.StatusNotFound, "NOT_FOUND", "no such job")
+		}
+		return nil, s.toProblem(err)
+	}
+	out := &struct {
 		Body struct {
 			ID    int64  `json:"id"`
 			State string `json:"state"`
 		}
-	}, error) {
-		if !caller(ctx).Admin {
-			return nil, errAdminOnly
-		}
-		j, err := s.River.JobRetry(ctx, in.ID)
-		if err != nil {
-			if strings.Contains(err.Error(), "not found") {
-				return nil, problem(http.StatusNotFound, "NOT_FOUND", "no such job")
-			}
-			return nil, s.toProblem(err)
-		}
-		out := &struct {
-			Body struct {
-				ID    int64  `json:"id"`
-				State string `json:"state"`
-			}
-		}{}
-		out.Body.ID, out.Body.State = j.ID, string(j.State)
-		return out, nil
-	})
+	}{}
+	out.Body.ID, out.Body.State = j.ID, string(j.State)
+	return out, nil
+}
 
-	if s.River != nil {
-		h, err := riverui.NewHandler(&riverui.HandlerOpts{
-			Endpoints: riverui.NewEndpoints(s.River, nil),
-			Logger:    s.Logger,
-			Prefix:    "/ops/river",
-		})
-		if err != nil {
-			s.Logger.Error("river ui unavailable", "error", err)
-			return
-		}
-		s.riverUI = h
-		ui := adaptor.HTTPHandler(h)
-		s.app.All("/ops/river", s.requireAdminBasic, sameOriginJSON, ui)
-		s.app.All("/ops/river/*", s.requireAdminBasic, sameOriginJSON, ui)
+// mountRiverUI serves River's UI under /ops/river to the platform admin.
+func (s *Server) mountRiverUI() {
+	h, err := riverui.NewHandler(&riverui.HandlerOpts{
+		Endpoints: riverui.NewEndpoints(s.River, nil),
+		Logger:    s.Logger,
+		Prefix:    "/ops/river",
+	})
+	if err != nil {
+		s.Logger.Error("river ui unavailable", "error", err)
+		return
 	}
+	s.riverUI = h
+	ui := adaptor.HTTPHandler(h)
+	s.app.All("/ops/river", s.requireAdminBasic, sameOriginJSON, ui)
+	s.app.All("/ops/river/*", s.requireAdminBasic, sameOriginJSON, ui)
 }
 
 // jobOfTenant reports whether a claim job belongs to one of the tenant's

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
 	"boxoffice/internal/inventory"
@@ -60,103 +59,71 @@ type ProductPath struct {
 	ID uuid.UUID `path:"id" doc:"Product id"`
 }
 
-func (s *Server) registerProducts() {
-	huma.Register(s.api, huma.Operation{
-		OperationID:   "create-product",
-		Method:        http.MethodPost,
-		Path:          "/v1/products",
-		Summary:       "Create a product (an event or a numbered item sale)",
-		Tags:          []string{"Products"},
-		DefaultStatus: http.StatusCreated,
-		Security:      security(schemeAPI),
-		MaxBodyBytes:  maxProductBody,
-		Errors:        []int{401, 403, 409, 422},
-	}, func(ctx context.Context, in *struct {
-		Body ProductBody
-	}) (*struct{ Body *product.Product }, error) {
-		tenantID := caller(ctx).TenantID
-		b := in.Body
-		p := product.CreateParams{
-			TenantID: tenantID, Slug: b.Slug, Name: b.Name, Kind: b.Kind, Capacity: b.Capacity, Layout: b.Layout,
-			PriceCents: b.PriceCents, Currency: b.Currency, PerBuyerLimit: b.PerBuyerLimit, HoldSeconds: b.HoldSeconds,
-			WaitingRoom: b.WaitingRoom,
-		}
-		if b.OnSaleAt != nil {
-			p.OnSaleAt = *b.OnSaleAt
-		}
-		created, err := s.Products.Create(ctx, p)
-		if err != nil {
-			return nil, s.toProblem(err)
-		}
-		return &struct{ Body *product.Product }{created}, nil
-	})
+type availabilityOutput struct {
+	Status       int
+	ETag         string `header:"ETag"`
+	CacheControl string `header:"Cache-Control"`
+	Body         *Availability
+}
 
-	huma.Register(s.api, huma.Operation{
-		OperationID: "list-products",
-		Method:      http.MethodGet,
-		Path:        "/v1/products",
-		Summary:     "List the tenant's products, newest first",
-		Tags:        []string{"Products"},
-		Security:    security(schemeAPI),
-		Errors:      []int{401, 403},
-	}, func(ctx context.Context, in *struct {
-		Limit int `query:"limit" minimum:"1" maximum:"500" default:"100"`
-	}) (*struct{ Body ProductList }, error) {
-		tenantID := caller(ctx).TenantID
-		list, err := s.Products.List(ctx, tenantID, in.Limit)
-		if err != nil {
-			return nil, s.toProblem(err)
-		}
-		return &struct{ Body ProductList }{ProductList{Products: list}}, nil
-	})
-
-	huma.Register(s.api, huma.Operation{
-		OperationID: "get-product",
-		Method:      http.MethodGet,
-		Path:        "/v1/products/{id}",
-		Summary:     "Get a product with its seat layout",
-		Description: "Tenant admins and the tenant's buyers may read it.",
-		Tags:        []string{"Products"},
-		Security:    security(schemeAPI, schemeBuyer),
-		Errors:      []int{401, 403, 404},
-	}, func(ctx context.Context, in *struct {
-		ProductPath
-	}) (*struct{ Body *product.Product }, error) {
-		p, err := s.Products.Get(ctx, caller(ctx).TenantID, in.ID)
-		if err != nil {
-			return nil, s.toProblem(err)
-		}
-		return &struct{ Body *product.Product }{p}, nil
-	})
-
-	type availabilityOutput struct {
-		Status       int
-		ETag         string `header:"ETag"`
-		CacheControl string `header:"Cache-Control"`
-		Body         *Availability
+// createProduct serves POST /v1/products.
+func (s *Server) createProduct(ctx context.Context, in *struct {
+	Body ProductBody
+}) (*struct{ Body *product.Product }, error) {
+	tenantID := caller(ctx).TenantID
+	b := in.Body
+	p := product.CreateParams{
+		TenantID: tenantID, Slug: b.Slug, Name: b.Name, Kind: b.Kind, Capacity: b.Capacity, Layout: b.Layout,
+		PriceCents: b.PriceCents, Currency: b.Currency, PerBuyerLimit: b.PerBuyerLimit, HoldSeconds: b.HoldSeconds,
+		WaitingRoom: b.WaitingRoom,
 	}
-	huma.Register(s.api, huma.Operation{
-		OperationID: "get-availability",
-		Method:      http.MethodGet,
-		Path:        "/v1/products/{id}/availability",
-		Summary:     "Availability bitmap and counters (public, cached up to 1 s)",
-		Description: "Advisory: the claim transaction decides. Send If-None-Match with the last ETag to get 304.",
-		Tags:        []string{"Products"},
-		Errors:      []int{404},
-	}, func(ctx context.Context, in *struct {
-		ProductPath
-		IfNoneMatch string `header:"If-None-Match"`
-	}) (*availabilityOutput, error) {
-		v, err := s.availability.Get(ctx, in.ID)
-		if err != nil {
-			return nil, s.toProblem(err)
-		}
-		out := &availabilityOutput{Status: http.StatusOK, ETag: v.etag, CacheControl: "public, max-age=1"}
-		if in.IfNoneMatch == v.etag {
-			out.Status = http.StatusNotModified
-			return out, nil
-		}
-		out.Body = v.body
+	if b.OnSaleAt != nil {
+		p.OnSaleAt = *b.OnSaleAt
+	}
+	created, err := s.Products.Create(ctx, p)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct{ Body *product.Product }{created}, nil
+}
+
+// listProducts serves GET /v1/products.
+func (s *Server) listProducts(ctx context.Context, in *struct {
+	Limit int `query:"limit" minimum:"1" maximum:"500" default:"100"`
+}) (*struct{ Body ProductList }, error) {
+	tenantID := caller(ctx).TenantID
+	list, err := s.Products.List(ctx, tenantID, in.Limit)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct{ Body ProductList }{ProductList{Products: list}}, nil
+}
+
+// getProduct serves GET /v1/products/{id}.
+func (s *Server) getProduct(ctx context.Context, in *struct {
+	ProductPath
+}) (*struct{ Body *product.Product }, error) {
+	p, err := s.Products.Get(ctx, caller(ctx).TenantID, in.ID)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct{ Body *product.Product }{p}, nil
+}
+
+// getAvailability serves GET /v1/products/{id}/availability.
+func (s *Server) getAvailability(ctx context.Context, in *struct {
+	ProductPath
+	IfNoneMatch string `header:"If-None-Match"`
+}) (*availabilityOutput, error) {
+	v, err := s.availability.Get(ctx, in.ID)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	out := &availabilityOutput{Status: http.StatusOK, ETag: v.etag, CacheControl: "public, max-age=1"}
+	if in.IfNoneMatch == v.etag {
+		out.Status = http.StatusNotModified
 		return out, nil
-	})
+	}
+	out.Body = v.body
+	return out, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
 	"boxoffice/internal/product"
@@ -61,144 +60,103 @@ type DrawPage struct {
 	Offset int         `json:"offset"`
 }
 
-func (s *Server) registerQueue() {
-	if s.WaitingRoom == nil {
-		return
+// joinQueue serves POST /v1/products/{id}/queue.
+func (s *Server) joinQueue(ctx context.Context, in *struct {
+	ProductPath
+}) (*struct {
+	Status int
+	Body   JoinView
+}, error) {
+	who := caller(ctx)
+	e, created, err := s.WaitingRoom.Join(ctx, who.TenantID, in.ID, who.BuyerID)
+	if errors.Is(err, waitingroom.ErrNoRoom) {
+		return nil, problem(http.StatusNotFound, "NOT_FOUND", "no waiting room for this product")
 	}
-	huma.Register(s.api, huma.Operation{
-		OperationID:   "join-queue",
-		Method:        http.MethodPost,
-		Path:          "/v1/products/{id}/queue",
-		Summary:       "Join a product's waiting room",
-		Description:   "201 the first time, 200 with the same entry (and token) on every later join: refreshing never improves a place.",
-		Tags:          []string{"Waiting room"},
-		DefaultStatus: http.StatusCreated,
-		Security:      security(schemeBuyer),
-		Errors:        []int{401, 404, 429},
-	}, func(ctx context.Context, in *struct {
-		ProductPath
-	}) (*struct {
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	token := s.WaitingRoom.QueueToken(e)
+	st, err := s.WaitingRoom.Poll(ctx, token)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	out := &struct {
 		Status int
 		Body   JoinView
-	}, error) {
-		who := caller(ctx)
-		e, created, err := s.WaitingRoom.Join(ctx, who.TenantID, in.ID, who.BuyerID)
-		if errors.Is(err, waitingroom.ErrNoRoom) {
-			return nil, problem(http.StatusNotFound, "NOT_FOUND", "no waiting room for this product")
-		}
-		if err != nil {
-			return nil, s.toProblem(err)
-		}
-		token := s.WaitingRoom.QueueToken(e)
-		st, err := s.WaitingRoom.Poll(ctx, token)
-		if err != nil {
-			return nil, s.toProblem(err)
-		}
-		out := &struct {
-			Status int
-			Body   JoinView
-		}{Status: http.StatusOK, Body: JoinView{QueueToken: token, Status: st.Status, Position: st.Position, ETASeconds: st.ETASeconds}}
-		if created {
-			out.Status = http.StatusCreated
-		}
-		return out, nil
-	})
+	}{Status: http.StatusOK, Body: JoinView{QueueToken: token, Status: st.Status, Position: st.Position, ETASeconds: st.ETASeconds}}
+	if created {
+		out.Status = http.StatusCreated
+	}
+	return out, nil
+}
 
-	huma.Register(s.api, huma.Operation{
-		OperationID: "poll-queue",
-		Method:      http.MethodGet,
-		Path:        "/v1/queue/{token}",
-		Summary:     "Where am I? (answered from memory, never the database)",
-		Description: "WAITING with position and ETA, ADMITTED with an access token, SOLD_OUT, or EXPIRED. The token is the credential; responses may be cached for a second.",
-		Tags:        []string{"Waiting room"},
-		Errors:      []int{401},
-	}, func(ctx context.Context, in *struct {
-		Token string `path:"token" maxLength:"2000"`
-	}) (*struct {
+// pollQueue serves GET /v1/queue/{token}.
+func (s *Server) pollQueue(ctx context.Context, in *struct {
+	Token string `path:"token" maxLength:"2000"`
+}) (*struct {
+	CacheControl string `header:"Cache-Control"`
+	Body         *waitingroom.Status
+}, error) {
+	st, err := s.WaitingRoom.Poll(ctx, in.Token)
+	if errors.Is(err, waitingroom.ErrBadToken) {
+		return nil, problem(http.StatusUnauthorized, "INVALID_QUEUE_TOKEN", "the queue token is invalid or expired")
+	}
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct {
 		CacheControl string `header:"Cache-Control"`
 		Body         *waitingroom.Status
-	}, error) {
-		st, err := s.WaitingRoom.Poll(ctx, in.Token)
+	}{CacheControl: "public, max-age=1", Body: st}, nil
+}
+
+// leaveQueue serves DELETE /v1/queue/{token}.
+func (s *Server) leaveQueue(ctx context.Context, in *struct {
+	Token string `path:"token" maxLength:"2000"`
+}) (*struct{}, error) {
+	if err := s.WaitingRoom.Leave(ctx, in.Token); err != nil {
 		if errors.Is(err, waitingroom.ErrBadToken) {
 			return nil, problem(http.StatusUnauthorized, "INVALID_QUEUE_TOKEN", "the queue token is invalid or expired")
 		}
-		if err != nil {
-			return nil, s.toProblem(err)
-		}
-		return &struct {
-			CacheControl string `header:"Cache-Control"`
-			Body         *waitingroom.Status
-		}{CacheControl: "public, max-age=1", Body: st}, nil
-	})
+		return nil, s.toProblem(err)
+	}
+	return &struct{}{}, nil
+}
 
-	huma.Register(s.api, huma.Operation{
-		OperationID:   "leave-queue",
-		Method:        http.MethodDelete,
-		Path:          "/v1/queue/{token}",
-		Summary:       "Leave the waiting room (frees an admitted shopper's slot)",
-		Tags:          []string{"Waiting room"},
-		DefaultStatus: http.StatusNoContent,
-		Errors:        []int{401},
-	}, func(ctx context.Context, in *struct {
-		Token string `path:"token" maxLength:"2000"`
-	}) (*struct{}, error) {
-		if err := s.WaitingRoom.Leave(ctx, in.Token); err != nil {
-			if errors.Is(err, waitingroom.ErrBadToken) {
-				return nil, problem(http.StatusUnauthorized, "INVALID_QUEUE_TOKEN", "the queue token is invalid or expired")
-			}
-			return nil, s.toProblem(err)
-		}
-		return &struct{}{}, nil
-	})
+// queueFairness serves GET /v1/products/{id}/queue/fairness.
+func (s *Server) queueFairness(ctx context.Context, in *struct {
+	ProductPath
+}) (*struct{ Body *waitingroom.Fairness }, error) {
+	f, err := s.WaitingRoom.Fairness(ctx, in.ID)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct{ Body *waitingroom.Fairness }{f}, nil
+}
 
-	huma.Register(s.api, huma.Operation{
-		OperationID: "queue-fairness",
-		Method:      http.MethodGet,
-		Path:        "/v1/products/{id}/queue/fairness",
-		Summary:     "The draw's commitment before opening, its seed after, and how to recompute it",
-		Tags:        []string{"Waiting room"},
-		Errors:      []int{404},
-	}, func(ctx context.Context, in *struct {
-		ProductPath
-	}) (*struct{ Body *waitingroom.Fairness }, error) {
-		f, err := s.WaitingRoom.Fairness(ctx, in.ID)
-		if err != nil {
-			return nil, s.toProblem(err)
-		}
-		return &struct{ Body *waitingroom.Fairness }{f}, nil
-	})
-
-	huma.Register(s.api, huma.Operation{
-		OperationID: "queue-draw",
-		Method:      http.MethodGet,
-		Path:        "/v1/products/{id}/queue/draw",
-		Summary:     "The draw recomputed from the revealed seed: entry ids in position order, a page at a time",
-		Description: "Entry i of the order (counting from offset) holds position offset+i+1. Computed once per process after the draw; empty before it.",
-		Tags:        []string{"Waiting room"},
-		Errors:      []int{404, 422},
-	}, func(ctx context.Context, in *struct {
-		ProductPath
-		Offset int `query:"offset" minimum:"0" doc:"Positions to skip"`
-		Limit  int `query:"limit" minimum:"1" maximum:"10000" default:"1000" doc:"Entries per page"`
-	}) (*struct {
+// queueDraw serves GET /v1/products/{id}/queue/draw.
+func (s *Server) queueDraw(ctx context.Context, in *struct {
+	ProductPath
+	Offset int `query:"offset" minimum:"0" doc:"Positions to skip"`
+	Limit  int `query:"limit" minimum:"1" maximum:"10000" default:"1000" doc:"Entries per page"`
+}) (*struct {
+	CacheControl string `header:"Cache-Control"`
+	Body         DrawPage
+}, error) {
+	order, err := s.WaitingRoom.DrawOrder(ctx, in.ID)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	out := &struct {
 		CacheControl string `header:"Cache-Control"`
 		Body         DrawPage
-	}, error) {
-		order, err := s.WaitingRoom.DrawOrder(ctx, in.ID)
-		if err != nil {
-			return nil, s.toProblem(err)
-		}
-		out := &struct {
-			CacheControl string `header:"Cache-Control"`
-			Body         DrawPage
-		}{}
-		out.Body = DrawPage{Order: []uuid.UUID{}, Total: len(order), Offset: in.Offset}
-		if in.Offset < len(order) {
-			out.Body.Order = order[in.Offset:min(in.Offset+in.Limit, len(order))]
-		}
-		if len(order) > 0 {
-			out.CacheControl = "public, max-age=60" // a drawn order never changes
-		}
-		return out, nil
-	})
+	}{}
+	out.Body = DrawPage{Order: []uuid.UUID{}, Total: len(order), Offset: in.Offset}
+	if in.Offset < len(order) {
+		out.Body.Order = order[in.Offset:min(in.Offset+in.Limit, len(order))]
+	}
+	if len(order) > 0 {
+		out.CacheControl = "public, max-age=60" // a drawn order never changes
+	}
+	return out, nil
 }

@@ -56,7 +56,7 @@ func TestWaitingRoomGatesReservations(t *testing.T) {
 		"Idempotency-Key", "k1", "X-Access-Token", token), 403, "ACCESS_TOKEN_INVALID")
 
 	// Opening: the draw, then admission.
-	b.env.Exec(t, `UPDATE products SET on_sale_at = now() - interval '1 second' WHERE id = $1`, p.ID)
+	b.env.Open(t, p)
 	_, err := b.env.Rooms.Tick(t.Context())
 	require.NoError(t, err)
 	b.env.Exec(t, `UPDATE waiting_rooms SET updated_at = now() - interval '1 second' WHERE product_id = $1`, p.ID)

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
 	"boxoffice/internal/db"
@@ -43,107 +42,79 @@ type pollOutput struct {
 	Body         ReservationView
 }
 
-func (s *Server) registerReservations() {
-	huma.Register(s.api, huma.Operation{
-		OperationID:   "create-reservation",
-		Method:        http.MethodPost,
-		Path:          "/v1/products/{id}/reservations",
-		Summary:       "Ask for numbers; recorded and queued at once",
-		Description:   "Answers 202 with the request id; a replay of the same Idempotency-Key and body answers 200 with the request's current state.",
-		Tags:          []string{"Reservations"},
-		DefaultStatus: http.StatusAccepted,
-		Security:      security(schemeBuyer),
-		MaxBodyBytes:  maxSmallBody,
-		Errors:        []int{400, 401, 404, 409, 413, 422},
-	}, func(ctx context.Context, in *struct {
-		ProductPath
-		IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"Required; unique per buyer"`
-		AccessToken    string `header:"X-Access-Token" maxLength:"2000" doc:"Required when the product's waiting room is on"`
-		Body           ReservationBody
-	}) (*reservationOutput, error) {
-		buyer := caller(ctx)
-		if in.IdempotencyKey == "" {
-			return nil, problem(http.StatusBadRequest, "IDEMPOTENCY_KEY_REQUIRED", "send an Idempotency-Key header")
-		}
-		p, err := s.productCache.Get(ctx, in.ID)
-		if errors.Is(err, db.ErrNotFound) || (err == nil && p.TenantID != buyer.TenantID) {
-			return nil, problem(http.StatusNotFound, "NOT_FOUND", "no such product")
-		}
+// createReservation serves POST /v1/products/{id}/reservations.
+func (s *Server) createReservation(ctx context.Context, in *struct {
+	ProductPath
+	IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"Required; unique per buyer"`
+	AccessToken    string `header:"X-Access-Token" maxLength:"2000" doc:"Required when the product's waiting room is on"`
+	Body           ReservationBody
+}) (*reservationOutput, error) {
+	buyer := caller(ctx)
+	if in.IdempotencyKey == "" {
+		return nil, problem(http.StatusBadRequest, "IDEMPOTENCY_KEY_REQUIRED", "send an Idempotency-Key header")
+	}
+	p, err := s.productCache.Get(ctx, in.ID)
+	if errors.Is(err, db.ErrNotFound) || (err == nil && p.TenantID != buyer.TenantID) {
+		return nil, problem(http.StatusNotFound, "NOT_FOUND", "no such product")
+	}
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	if err := s.checkAccess(ctx, p, buyer, in.AccessToken); err != nil {
+		return nil, err
+	}
+	// Known not to be on sale yet: say so now, with the opening time,
+	// instead of queueing a request the claim would reject. (The claim
+	// stays the authority; this reads a product cached for seconds.)
+	// The cached product may predate a change of the opening time, so
+	// a refusal is confirmed with a fresh read (one key lookup, cheaper
+	// than the accept it saves).
+	if time.Now().Before(p.OnSaleAt) {
+		fresh, err := s.Products.GetAny(ctx, p.ID)
 		if err != nil {
 			return nil, s.toProblem(err)
 		}
-		if err := s.checkAccess(ctx, p, buyer, in.AccessToken); err != nil {
-			return nil, err
+		if time.Now().Before(fresh.OnSaleAt) {
+			return nil, problem(http.StatusConflict, "NOT_ON_SALE",
+				"the sale opens at "+fresh.OnSaleAt.UTC().Format(time.RFC3339))
 		}
-		// Known not to be on sale yet: say so now, with the opening time,
-		// instead of queueing a request the claim would reject. (The claim
-		// stays the authority; this reads a product cached for seconds.)
-		// The cached product may predate a change of the opening time, so
-		// a refusal is confirmed with a fresh read (one key lookup, cheaper
-		// than the accept it saves).
-		if time.Now().Before(p.OnSaleAt) {
-			fresh, err := s.Products.GetAny(ctx, p.ID)
-			if err != nil {
-				return nil, s.toProblem(err)
-			}
-			if time.Now().Before(fresh.OnSaleAt) {
-				return nil, problem(http.StatusConflict, "NOT_ON_SALE",
-					"the sale opens at "+fresh.OnSaleAt.UTC().Format(time.RFC3339))
-			}
-		}
-		acc, err := s.Reservations.Accept(ctx, reservation.AcceptParams{
-			Product: p, BuyerID: buyer.BuyerID, IdempotencyKey: in.IdempotencyKey,
-			Params: reservation.Params{Numbers: in.Body.Numbers, Quantity: in.Body.Quantity, Mode: in.Body.Mode,
-				AcceptFewer: in.Body.AcceptFewer},
-		})
-		if err != nil {
-			return nil, s.toProblem(err)
-		}
-		out := &reservationOutput{Status: http.StatusAccepted, Body: view(acc.Request)}
-		out.Location = out.Body.StatusURL
-		if acc.Replayed {
-			out.Status = http.StatusOK
-		}
-		return out, nil
+	}
+	acc, err := s.Reservations.Accept(ctx, reservation.AcceptParams{
+		Product: p, BuyerID: buyer.BuyerID, IdempotencyKey: in.IdempotencyKey,
+		Params: reservation.Params{Numbers: in.Body.Numbers, Quantity: in.Body.Quantity, Mode: in.Body.Mode,
+			AcceptFewer: in.Body.AcceptFewer},
 	})
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	out := &reservationOutput{Status: http.StatusAccepted, Body: view(acc.Request)}
+	out.Location = out.Body.StatusURL
+	if acc.Replayed {
+		out.Status = http.StatusOK
+	}
+	return out, nil
+}
 
-	huma.Register(s.api, huma.Operation{
-		OperationID: "get-reservation",
-		Method:      http.MethodGet,
-		Path:        "/v1/reservations/{id}",
-		Summary:     "Poll a reservation request",
-		Description: "QUEUED until a worker decides; then HELD (holdId, numbers, expiresAt) or REJECTED (reason), later EXPIRED, RELEASED or CONVERTED. Buyers see their own; tenant admins see all of their tenant's.",
-		Tags:        []string{"Reservations"},
-		Security:    security(schemeBuyer, schemeAPI),
-		Errors:      []int{401, 403, 404},
-	}, func(ctx context.Context, in *struct {
-		ID uuid.UUID `path:"id"`
-	}) (*pollOutput, error) {
-		who := caller(ctx)
-		r, err := s.Reservations.Get(ctx, who.TenantID, in.ID, who.BuyerID)
-		if err != nil {
-			return nil, s.toProblem(err)
-		}
-		return &pollOutput{CacheControl: "private, max-age=1", Body: view(r)}, nil
-	})
+// getReservation serves GET /v1/reservations/{id}.
+func (s *Server) getReservation(ctx context.Context, in *struct {
+	ID uuid.UUID `path:"id"`
+}) (*pollOutput, error) {
+	who := caller(ctx)
+	r, err := s.Reservations.Get(ctx, who.TenantID, in.ID, who.BuyerID)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &pollOutput{CacheControl: "private, max-age=1", Body: view(r)}, nil
+}
 
-	huma.Register(s.api, huma.Operation{
-		OperationID: "release-hold",
-		Method:      http.MethodDelete,
-		Path:        "/v1/holds/{id}",
-		Summary:     "Release a hold at once",
-		Description: "Only the buyer who holds it. Releasing an ended hold returns it unchanged.",
-		Tags:        []string{"Reservations"},
-		Security:    security(schemeBuyer),
-		Errors:      []int{401, 404, 409},
-	}, func(ctx context.Context, in *struct {
-		ID uuid.UUID `path:"id"`
-	}) (*struct{ Body *reservation.Hold }, error) {
-		buyer := caller(ctx)
-		h, err := s.Reservations.Release(ctx, buyer.TenantID, buyer.BuyerID, in.ID)
-		if err != nil {
-			return nil, s.toProblem(err)
-		}
-		return &struct{ Body *reservation.Hold }{h}, nil
-	})
+// releaseHold serves DELETE /v1/holds/{id}.
+func (s *Server) releaseHold(ctx context.Context, in *struct {
+	ID uuid.UUID `path:"id"`
+}) (*struct{ Body *reservation.Hold }, error) {
+	buyer := caller(ctx)
+	h, err := s.Reservations.Release(ctx, buyer.TenantID, buyer.BuyerID, in.ID)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct{ Body *reservation.Hold }{h}, nil
 }

@@ -143,13 +143,7 @@ func New(d Deps) *Server {
 	s.app.Use("/docs", filesystem.New(filesystem.Config{Root: http.FS(docs), Index: "index.html", MaxAge: 300}))
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
 	s.app.Get("/readyz", s.readyz)
-	s.registerTenants()
-	s.registerProducts()
-	s.registerReservations()
-	s.registerOps()
-	s.registerKeys()
-	s.registerOrders()
-	s.registerQueue()
+	s.routes()
 	return s
 }
 

@@ -2,9 +2,7 @@ package api
 
 import (
 	"context"
-	"net/http"
 
-	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
 	"boxoffice/internal/tenant"
@@ -25,47 +23,26 @@ type TenantCreated struct {
 	BuyerTokenSecret string `json:"buyerTokenSecret" doc:"HS256 secret for signing this tenant's buyer tokens"`
 }
 
-func (s *Server) registerTenants() {
-	huma.Register(s.api, huma.Operation{
-		OperationID:   "create-tenant",
-		Method:        http.MethodPost,
-		Path:          "/v1/tenants",
-		Summary:       "Create a white-label tenant",
-		Tags:          []string{"Tenants"},
-		DefaultStatus: http.StatusCreated,
-		Security:      security(schemeAdmin),
-		MaxBodyBytes:  maxSmallBody,
-		Errors:        []int{401, 409, 422},
-	}, func(ctx context.Context, in *struct{ Body TenantBody }) (*struct{ Body TenantCreated }, error) {
-		t, err := s.Tenants.Create(ctx, tenant.CreateParams{
-			Slug: in.Body.Slug, Name: in.Body.Name, Domains: in.Body.Domains, Theme: in.Body.Theme,
-		})
-		if err != nil {
-			return nil, s.toProblem(err)
-		}
-		return &struct{ Body TenantCreated }{TenantCreated{
-			Tenant: t.Tenant, APIKey: t.APIKey, BuyerTokenSecret: t.BuyerTokenSecret,
-		}}, nil
+// createTenant serves POST /v1/tenants.
+func (s *Server) createTenant(ctx context.Context, in *struct{ Body TenantBody }) (*struct{ Body TenantCreated }, error) {
+	t, err := s.Tenants.Create(ctx, tenant.CreateParams{
+		Slug: in.Body.Slug, Name: in.Body.Name, Domains: in.Body.Domains, Theme: in.Body.Theme,
 	})
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct{ Body TenantCreated }{TenantCreated{
+		Tenant: t.Tenant, APIKey: t.APIKey, BuyerTokenSecret: t.BuyerTokenSecret,
+	}}, nil
+}
 
-	huma.Register(s.api, huma.Operation{
-		OperationID:   "set-tenant-quota",
-		Method:        http.MethodPut,
-		Path:          "/v1/tenants/{id}/quota",
-		Summary:       "Set how many products and numbers a tenant may create",
-		Description:   "Without one, a tenant has the deployment's defaults (BOXOFFICE_TENANT_MAX_PRODUCTS, BOXOFFICE_TENANT_MAX_CAPACITY). Products already created stay.",
-		Tags:          []string{"Tenants"},
-		DefaultStatus: http.StatusNoContent,
-		Security:      security(schemeAdmin),
-		MaxBodyBytes:  maxSmallBody,
-		Errors:        []int{401, 404, 422},
-	}, func(ctx context.Context, in *struct {
-		ID   uuid.UUID `path:"id"`
-		Body tenant.Quota
-	}) (*struct{}, error) {
-		if err := s.Tenants.SetQuota(ctx, in.ID, in.Body); err != nil {
-			return nil, s.toProblem(err)
-		}
-		return nil, nil
-	})
+// setTenantQuota serves PUT /v1/tenants/{id}/quota.
+func (s *Server) setTenantQuota(ctx context.Context, in *struct {
+	ID   uuid.UUID `path:"id"`
+	Body tenant.Quota
+}) (*struct{}, error) {
+	if err := s.Tenants.SetQuota(ctx, in.ID, in.Body); err != nil {
+		return nil, s.toProblem(err)
+	}
+	return nil, nil
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"boxoffice/internal/checkout"
-	"boxoffice/internal/inventory"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/outbox"
 	"boxoffice/internal/reservation"
@@ -195,7 +194,7 @@ type AuditWorker struct {
 // Work runs one audit.
 func (w *AuditWorker) Work(ctx context.Context, _ *river.Job[AuditArgs]) error {
 	w.deps.beforeRun(ctx, "audit_invariants")
-	violations, products, err := inventory.AuditAll(ctx, w.deps.Pool)
+	violations, products, err := reservation.AuditAll(ctx, w.deps.Pool)
 	if err != nil {
 		return err
 	}
@@ -257,29 +256,7 @@ type RepairResult struct {
 
 // Repair runs one repair pass with d.Enqueuer (required).
 func Repair(ctx context.Context, d Deps) (RepairResult, error) {
-	rows, err := d.Pool.Query(ctx, `
-		SELECT id, product_id, tenant_id, enqueued_at IS NULL
-		FROM reservation_requests
-		WHERE status = 'QUEUED' AND dead_lettered_at IS NULL
-		  AND ((enqueued_at IS NULL AND created_at < now() - make_interval(secs => $1))
-		       OR enqueued_at < now() - make_interval(secs => $2))
-		ORDER BY created_at
-		LIMIT $3`,
-		d.Config.RepublishAfter.Seconds(), d.Config.RedeliveryWindow.Seconds(), repairLimit)
-	if err != nil {
-		return RepairResult{}, fmt.Errorf("find requests to repair: %w", err)
-	}
-	var refs []reservation.Ref
-	unpublished := 0
-	var ref reservation.Ref
-	var never bool
-	_, err = pgx.ForEachRow(rows, []any{&ref.ID, &ref.ProductID, &ref.TenantID, &never}, func() error {
-		refs = append(refs, ref)
-		if never {
-			unpublished++
-		}
-		return nil
-	})
+	refs, unpublished, err := reservation.ToRepair(ctx, d.Pool, d.Config.RepublishAfter, d.Config.RedeliveryWindow, repairLimit)
 	if err != nil || len(refs) == 0 {
 		return RepairResult{}, err
 	}
@@ -293,8 +270,8 @@ func Repair(ctx context.Context, d Deps) (RepairResult, error) {
 		for i, r := range refs {
 			ids[i] = r.ID
 		}
-		if _, err := d.Pool.Exec(ctx, `UPDATE reservation_requests SET enqueued_at = now() WHERE id = ANY($1)`, ids); err != nil {
-			return RepairResult{}, fmt.Errorf("mark repaired requests: %w", err)
+		if err := reservation.MarkEnqueued(ctx, d.Pool, ids); err != nil {
+			return RepairResult{}, err
 		}
 	}
 	res := RepairResult{Unpublished: unpublished, Stale: len(refs) - unpublished}
@@ -362,48 +339,37 @@ func (w *OutboxRelayWorker) Work(ctx context.Context, _ *river.Job[OutboxRelayAr
 	}
 	client := river.ClientFromContext[pgx.Tx](ctx)
 	return pgx.BeginFunc(ctx, w.deps.Pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `
-			SELECT id, topic, payload->>'orderId' FROM outbox
-			WHERE published_at IS NULL ORDER BY id LIMIT 500 FOR UPDATE SKIP LOCKED`)
-		if err != nil {
-			return fmt.Errorf("read outbox: %w", err)
+		events, err := outbox.Pending(ctx, tx, relayBatch, true)
+		if err != nil || len(events) == 0 {
+			return err
 		}
-		var ids []int64
+		ids := make([]int64, len(events))
 		var params []river.InsertManyParams
-		var id int64
-		var topic string
-		var orderID *string
-		_, err = pgx.ForEachRow(rows, []any{&id, &topic, &orderID}, func() error {
-			ids = append(ids, id)
-			if topic == "order.confirmed" && orderID != nil && w.deps.Checkout != nil {
-				if oid, err := uuid.Parse(*orderID); err == nil {
-					params = append(params, river.InsertManyParams{Args: checkout.SendTicketsArgs{OrderID: oid}})
+		for i, ev := range events {
+			ids[i] = ev.ID
+			if ev.Topic == "order.confirmed" && w.deps.Checkout != nil {
+				if args, ok := checkout.SendTicketsFor(ev); ok {
+					params = append(params, river.InsertManyParams{Args: args})
 				}
 			}
-			return nil
-		})
-		if err != nil || len(ids) == 0 {
-			return err
 		}
 		if len(params) > 0 {
 			if _, err := client.InsertManyTx(ctx, tx, params); err != nil {
 				return fmt.Errorf("relay outbox: %w", err)
 			}
 		}
-		_, err = tx.Exec(ctx, `UPDATE outbox SET published_at = now() WHERE id = ANY($1)`, ids)
-		return err
+		return outbox.MarkPublished(ctx, tx, ids)
 	})
 }
 
-// RelayToQueue publishes up to 500 unpublished outbox rows to an external
-// queue and then marks them published, returning how many it relayed.
+// relayBatch is how many outbox rows one relay pass hands on.
+const relayBatch = 500
+
+// RelayToQueue publishes up to relayBatch unpublished outbox rows to an
+// external queue and then marks them published, returning how many it
+// relayed.
 func RelayToQueue(ctx context.Context, pool *pgxpool.Pool, events outbox.Publisher) (int, error) {
-	rows, err := pool.Query(ctx, `
-		SELECT id, tenant_id, topic, payload FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT 500`)
-	if err != nil {
-		return 0, fmt.Errorf("read outbox: %w", err)
-	}
-	batch, err := pgx.CollectRows(rows, pgx.RowToStructByPos[outbox.Event])
+	batch, err := outbox.Pending(ctx, pool, relayBatch, false)
 	if err != nil || len(batch) == 0 {
 		return 0, err
 	}
@@ -414,8 +380,8 @@ func RelayToQueue(ctx context.Context, pool *pgxpool.Pool, events outbox.Publish
 	for i, ev := range batch {
 		ids[i] = ev.ID
 	}
-	if _, err := pool.Exec(ctx, `UPDATE outbox SET published_at = now() WHERE id = ANY($1)`, ids); err != nil {
-		return 0, fmt.Errorf("mark outbox published: %w", err)
+	if err := outbox.MarkPublished(ctx, pool, ids); err != nil {
+		return 0, err
 	}
 	return len(batch), nil
 }

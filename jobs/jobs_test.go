@@ -47,7 +47,7 @@ func TestAdmissionKeepsPaceDuringSlowMaintenance(t *testing.T) {
 		assert.GreaterOrEqual(c, stuck.Load(), int32(2), "both maintenance slots busy")
 	}, 10*time.Second, 20*time.Millisecond)
 
-	env.Exec(t, `UPDATE products SET on_sale_at = now() WHERE id = $1`, p.ID)
+	env.Open(t, p)
 	// λ = 1000 ÷ 100 = 10 a second: 30 within a few seconds of opening.
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var through int64

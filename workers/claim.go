@@ -1,5 +1,8 @@
-// Package workers holds the queue consumers. They are thin: decode the
-// message, call internal/reservation, complete.
+// Package workers holds every queue consumer and builds the River client:
+// River's claim, payment and ticket workers with the periodic jobs of
+// package jobs; the SQS request consumer and the SQS events consumer; and
+// the liveness lock that gives a dead process's jobs back. The consumers
+// are thin: decode the message, call the owning package, complete.
 package workers
 
 import (

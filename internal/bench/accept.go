@@ -12,6 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"boxoffice/internal/app"
+	"boxoffice/internal/config"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/sqsqueue"
@@ -59,7 +61,7 @@ func SQSAccept(ctx context.Context, pool *pgxpool.Pool, c AcceptConfig, out io.W
 	}
 	fmt.Fprintf(out, "sqs-accept: %d requests, %d concurrent callers, service level (no HTTP)\n", c.Requests, c.Concurrency)
 	run := func(batch bool) (*AcceptRun, error) {
-		mainURL, _, err := sqsqueue.EnsureQueues(ctx, client, "accept-"+uuid.NewString()[:8], 5, 30*time.Second)
+		mainURL, dlqURL, err := sqsqueue.EnsureQueues(ctx, client, "accept-"+uuid.NewString()[:8], 5, 30*time.Second)
 		if err != nil {
 			return nil, err
 		}
@@ -68,12 +70,18 @@ func SQSAccept(ctx context.Context, pool *pgxpool.Pool, c AcceptConfig, out io.W
 		if err != nil {
 			return nil, err
 		}
+		a, err := build(ctx, pool, logger, app.Options{}, func(cfg *config.Config) {
+			cfg.QueueBackend, cfg.SQSEndpoint, cfg.SQSRegion = "sqs", c.SQSEndpoint, "us-east-1"
+			cfg.SQSQueueURL, cfg.SQSDLQURL = mainURL, dlqURL
+		})
+		if err != nil {
+			return nil, err
+		}
 		pubCtx, cancel := context.WithCancel(ctx)
-		pub := sqsqueue.NewPublisher(client, mainURL, pool, logger)
+		pub, svc := a.Publisher, a.Reservations
 		pub.Batch = batch
 		pub.Start(pubCtx)
 		defer func() { cancel(); pub.Wait() }()
-		svc := reservation.NewService(pool, pub, nil, logger)
 
 		r := &AcceptRun{Mode: map[bool]string{true: "SendMessageBatch", false: "SendMessage"}[batch], Requests: c.Requests}
 		lat := make([]time.Duration, c.Requests)

@@ -16,11 +16,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"boxoffice/api"
+	"boxoffice/internal/app"
 	"boxoffice/internal/product"
-	"boxoffice/internal/reservation"
 	"boxoffice/internal/tenant"
-	"boxoffice/workers"
 )
 
 // HTTPAcceptConfig sizes the accept benchmark.
@@ -48,7 +46,6 @@ type HTTPAcceptStep struct {
 // latency percentiles. The load generator shares the machine's cores.
 func HTTPAccept(ctx context.Context, pool *pgxpool.Pool, c HTTPAcceptConfig, out io.Writer) ([]HTTPAcceptStep, error) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ts := tenant.NewStore(pool)
 	t, err := newTenant(ctx, pool, "accept-http-")
 	if err != nil {
 		return nil, err
@@ -58,14 +55,12 @@ func HTTPAccept(ctx context.Context, pool *pgxpool.Pool, c HTTPAcceptConfig, out
 	if err != nil {
 		return nil, err
 	}
-	client, err := workers.NewRiverClient(pool, workers.RiverOptions{Workers: 1, BatchSize: 1,
-		Jobs:   quietJobs(),
-		Logger: logger}) // insert-only: the benchmark measures accepting, not claiming
+	// Without workers: the benchmark measures accepting, not claiming.
+	a, err := build(ctx, pool, logger, app.Options{}, nil)
 	if err != nil {
 		return nil, err
 	}
-	svc := reservation.NewService(pool, reservation.RiverEnqueuer{Client: client}, nil, logger)
-	srv := api.New(api.Deps{Pool: pool, Tenants: ts, Products: product.NewStore(pool), Reservations: svc, Logger: logger})
+	svc, srv := a.Reservations, a.API()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err

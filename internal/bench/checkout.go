@@ -11,13 +11,13 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"boxoffice/internal/app"
 	"boxoffice/internal/checkout"
+	"boxoffice/internal/config"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/product"
 	"boxoffice/internal/pspsim"
 	"boxoffice/internal/reservation"
-	"boxoffice/internal/ticket"
-	"boxoffice/workers"
 )
 
 // CheckoutConfig sizes the checkout benchmark.
@@ -56,17 +56,12 @@ func Checkout(ctx context.Context, pool *pgxpool.Pool, c CheckoutConfig, out io.
 	if err != nil {
 		return nil, err
 	}
-	claimer := reservation.NewClaimer(pool, logger, nil)
-	co := checkout.NewService(pool, nil, payment.NewSim(simURL, c.Latency+10*time.Second),
-		ticket.NewSigner([]byte("bench")), nil, logger, neverPause())
-	client, err := workers.NewRiverClient(pool, workers.RiverOptions{Work: true, Workers: 2, BatchSize: 1000,
-		Jobs:    quietJobs(),
-		Claimer: claimer, Logger: logger, Checkout: co, PaymentWorkers: c.PaymentWorkers})
+	a, err := build(ctx, pool, logger, app.Options{Work: true, Provider: payment.NewSim(simURL, c.Latency+10*time.Second)},
+		func(cfg *config.Config) { cfg.Workers, cfg.PaymentWorkers = 2, c.PaymentWorkers })
 	if err != nil {
 		return nil, err
 	}
-	co.SetRiver(client)
-	svc := reservation.NewService(pool, reservation.RiverEnqueuer{Client: client}, nil, logger)
+	claimer, co, client, svc := a.Claimer, a.Checkout, a.River, a.Reservations
 
 	// Holds first, directly through the claimer.
 	var reqs []uuid.UUID
@@ -150,12 +145,4 @@ func Checkout(ctx context.Context, pool *pgxpool.Pool, c CheckoutConfig, out io.
 	fmt.Fprintf(out, "  provider calls in flight: mean %.0f sampled; Little's law %.0f calls/s × %s = %.0f\n",
 		res.MeanInFlight, res.CallsPerSec, c.Latency, res.LittlesLaw)
 	return res, nil
-}
-
-// neverPause is checkout that never pauses itself: the benchmarks drive
-// timeouts on purpose.
-func neverPause() checkout.Config {
-	c := checkout.DefaultConfig()
-	c.PauseAfterUnknown = 1 << 30
-	return c
 }

@@ -16,15 +16,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"boxoffice/internal/db"
-	"boxoffice/internal/inventory"
+	"boxoffice/internal/app"
+	"boxoffice/internal/config"
 	"boxoffice/internal/product"
 	"boxoffice/internal/pspsim"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/sqsqueue"
-	"boxoffice/internal/tenant"
-	"boxoffice/jobs"
-	"boxoffice/workers"
 )
 
 // ClaimConfig sizes the drain benchmark.
@@ -129,17 +126,16 @@ func drainOnce(ctx context.Context, pool *pgxpool.Pool, tenantID uuid.UUID, c Cl
 	if err != nil {
 		return nil, err
 	}
-	claimer := reservation.NewClaimer(pool, logger, nil)
 	var start time.Time
 	if via == "sqs" {
-		stop, err := startSQSDrain(ctx, pool, c, batch, claimer, refs, logger)
+		stop, err := startSQSDrain(ctx, pool, c, batch, refs, logger)
 		if err != nil {
 			return nil, err
 		}
 		defer stop()
 		start = time.Now()
 	} else {
-		stop, err := startRiverDrain(ctx, pool, c, batch, claimer, p.ID, logger)
+		stop, err := startRiverDrain(ctx, pool, c, batch, p.ID, logger)
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +153,7 @@ func drainOnce(ctx context.Context, pool *pgxpool.Pool, tenantID uuid.UUID, c Cl
 	}
 	r.NumbersPerSec = float64(r.Numbers) / elapsed.Seconds()
 	err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
-		v, err := inventory.Audit(ctx, tx, p.ID)
+		v, err := reservation.Audit(ctx, tx, p.ID)
 		r.Violations = len(v)
 		return err
 	})
@@ -166,15 +162,14 @@ func drainOnce(ctx context.Context, pool *pgxpool.Pool, tenantID uuid.UUID, c Cl
 
 // startRiverDrain starts River's claim worker and enqueues the product's
 // claim job: the clock starts with the job.
-func startRiverDrain(ctx context.Context, pool *pgxpool.Pool, c ClaimConfig, batch int, claimer *reservation.Claimer, productID uuid.UUID, logger *slog.Logger) (stop func(), err error) {
-	client, err := workers.NewRiverClient(pool, workers.RiverOptions{
-		Work: true, Workers: c.Workers, BatchSize: batch,
-		Jobs:    quietJobs(),
-		Claimer: claimer, Logger: logger,
+func startRiverDrain(ctx context.Context, pool *pgxpool.Pool, c ClaimConfig, batch int, productID uuid.UUID, logger *slog.Logger) (stop func(), err error) {
+	a, err := build(ctx, pool, logger, app.Options{Work: true}, func(cfg *config.Config) {
+		cfg.Workers, cfg.ClaimBatchSize = c.Workers, batch
 	})
 	if err != nil {
 		return nil, err
 	}
+	client := a.River
 	if err := client.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -193,7 +188,7 @@ func startRiverDrain(ctx context.Context, pool *pgxpool.Pool, c ClaimConfig, bat
 // startSQSDrain publishes every request to a fresh queue first (the
 // requests are "already queued"), then starts the consumer: the clock
 // starts with the consumer.
-func startSQSDrain(ctx context.Context, pool *pgxpool.Pool, c ClaimConfig, batch int, claimer *reservation.Claimer, refs []reservation.Ref, logger *slog.Logger) (stop func(), err error) {
+func startSQSDrain(ctx context.Context, pool *pgxpool.Pool, c ClaimConfig, batch int, refs []reservation.Ref, logger *slog.Logger) (stop func(), err error) {
 	client, err := sqsqueue.NewClient(ctx, c.SQSEndpoint, "us-east-1")
 	if err != nil {
 		return nil, err
@@ -202,8 +197,16 @@ func startSQSDrain(ctx context.Context, pool *pgxpool.Pool, c ClaimConfig, batch
 	if err != nil {
 		return nil, err
 	}
+	a, err := build(ctx, pool, logger, app.Options{Work: true}, func(cfg *config.Config) {
+		cfg.QueueBackend, cfg.SQSEndpoint, cfg.SQSRegion = "sqs", c.SQSEndpoint, "us-east-1"
+		cfg.SQSQueueURL, cfg.SQSDLQURL, cfg.SQSWaitTime, cfg.SQSPollers = mainURL, dlqURL, time.Second, 8
+		cfg.Workers, cfg.ClaimBatchSize = c.Workers, batch
+	})
+	if err != nil {
+		return nil, err
+	}
 	pubCtx, cancelPub := context.WithCancel(ctx)
-	pub := sqsqueue.NewPublisher(client, mainURL, pool, logger)
+	pub := a.Publisher
 	pub.Start(pubCtx)
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
@@ -227,10 +230,8 @@ func startSQSDrain(ctx context.Context, pool *pgxpool.Pool, c ClaimConfig, batch
 		return nil, fmt.Errorf("publish bench requests: %w", err)
 	}
 	consumerCtx, cancel := context.WithCancel(ctx)
-	consumer := sqsqueue.NewConsumer(client, sqsqueue.Config{QueueURL: mainURL, DLQURL: dlqURL,
-		WaitTime: time.Second, Pollers: 8, Workers: c.Workers, BatchSize: batch}, claimer, pool, logger)
 	done := make(chan struct{})
-	go func() { defer close(done); _ = consumer.Run(consumerCtx) }()
+	go func() { defer close(done); _ = a.Consumer.Run(consumerCtx) }()
 	return func() { cancel(); <-done }, nil
 }
 
@@ -257,34 +258,15 @@ func waitDrained(ctx context.Context, pool *pgxpool.Pool, productID uuid.UUID) e
 // buyers, as the API would have, without enqueuing them: the benchmark
 // starts the drain itself.
 func queueRequests(ctx context.Context, pool *pgxpool.Pool, p *product.Product, n int) ([]reservation.Ref, error) {
-	rows := make([][]any, n)
-	refs := make([]reservation.Ref, n)
-	base := time.Now().Add(-time.Minute)
-	for i := range rows {
-		id := db.NewID()
-		refs[i] = reservation.Ref{ID: id, ProductID: p.ID, TenantID: p.TenantID}
-		rows[i] = []any{id, p.TenantID, p.ID, fmt.Sprintf("buyer-%d", i), uuid.NewString(),
-			[]byte{0}, int32(2), reservation.ModeBest, base.Add(time.Duration(i) * time.Microsecond)}
+	reqs := make([]reservation.Queued, n)
+	for i := range reqs {
+		reqs[i] = reservation.Queued{BuyerID: fmt.Sprintf("buyer-%d", i), Quantity: 2, Mode: reservation.ModeBest}
 	}
-	_, err := pool.CopyFrom(ctx, pgx.Identifier{"reservation_requests"},
-		[]string{"id", "tenant_id", "product_id", "buyer_id", "idempotency_key", "request_hash", "quantity", "mode", "created_at"},
-		pgx.CopyFromRows(rows))
+	refs, err := reservation.ImportQueued(ctx, pool, p.TenantID, p.ID, reqs)
 	if err != nil {
 		return nil, fmt.Errorf("queue bench requests: %w", err)
 	}
 	return refs, nil
-}
-
-// quietJobs keeps the periodic jobs out of a measurement: each runs once at
-// start and then not for an hour.
-func quietJobs() jobs.Config {
-	return jobs.Config{SweepInterval: time.Hour, AuditInterval: time.Hour, RepairInterval: time.Hour,
-		RepublishAfter: time.Hour, RedeliveryWindow: time.Hour}
-}
-
-// newTenant creates a tenant for one scenario, under a fresh slug.
-func newTenant(ctx context.Context, pool *pgxpool.Pool, prefix string) (*tenant.Created, error) {
-	return tenant.NewStore(pool).Create(ctx, tenant.CreateParams{Slug: prefix + uuid.NewString()[:8], Name: "Bench"})
 }
 
 // startSimulator runs the payment simulator on a loopback port.

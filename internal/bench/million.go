@@ -16,12 +16,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"boxoffice/api"
-	"boxoffice/internal/db"
+	"boxoffice/internal/app"
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
-	"boxoffice/internal/tenant"
 )
 
 // MillionConfig sizes the million-number raffle benchmark.
@@ -47,7 +45,6 @@ type MillionResult struct {
 // from the database, and claims of random numbers.
 func Million(ctx context.Context, pool *pgxpool.Pool, c MillionConfig, out io.Writer) (*MillionResult, error) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ts := tenant.NewStore(pool)
 	t, err := newTenant(ctx, pool, "million-")
 	if err != nil {
 		return nil, err
@@ -61,18 +58,18 @@ func Million(ctx context.Context, pool *pgxpool.Pool, c MillionConfig, out io.Wr
 	fmt.Fprintf(out, "million: a %d-number raffle\n", c.Numbers)
 
 	// Random claims first, so reads see a non-empty bitmap.
-	rows := make([][]any, c.Requests)
-	base := time.Now().Add(-time.Minute)
-	for i := range rows {
-		rows[i] = []any{db.NewID(), t.ID, p.ID, fmt.Sprintf("r%d", i), uuid.NewString(), []byte{0}, int32(2),
-			reservation.ModeRandom, base.Add(time.Duration(i) * time.Microsecond)}
+	reqs := make([]reservation.Queued, c.Requests)
+	for i := range reqs {
+		reqs[i] = reservation.Queued{BuyerID: fmt.Sprintf("r%d", i), Quantity: 2, Mode: reservation.ModeRandom}
 	}
-	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"reservation_requests"},
-		[]string{"id", "tenant_id", "product_id", "buyer_id", "idempotency_key", "request_hash", "quantity", "mode", "created_at"},
-		pgx.CopyFromRows(rows)); err != nil {
+	if _, err := reservation.ImportQueued(ctx, pool, t.ID, p.ID, reqs); err != nil {
 		return nil, err
 	}
-	claimer := reservation.NewClaimer(pool, logger, nil)
+	a, err := build(ctx, pool, logger, app.Options{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	claimer := a.Claimer
 	start := time.Now()
 	numbers := 0
 	for {
@@ -87,7 +84,7 @@ func Million(ctx context.Context, pool *pgxpool.Pool, c MillionConfig, out io.Wr
 	}
 	res.RandomClaimPerSec = float64(numbers) / time.Since(start).Seconds()
 	err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
-		v, err := inventory.Audit(ctx, tx, p.ID)
+		v, err := reservation.Audit(ctx, tx, p.ID)
 		res.Violations = len(v)
 		return err
 	})
@@ -96,7 +93,7 @@ func Million(ctx context.Context, pool *pgxpool.Pool, c MillionConfig, out io.Wr
 	}
 	fmt.Fprintf(out, "  random claims: %d numbers at %.0f numbers/s (violations %d)\n", numbers, res.RandomClaimPerSec, res.Violations)
 
-	srv := api.New(api.Deps{Pool: pool, Tenants: ts, Products: product.NewStore(pool), Logger: logger})
+	srv := a.API()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err

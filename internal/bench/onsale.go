@@ -18,16 +18,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"boxoffice/internal/app"
 	"boxoffice/internal/checkout"
-	"boxoffice/internal/inventory"
+	"boxoffice/internal/config"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/product"
 	"boxoffice/internal/pspsim"
 	"boxoffice/internal/reservation"
-	"boxoffice/internal/ticket"
 	"boxoffice/internal/waitingroom"
-	"boxoffice/jobs"
-	"boxoffice/workers"
 )
 
 // OnsaleConfig sizes the stadium on-sale.
@@ -95,20 +93,17 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 	if err != nil {
 		return nil, err
 	}
-	claimer := reservation.NewClaimer(pool, logger, nil)
-	co := checkout.NewService(pool, nil, payment.NewSim(simURL, c.PSPLatency+10*time.Second),
-		ticket.NewSigner([]byte("onsale")), nil, logger, neverPause())
-	rooms := waitingroom.NewService(pool, waitingroom.NewTokens([]byte("onsale")), logger)
-	client, err := workers.NewRiverClient(pool, workers.RiverOptions{Work: true, Workers: 4, BatchSize: 1000,
-		Jobs: jobs.Config{SweepInterval: 2 * time.Second, AuditInterval: time.Hour, RepairInterval: 10 * time.Second,
-			RepublishAfter: 10 * time.Second, RedeliveryWindow: time.Minute},
-		Claimer: claimer, Logger: logger, Checkout: co, Rooms: rooms, PaymentWorkers: c.PaymentWorkers})
+	a, err := build(ctx, pool, logger, app.Options{Work: true, Provider: payment.NewSim(simURL, c.PSPLatency+10*time.Second)},
+		func(cfg *config.Config) {
+			cfg.Workers, cfg.PaymentWorkers = 4, c.PaymentWorkers
+			cfg.SweepInterval, cfg.RepublishAfter, cfg.RequeueAfter = 2*time.Second, 10*time.Second, time.Minute
+			cfg.AccessTokenSecret, cfg.TicketSecret = "onsale", "onsale"
+			cfg.AcceptLinger = time.Millisecond
+		})
 	if err != nil {
 		return nil, err
 	}
-	co.SetRiver(client)
-	svc := reservation.NewService(pool, reservation.RiverEnqueuer{Client: client}, nil, logger)
-	svc.SetBatching(time.Millisecond)
+	co, rooms, client, svc := a.Checkout, a.Rooms, a.River, a.Reservations
 	if err := client.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -269,7 +264,7 @@ sample:
 			SELECT n FROM orders o JOIN holds h ON h.id = o.hold_id, unnest(h.numbers) n
 			WHERE o.product_id = $1 AND o.status = 'CONFIRMED' GROUP BY n HAVING count(*) > 1) x`, p.ID).Scan(&res.Oversold)
 	err = pgx.BeginTxFunc(bg, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
-		v, err := inventory.Audit(bg, tx, p.ID)
+		v, err := reservation.Audit(bg, tx, p.ID)
 		res.Violations = len(v)
 		return err
 	})

@@ -12,6 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"boxoffice/internal/app"
+	"boxoffice/internal/config"
 	"boxoffice/internal/product"
 	"boxoffice/internal/waitingroom"
 )
@@ -42,13 +44,18 @@ func Room(ctx context.Context, pool *pgxpool.Pool, c RoomConfig, out io.Writer) 
 	if err != nil {
 		return nil, err
 	}
-	p, err := product.NewStore(pool).Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "r-" + uuid.NewString()[:8],
+	products := product.NewStore(pool)
+	p, err := products.Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "r-" + uuid.NewString()[:8],
 		Name: "Room bench", Kind: product.KindNumbered, Capacity: 60_000, PriceCents: 1000, Currency: "EUR",
 		OnSaleAt: time.Now().Add(time.Hour), WaitingRoom: &waitingroom.Settings{Enabled: true, ActiveShoppers: 1000, ShoppingSeconds: 300}})
 	if err != nil {
 		return nil, err
 	}
-	svc := waitingroom.NewService(pool, waitingroom.NewTokens([]byte("bench")), logger)
+	a, err := build(ctx, pool, logger, app.Options{}, func(cfg *config.Config) { cfg.AccessTokenSecret = "bench" })
+	if err != nil {
+		return nil, err
+	}
+	svc := a.Rooms
 	fmt.Fprintf(out, "room: %d joins before opening, %d concurrent callers\n", c.Joins, c.Concurrency)
 
 	tokens := make([]string, c.Joins)
@@ -87,14 +94,15 @@ func Room(ctx context.Context, pool *pgxpool.Pool, c RoomConfig, out io.Writer) 
 	fmt.Fprintf(out, "  joins: %8.0f/s\n", res.JoinsPerSec)
 
 	// Open, draw, admit the first shoppers.
-	if _, err := pool.Exec(ctx, `UPDATE products SET on_sale_at = now() - interval '1 second' WHERE id = $1`, p.ID); err != nil {
+	if _, err := products.Reschedule(ctx, t.ID, p.ID, time.Now().Add(-time.Second)); err != nil {
 		return nil, err
 	}
-	for range 2 {
-		if _, err := svc.Tick(ctx); err != nil {
-			return nil, err
+	// The draw, then a second later the first admissions.
+	for i := range 2 {
+		if i > 0 {
+			time.Sleep(time.Second)
 		}
-		if _, err := pool.Exec(ctx, `UPDATE waiting_rooms SET updated_at = now() - interval '1 second' WHERE product_id = $1`, p.ID); err != nil {
+		if _, err := svc.Tick(ctx); err != nil {
 			return nil, err
 		}
 	}

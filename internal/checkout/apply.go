@@ -2,7 +2,6 @@ package checkout
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -10,7 +9,9 @@ import (
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/inventory"
+	"boxoffice/internal/outbox"
 	"boxoffice/internal/payment"
+	"boxoffice/internal/reservation"
 )
 
 // Apply brings an attempt and its order in line with the provider's word on
@@ -120,38 +121,26 @@ func (s *Service) Apply(ctx context.Context, attemptID uuid.UUID, p payment.Paym
 // Locks follow the common order: hold, claims, inventory last. It reports
 // false, changing nothing, when the hold has ended.
 func (s *Service) confirm(ctx context.Context, tx pgx.Tx, orderID uuid.UUID) (bool, error) {
-	var holdID, productID, tenantID, requestID uuid.UUID
-	var numbers []int32
-	var active bool
+	var holdID uuid.UUID
 	var buyer string
 	var email *string
-	err := tx.QueryRow(ctx, `
-		SELECT h.id, h.product_id, h.tenant_id, h.request_id, h.numbers, h.state = 'ACTIVE' AND h.expires_at > now(),
-		       o.buyer_id, o.email
-		FROM orders o JOIN holds h ON h.id = o.hold_id WHERE o.id = $1
-		FOR UPDATE OF h`, orderID).Scan(&holdID, &productID, &tenantID, &requestID, &numbers, &active, &buyer, &email)
+	err := tx.QueryRow(ctx, `SELECT hold_id, buyer_id, email FROM orders WHERE id = $1`, orderID).Scan(&holdID, &buyer, &email)
 	if err != nil {
-		return false, fmt.Errorf("lock hold of order %s: %w", orderID, db.NotFound(err))
+		return false, fmt.Errorf("order %s: %w", orderID, db.NotFound(err))
 	}
-	if !active {
+	hold, err := reservation.LockHold(ctx, tx, holdID)
+	if err != nil {
+		return false, err
+	}
+	if !hold.Active {
 		return false, nil
 	}
-	tag, err := tx.Exec(ctx, `
-		UPDATE claims SET state = 'SOLD', expires_at = NULL
-		WHERE product_id = $1 AND number = ANY($2) AND hold_id = $3 AND state = 'HELD'`, productID, numbers, holdID)
-	if err != nil {
-		return false, fmt.Errorf("sell claims: %w", err)
+	// A number no longer the hold's fails the conversion: never sell what is
+	// not ours.
+	if err := reservation.ConvertHold(ctx, tx, hold); err != nil {
+		return false, fmt.Errorf("order %s: %w", orderID, err)
 	}
-	if int(tag.RowsAffected()) != len(numbers) {
-		// A number no longer belongs to the hold: never sell what is not ours.
-		return false, fmt.Errorf("order %s: %d of %d claims still held", orderID, tag.RowsAffected(), len(numbers))
-	}
-	if _, err := tx.Exec(ctx, `UPDATE holds SET state = 'CONVERTED', ended_at = now() WHERE id = $1`, holdID); err != nil {
-		return false, fmt.Errorf("convert hold: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `UPDATE reservation_requests SET status = 'CONVERTED' WHERE id = $1`, requestID); err != nil {
-		return false, fmt.Errorf("convert request: %w", err)
-	}
+	productID, tenantID, numbers := hold.ProductID, hold.TenantID, hold.Numbers
 	if _, err := tx.Exec(ctx, `
 		UPDATE orders SET status = 'CONFIRMED', capture_status = 'PENDING', confirmed_at = now(), updated_at = now()
 		WHERE id = $1`, orderID); err != nil {
@@ -168,11 +157,9 @@ func (s *Service) confirm(ctx context.Context, tx pgx.Tx, orderID uuid.UUID) (bo
 		pgx.CopyFromRows(rows)); err != nil {
 		return false, fmt.Errorf("issue tickets: %w", err)
 	}
-	payload, _ := json.Marshal(map[string]any{"orderId": orderID, "productId": productID, "buyerId": buyer,
-		"email": email, "tickets": tickets})
-	if _, err := tx.Exec(ctx, `INSERT INTO outbox (tenant_id, topic, payload) VALUES ($1, 'order.confirmed', $2)`,
-		tenantID, payload); err != nil {
-		return false, fmt.Errorf("outbox: %w", err)
+	if err := outbox.Add(ctx, tx, outbox.New{TenantID: tenantID, Topic: "order.confirmed", Payload: map[string]any{
+		"orderId": orderID, "productId": productID, "buyerId": buyer, "email": email, "tickets": tickets}}); err != nil {
+		return false, err
 	}
 	if err := inventory.Apply(ctx, tx, productID, inventory.Change{HeldDelta: -len(numbers), SoldDelta: len(numbers)}); err != nil {
 		return false, err

@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"boxoffice/internal/db"
+	"boxoffice/internal/product"
+	"boxoffice/internal/reservation"
 )
 
 // CreateParams asks to pay for a hold.
@@ -45,17 +47,15 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (order *Order, rep
 			return fmt.Errorf("look up order by key: %w", err)
 		}
 
-		var productID uuid.UUID
-		var active bool
-		var numbers []int32
-		err = tx.QueryRow(ctx, `
-			SELECT product_id, state = 'ACTIVE' AND expires_at > now(), numbers
-			FROM holds WHERE id = $1 AND tenant_id = $2 AND buyer_id = $3 FOR UPDATE`,
-			p.HoldID, p.TenantID, p.BuyerID).Scan(&productID, &active, &numbers)
+		hold, err := reservation.LockHold(ctx, tx, p.HoldID)
 		if err != nil {
-			return fmt.Errorf("lock hold %s: %w", p.HoldID, db.NotFound(err))
+			return err
 		}
-		if !active {
+		if hold.TenantID != p.TenantID || hold.BuyerID != p.BuyerID {
+			// Another buyer's hold is, to this one, no hold at all.
+			return fmt.Errorf("lock hold %s: %w", p.HoldID, db.ErrNotFound)
+		}
+		if !hold.Active {
 			return ErrHoldNotActive
 		}
 
@@ -63,25 +63,23 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (order *Order, rep
 		err = tx.QueryRow(ctx, `SELECT id, status FROM orders WHERE hold_id = $1 FOR UPDATE`, p.HoldID).Scan(&orderID, &status)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
+			price, err := product.PriceOf(ctx, tx, hold.ProductID)
+			if err != nil {
+				return err
+			}
 			orderID = db.NewID()
 			_, err = tx.Exec(ctx, `
 				INSERT INTO orders (id, tenant_id, product_id, buyer_id, hold_id, idempotency_key, amount_cents, currency, email)
-				SELECT $1, $2, $3, $4, $5, $6, price_cents * $7, currency, $8 FROM products WHERE id = $3`,
-				orderID, p.TenantID, productID, p.BuyerID, p.HoldID, p.IdempotencyKey, len(numbers), nullable(p.Email))
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+				orderID, p.TenantID, hold.ProductID, p.BuyerID, p.HoldID, p.IdempotencyKey,
+				price.Cents*int64(len(hold.Numbers)), price.Currency, nullable(p.Email))
 			if err != nil {
 				return fmt.Errorf("insert order: %w", err)
 			}
 			// The one grace extension: while the authorization is in flight
 			// the seats stay this buyer's a little longer, never indefinitely.
-			if _, err := tx.Exec(ctx, `UPDATE holds SET expires_at = expires_at + make_interval(secs => $2) WHERE id = $1`,
-				p.HoldID, s.cfg.Grace.Seconds()); err != nil {
-				return fmt.Errorf("extend hold: %w", err)
-			}
-			if _, err := tx.Exec(ctx, `
-				UPDATE claims SET expires_at = expires_at + make_interval(secs => $3)
-				WHERE product_id = $1 AND number = ANY($2) AND hold_id = $4 AND state = 'HELD'`,
-				productID, numbers, s.cfg.Grace.Seconds(), p.HoldID); err != nil {
-				return fmt.Errorf("extend claims: %w", err)
+			if err := reservation.ExtendHold(ctx, tx, hold, s.cfg.Grace); err != nil {
+				return err
 			}
 		case err != nil:
 			return fmt.Errorf("look up order of hold: %w", err)
@@ -125,14 +123,17 @@ func (s *Service) Get(ctx context.Context, tenantID, id uuid.UUID, buyerID strin
 	var o Order
 	err := s.pool.QueryRow(ctx, `
 		SELECT o.id, o.hold_id, o.product_id, o.status, coalesce(o.reason, ''), o.capture_status, o.amount_cents,
-		       o.currency, h.numbers, o.created_at, o.confirmed_at,
+		       o.currency, o.created_at, o.confirmed_at,
 		       coalesce((SELECT status FROM payment_attempts a WHERE a.order_id = o.id ORDER BY a.created_at DESC LIMIT 1), '')
-		FROM orders o JOIN holds h ON h.id = o.hold_id
+		FROM orders o
 		WHERE o.id = $1 AND o.tenant_id = $2 AND ($3 = '' OR o.buyer_id = $3)`, id, tenantID, buyerID).
 		Scan(&o.ID, &o.HoldID, &o.ProductID, &o.Status, &o.Reason, &o.CaptureStatus, &o.AmountCents, &o.Currency,
-			&o.Numbers, &o.CreatedAt, &o.ConfirmedAt, &o.Payment)
+			&o.CreatedAt, &o.ConfirmedAt, &o.Payment)
 	if err != nil {
 		return nil, fmt.Errorf("get order %s: %w", id, db.NotFound(err))
+	}
+	if o.Numbers, err = reservation.HoldNumbers(ctx, s.pool, o.HoldID); err != nil {
+		return nil, err
 	}
 	if o.Status == StatusConfirmed || o.Status == StatusRefunded {
 		rows, err := s.pool.Query(ctx, `SELECT number, code FROM tickets WHERE order_id = $1 ORDER BY number`, id)

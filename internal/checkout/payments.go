@@ -26,9 +26,7 @@ type attempt struct {
 	Currency    string
 }
 
-func (s *Service) loadAttempt(ctx context.Context, q interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-}, id uuid.UUID, lock bool) (*attempt, error) {
+func (s *Service) loadAttempt(ctx context.Context, q db.DBTX, id uuid.UUID, lock bool) (*attempt, error) {
 	sql := `
 		SELECT a.id, a.order_id, a.provider_key, a.payment_method, a.status, a.provider_payment_id, o.amount_cents, o.currency
 		FROM payment_attempts a JOIN orders o ON o.id = a.order_id WHERE a.id = $1`

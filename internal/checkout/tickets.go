@@ -15,6 +15,7 @@ import (
 	"boxoffice/internal/db"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/outbox"
+	"boxoffice/internal/product"
 )
 
 // SendTicketsArgs mails a confirmed order's tickets.
@@ -40,17 +41,19 @@ func (s *Service) SendTickets(ctx context.Context, orderID uuid.UUID) error {
 	}
 	var email *string
 	var sent *time.Time
-	var productName string
-	var tenantID uuid.UUID
+	var tenantID, productID uuid.UUID
 	err := s.pool.QueryRow(ctx, `
-		SELECT o.email, o.tickets_sent_at, p.name, o.tenant_id
-		FROM orders o JOIN products p ON p.id = o.product_id
-		WHERE o.id = $1 AND o.status = 'CONFIRMED'`, orderID).Scan(&email, &sent, &productName, &tenantID)
+		SELECT email, tickets_sent_at, tenant_id, product_id
+		FROM orders WHERE id = $1 AND status = 'CONFIRMED'`, orderID).Scan(&email, &sent, &tenantID, &productID)
 	if err != nil {
 		return fmt.Errorf("order %s for tickets: %w", orderID, db.NotFound(err))
 	}
 	if email == nil || sent != nil {
 		return nil
+	}
+	productName, err := product.NameOf(ctx, s.pool, productID)
+	if err != nil {
+		return err
 	}
 	o, err := s.Get(ctx, tenantID, orderID, "")
 	if err != nil {
@@ -86,7 +89,7 @@ func (s *Service) VerifyTicket(ctx context.Context, tenantID uuid.UUID, code str
 }
 
 // ticket reads and checks a ticket; forUpdate locks it for a check-in.
-func (s *Service) ticket(ctx context.Context, q pgxQuerier, tenantID uuid.UUID, code string, forUpdate bool) (VerifiedTicket, error) {
+func (s *Service) ticket(ctx context.Context, q db.DBTX, tenantID uuid.UUID, code string, forUpdate bool) (VerifiedTicket, error) {
 	var v VerifiedTicket
 	var status string
 	lock := ""
@@ -109,11 +112,6 @@ func (s *Service) ticket(ctx context.Context, q pgxQuerier, tenantID uuid.UUID, 
 	}
 	v.Valid = true
 	return v, nil
-}
-
-// pgxQuerier is a pool or a transaction.
-type pgxQuerier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // Check-in outcomes.
@@ -166,11 +164,21 @@ func (s *Service) HandleEvent(ctx context.Context, ev outbox.Event) error {
 	if ev.Topic != "order.confirmed" {
 		return nil
 	}
+	args, ok := SendTicketsFor(ev)
+	if !ok {
+		return fmt.Errorf("order.confirmed event %d: no order id", ev.ID)
+	}
+	return s.SendTickets(ctx, args.OrderID)
+}
+
+// SendTicketsFor is the job that mails the tickets of an order.confirmed
+// event; ok is false when the payload names no order.
+func SendTicketsFor(ev outbox.Event) (args SendTicketsArgs, ok bool) {
 	var p struct {
 		OrderID uuid.UUID `json:"orderId"`
 	}
-	if err := json.Unmarshal(ev.Payload, &p); err != nil {
-		return fmt.Errorf("order.confirmed event %d: %w", ev.ID, err)
+	if err := json.Unmarshal(ev.Payload, &p); err != nil || p.OrderID == uuid.Nil {
+		return SendTicketsArgs{}, false
 	}
-	return s.SendTickets(ctx, p.OrderID)
+	return SendTicketsArgs{OrderID: p.OrderID}, true
 }

@@ -142,6 +142,10 @@ type Config struct {
 	// PauseAfterUnknown pauses checkout when this many payment outcomes are
 	// unresolved. BOXOFFICE_PAUSE_AFTER_UNKNOWN; default 50.
 	PauseAfterUnknown int
+	// PaymentResolveAfter is how long a payment attempt may stay pending or
+	// unknown before the reconciler asks the provider what became of it.
+	// BOXOFFICE_PAYMENT_RESOLVE_AFTER; default 1m.
+	PaymentResolveAfter time.Duration
 	// SMTPAddr is the SMTP server tickets are mailed through. SMTP_ADDR;
 	// default none (no mail; `dev` starts its own catcher).
 	SMTPAddr string
@@ -207,32 +211,51 @@ func (c *Config) RedeliveryWindow() time.Duration {
 const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/boxoffice?sslmode=disable"
 
 // FromEnv reads the configuration from the environment and validates it.
-func FromEnv() (*Config, error) {
+func FromEnv() (*Config, error) { return load(os.Getenv) }
+
+// Default is the configuration an empty environment gives: what the test
+// fixtures and benchmarks start from before setting what they need.
+func Default() *Config {
+	c, err := load(func(string) string { return "" })
+	if err != nil {
+		panic("config: the defaults do not validate: " + err.Error()) // a bug, caught by the tests
+	}
+	return c
+}
+
+// load reads the configuration through getenv and validates it.
+func load(getenv func(string) string) (*Config, error) {
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
 	c := &Config{
 		DatabaseURL: env("DATABASE_URL", DefaultDatabaseURL),
 		Addr:        env("BOXOFFICE_ADDR", "127.0.0.1:8080"),
 		MetricsAddr: env("BOXOFFICE_METRICS_ADDR", "127.0.0.1:9090"),
-		AdminKey:    os.Getenv("BOXOFFICE_ADMIN_KEY"),
+		AdminKey:    getenv("BOXOFFICE_ADMIN_KEY"),
 		LogLevel:    env("BOXOFFICE_LOG_LEVEL", "info"),
 
 		QueueBackend:      env("QUEUE_BACKEND", "river"),
-		SQSEndpoint:       os.Getenv("SQS_ENDPOINT"),
-		SQSRegion:         os.Getenv("AWS_REGION"),
-		SQSQueueURL:       os.Getenv("SQS_QUEUE_URL"),
-		SQSDLQURL:         os.Getenv("SQS_DLQ_URL"),
-		SQSEventsQueueURL: os.Getenv("SQS_EVENTS_QUEUE_URL"),
+		SQSEndpoint:       getenv("SQS_ENDPOINT"),
+		SQSRegion:         getenv("AWS_REGION"),
+		SQSQueueURL:       getenv("SQS_QUEUE_URL"),
+		SQSDLQURL:         getenv("SQS_DLQ_URL"),
+		SQSEventsQueueURL: getenv("SQS_EVENTS_QUEUE_URL"),
 
-		PaymentProviderURL: os.Getenv("PSP_SIM_URL"),
+		PaymentProviderURL: getenv("PSP_SIM_URL"),
 		PaymentProvider:    env("PAYMENT_PROVIDER", "sim"),
-		StripeSecretKey:    os.Getenv("STRIPE_SECRET_KEY"),
-		StripeAPIURL:       os.Getenv("STRIPE_API_URL"),
-		TicketSecret:       os.Getenv("BOXOFFICE_TICKET_SECRET"),
-		AccessTokenSecret:  os.Getenv("BOXOFFICE_ACCESS_TOKEN_SECRET"),
-		SMTPAddr:           os.Getenv("SMTP_ADDR"),
+		StripeSecretKey:    getenv("STRIPE_SECRET_KEY"),
+		StripeAPIURL:       getenv("STRIPE_API_URL"),
+		TicketSecret:       getenv("BOXOFFICE_TICKET_SECRET"),
+		AccessTokenSecret:  getenv("BOXOFFICE_ACCESS_TOKEN_SECRET"),
+		SMTPAddr:           getenv("SMTP_ADDR"),
 		MailFrom:           env("MAIL_FROM", "tickets@boxoffice.local"),
 		InboxAddr:          env("BOXOFFICE_INBOX_ADDR", "127.0.0.1:8025"),
 	}
-	for _, p := range strings.Split(os.Getenv("BOXOFFICE_TRUSTED_PROXIES"), ",") {
+	for _, p := range strings.Split(getenv("BOXOFFICE_TRUSTED_PROXIES"), ",") {
 		if p = strings.TrimSpace(p); p == "" {
 			continue
 		}
@@ -242,7 +265,7 @@ func FromEnv() (*Config, error) {
 		}
 		c.TrustedProxies = append(c.TrustedProxies, prefix)
 	}
-	for _, secret := range strings.Split(os.Getenv("BOXOFFICE_WEBHOOK_SECRETS"), ",") {
+	for _, secret := range strings.Split(getenv("BOXOFFICE_WEBHOOK_SECRETS"), ",") {
 		if secret = strings.TrimSpace(secret); secret != "" {
 			c.WebhookSecrets = append(c.WebhookSecrets, secret)
 		}
@@ -250,7 +273,7 @@ func FromEnv() (*Config, error) {
 	var errs []error
 	intVar := func(dst *int, name string, def int) {
 		*dst = def
-		if v := os.Getenv(name); v != "" {
+		if v := getenv(name); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", name, err))
@@ -260,7 +283,7 @@ func FromEnv() (*Config, error) {
 	}
 	durVar := func(dst *time.Duration, name string, def time.Duration) {
 		*dst = def
-		if v := os.Getenv(name); v != "" {
+		if v := getenv(name); v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", name, err))
@@ -277,7 +300,7 @@ func FromEnv() (*Config, error) {
 	durVar(&c.RequeueAfter, "BOXOFFICE_REQUEUE_AFTER", 30*time.Second)
 	durVar(&c.RepublishAfter, "BOXOFFICE_REPUBLISH_AFTER", 10*time.Second)
 	floatVar := func(dst *float64, name string) {
-		if v := os.Getenv(name); v != "" {
+		if v := getenv(name); v != "" {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", name, err))
@@ -296,6 +319,7 @@ func FromEnv() (*Config, error) {
 	intVar(&c.PaymentWorkers, "BOXOFFICE_PAYMENT_WORKERS", 50)
 	durVar(&c.CheckoutGrace, "BOXOFFICE_CHECKOUT_GRACE", 2*time.Minute)
 	intVar(&c.PauseAfterUnknown, "BOXOFFICE_PAUSE_AFTER_UNKNOWN", 50)
+	durVar(&c.PaymentResolveAfter, "BOXOFFICE_PAYMENT_RESOLVE_AFTER", time.Minute)
 	intVar(&c.RateLimitPerIP, "BOXOFFICE_RATE_LIMIT_IP", 200)
 	durVar(&c.AdmissionSlowClaims, "BOXOFFICE_ADMISSION_SLOW_CLAIMS", 5*time.Second)
 	intVar(&c.AdmissionPaymentTrouble, "BOXOFFICE_ADMISSION_PAYMENT_TROUBLE", 10)
@@ -336,8 +360,8 @@ func (c *Config) Validate() error {
 	if c.ClaimRate < 0 || c.ClaimRatePerProduct < 0 {
 		errs = append(errs, errors.New("BOXOFFICE_CLAIM_RATE and BOXOFFICE_CLAIM_RATE_PER_PRODUCT must not be negative"))
 	}
-	if c.PaymentTimeout < 100*time.Millisecond || c.PaymentWorkers < 1 || c.CheckoutGrace < 0 || c.PauseAfterUnknown < 1 {
-		errs = append(errs, errors.New("PAYMENT_TIMEOUT ≥ 100ms, BOXOFFICE_PAYMENT_WORKERS ≥ 1, BOXOFFICE_CHECKOUT_GRACE ≥ 0 and BOXOFFICE_PAUSE_AFTER_UNKNOWN ≥ 1 are required"))
+	if c.PaymentTimeout < 100*time.Millisecond || c.PaymentWorkers < 1 || c.CheckoutGrace < 0 || c.PauseAfterUnknown < 1 || c.PaymentResolveAfter <= 0 {
+		errs = append(errs, errors.New("PAYMENT_TIMEOUT ≥ 100ms, BOXOFFICE_PAYMENT_WORKERS ≥ 1, BOXOFFICE_CHECKOUT_GRACE ≥ 0, BOXOFFICE_PAUSE_AFTER_UNKNOWN ≥ 1 and BOXOFFICE_PAYMENT_RESOLVE_AFTER > 0 are required"))
 	}
 	switch c.PaymentProvider {
 	case "sim":

@@ -22,6 +22,13 @@ func TestDefaults(t *testing.T) {
 	require.Equal(t, 2*time.Second, c.SweepInterval)
 }
 
+func TestDefaultIgnoresEnvironment(t *testing.T) {
+	t.Setenv("BOXOFFICE_WORKERS", "3")
+	c := config.Default()
+	require.Equal(t, 8, c.Workers, "Default is the empty environment's configuration")
+	require.NoError(t, c.Validate())
+}
+
 func TestInvalid(t *testing.T) {
 	t.Setenv("BOXOFFICE_WORKERS", "many")
 	_, err := config.FromEnv()

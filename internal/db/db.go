@@ -175,3 +175,14 @@ func NotFound(err error) error {
 	}
 	return err
 }
+
+// DBTX is what both a pool and a transaction offer: the functions that own
+// a table take one, so a caller can run them alone or inside its own
+// transaction.
+type DBTX interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
+}

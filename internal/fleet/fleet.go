@@ -23,8 +23,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/db"
-	"boxoffice/internal/inventory"
 	"boxoffice/internal/proctest"
+	"boxoffice/internal/reservation"
 	"boxoffice/internal/tenant"
 )
 
@@ -311,7 +311,7 @@ func (f *Fleet) RunningClaimOwner(within time.Duration) string {
 // bitmap and counters agree with the claims, every request decided.
 func (f *Fleet) RequireSound() {
 	f.t.Helper()
-	v, _, err := inventory.AuditAll(context.Background(), f.Pool)
+	v, _, err := reservation.AuditAll(context.Background(), f.Pool)
 	require.NoError(f.t, err)
 	require.Empty(f.t, v, "invariant violations")
 	require.Zero(f.t, f.Count(`

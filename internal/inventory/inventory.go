@@ -16,11 +16,6 @@ import (
 	"boxoffice/internal/db"
 )
 
-// Querier is what both a pool and a transaction offer.
-type Querier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
 // Snapshot is the inventory row of one product at one moment.
 type Snapshot struct {
 	ProductID uuid.UUID
@@ -81,7 +76,7 @@ func Create(ctx context.Context, tx pgx.Tx, productID uuid.UUID, capacity int) e
 
 // Get reads the current row without locking it: the read path and the claim
 // transaction's planning step use it; only Apply decides.
-func Get(ctx context.Context, q Querier, productID uuid.UUID) (*Snapshot, error) {
+func Get(ctx context.Context, q db.DBTX, productID uuid.UUID) (*Snapshot, error) {
 	s := &Snapshot{ProductID: productID}
 	err := q.QueryRow(ctx, `
 		SELECT capacity, available, held, sold, version, bitmap, updated_at
@@ -91,6 +86,29 @@ func Get(ctx context.Context, q Querier, productID uuid.UUID) (*Snapshot, error)
 		return nil, fmt.Errorf("read inventory of %s: %w", productID, db.NotFound(err))
 	}
 	return s, nil
+}
+
+// Available returns how many of the product's numbers are neither held nor
+// sold, without reading the bitmap.
+func Available(ctx context.Context, q db.DBTX, productID uuid.UUID) (int64, error) {
+	var n int64
+	if err := q.QueryRow(ctx, `SELECT available FROM inventory WHERE product_id = $1`, productID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("available of %s: %w", productID, db.NotFound(err))
+	}
+	return n, nil
+}
+
+// Products returns the ids of every product with an inventory row, in order.
+func Products(ctx context.Context, q db.DBTX) ([]uuid.UUID, error) {
+	rows, err := q.Query(ctx, `SELECT product_id FROM inventory ORDER BY product_id`)
+	if err != nil {
+		return nil, fmt.Errorf("list inventories: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("list inventories: %w", err)
+	}
+	return ids, nil
 }
 
 // Change is what one transaction does to a product's inventory.

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/inventory"
+	"boxoffice/internal/reservation"
 	"boxoffice/internal/testfix"
 )
 
@@ -58,7 +59,7 @@ func TestAuditFindsCorruption(t *testing.T) {
 
 	// A claims row without its bit and counters: what a buggy writer would leave.
 	env.Exec(t, `INSERT INTO claims (product_id, number, hold_id, state) VALUES ($1, 5, $2, 'HELD')`, p.ID, uuid.New())
-	violations, products, err := inventory.AuditAll(context.Background(), env.Schema.Pool)
+	violations, products, err := reservation.AuditAll(context.Background(), env.Schema.Pool)
 	require.NoError(t, err)
 	require.Equal(t, 1, products)
 	rules := map[string]bool{}

@@ -4,16 +4,18 @@ package ops
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"boxoffice/internal/product"
+	"boxoffice/internal/reservation"
 	"boxoffice/internal/sqsqueue"
+	"boxoffice/internal/waitingroom"
+	"boxoffice/workers"
 )
 
 // Scope limits a report to one tenant; the zero Scope is the platform.
@@ -106,29 +108,21 @@ func (r *Reporter) Report(ctx context.Context, scope Scope) (*Report, error) {
 }
 
 func (r *Reporter) riverQueues(ctx context.Context, scope Scope) ([]RiverQueue, error) {
-	rows, err := r.pool.Query(ctx, `
-		SELECT queue,
-		       count(*) FILTER (WHERE state = 'available'),
-		       count(*) FILTER (WHERE state = 'running'),
-		       count(*) FILTER (WHERE state = 'retryable'),
-		       count(*) FILTER (WHERE state = 'scheduled'),
-		       count(*) FILTER (WHERE state = 'discarded'),
-		       coalesce(extract(epoch FROM now() - min(scheduled_at) FILTER (WHERE state = 'available')), 0)::float8
-		FROM river_job
-		WHERE state IN ('available', 'running', 'retryable', 'scheduled', 'discarded')
-		  AND ($1::uuid IS NULL OR (kind = 'claim_product' AND (args->>'product_id')::uuid IN (
-		       SELECT id FROM products WHERE tenant_id = $1)))
-		GROUP BY queue ORDER BY queue`, nullable(scope.TenantID))
-	if err != nil {
-		return nil, fmt.Errorf("river queue figures: %w", err)
+	// A tenant sees the claim jobs of its own products only.
+	var products []uuid.UUID
+	if !scope.platform() {
+		var err error
+		if products, err = product.IDsOf(ctx, r.pool, scope.TenantID); err != nil {
+			return nil, err
+		}
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (RiverQueue, error) {
-		var q RiverQueue
-		err := row.Scan(&q.Name, &q.Available, &q.Running, &q.Retryable, &q.Scheduled, &q.Discarded, &q.OldestAvailableAgeSeconds)
-		return q, err
-	})
+	counts, err := workers.QueueCounts(ctx, r.pool, !scope.platform(), products)
 	if err != nil {
-		return nil, fmt.Errorf("river queue figures: %w", err)
+		return nil, err
+	}
+	out := make([]RiverQueue, len(counts))
+	for i, c := range counts {
+		out[i] = RiverQueue(c)
 	}
 	// Show the queues BoxOffice runs even when they are empty.
 	for _, name := range []string{"claims", "maintenance"} {
@@ -141,55 +135,25 @@ func (r *Reporter) riverQueues(ctx context.Context, scope Scope) ([]RiverQueue, 
 }
 
 func (r *Reporter) requests(ctx context.Context, scope Scope) (Requests, error) {
-	req := Requests{ByStatus: map[string]int{}}
-	rows, err := r.pool.Query(ctx, `
-		SELECT status, count(*) FROM reservation_requests
-		WHERE $1::uuid IS NULL OR tenant_id = $1 GROUP BY status`, nullable(scope.TenantID))
+	f, err := reservation.ReadFigures(ctx, r.pool, scope.TenantID)
 	if err != nil {
-		return req, fmt.Errorf("requests by status: %w", err)
+		return Requests{}, err
 	}
-	var status string
-	var n int
-	if _, err := pgx.ForEachRow(rows, []any{&status, &n}, func() error { req.ByStatus[status] = n; return nil }); err != nil {
-		return req, fmt.Errorf("requests by status: %w", err)
-	}
-	var oldest *time.Time
-	err = r.pool.QueryRow(ctx, `
-		SELECT min(created_at), count(*) FILTER (WHERE dead_lettered_at IS NOT NULL)
-		FROM reservation_requests
-		WHERE status = 'QUEUED' AND ($1::uuid IS NULL OR tenant_id = $1)`, nullable(scope.TenantID)).
-		Scan(&oldest, &req.DeadLettered)
-	if err != nil {
-		return req, fmt.Errorf("oldest queued request: %w", err)
-	}
-	if oldest != nil {
-		req.OldestQueuedAgeSeconds = time.Since(*oldest).Seconds()
+	req := Requests{ByStatus: f.ByStatus, DeadLettered: f.DeadLettered}
+	if f.OldestQueued != nil {
+		req.OldestQueuedAgeSeconds = time.Since(*f.OldestQueued).Seconds()
 	}
 	return req, nil
 }
 
-func nullable(id uuid.UUID) *uuid.UUID {
-	if id == uuid.Nil {
-		return nil
-	}
-	return &id
-}
-
 func (r *Reporter) rooms(ctx context.Context, scope Scope) ([]WaitingRoom, error) {
-	rows, err := r.pool.Query(ctx, `
-		SELECT w.product_id, w.rate_per_second, coalesce(w.rate_reason, ''), greatest(w.next_position - w.admitted_through, 0),
-		       w.admitted_through, w.sold_out
-		FROM waiting_rooms w JOIN products p ON p.id = w.product_id
-		WHERE $1::uuid IS NULL OR p.tenant_id = $1 ORDER BY w.product_id`, nullable(scope.TenantID))
+	figures, err := waitingroom.ReadFigures(ctx, r.pool, scope.TenantID)
 	if err != nil {
-		return nil, fmt.Errorf("waiting rooms: %w", err)
+		return nil, err
 	}
-	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[WaitingRoom])
-	if err != nil {
-		return nil, fmt.Errorf("waiting rooms: %w", err)
-	}
-	if out == nil {
-		out = []WaitingRoom{}
+	out := make([]WaitingRoom, len(figures))
+	for i, f := range figures {
+		out[i] = WaitingRoom(f)
 	}
 	return out, nil
 }

@@ -139,12 +139,14 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 		if p.OnSaleAt.IsZero() {
 			onSale = nil
 		}
-		_, err := tx.Exec(ctx, `
+		var opensAt time.Time
+		err := tx.QueryRow(ctx, `
 			INSERT INTO products (id, tenant_id, slug, name, kind, capacity, layout, price_cents, currency,
 			                      per_buyer_limit, hold_seconds, on_sale_at, waiting_room)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, now()), $13)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, now()), $13)
+			RETURNING on_sale_at`,
 			id, p.TenantID, p.Slug, p.Name, p.Kind, p.Capacity, layout, p.PriceCents, p.Currency,
-			p.PerBuyerLimit, p.HoldSeconds, onSale, room)
+			p.PerBuyerLimit, p.HoldSeconds, onSale, room).Scan(&opensAt)
 		if db.IsUniqueViolation(err, "products_tenant_id_slug_key") {
 			return ErrSlugTaken
 		}
@@ -152,7 +154,8 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 			return fmt.Errorf("insert product: %w", err)
 		}
 		if room != nil {
-			if err := waitingroom.Create(ctx, tx, id); err != nil {
+			if err := waitingroom.Create(ctx, tx, waitingroom.Room{ProductID: id, TenantID: p.TenantID,
+				OpensAt: opensAt, PerBuyerLimit: p.PerBuyerLimit, Settings: *p.WaitingRoom}); err != nil {
 				return err
 			}
 		}
@@ -162,6 +165,39 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 		return nil, err
 	}
 	return s.Get(ctx, p.TenantID, id)
+}
+
+// ErrAlreadyOnSale is returned when moving the on-sale time of a product
+// that is already on sale.
+var ErrAlreadyOnSale = errors.New("product already on sale")
+
+// Reschedule moves the on-sale time of a product that is not on sale yet
+// (a time in the past opens it at once), and its waiting room's opening
+// with it.
+func (s *Store) Reschedule(ctx context.Context, tenantID, id uuid.UUID, onSaleAt time.Time) (*Product, error) {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var onSale, room bool
+		err := tx.QueryRow(ctx, `
+			SELECT on_sale_at <= now(), waiting_room IS NOT NULL FROM products
+			WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, id, tenantID).Scan(&onSale, &room)
+		if err != nil {
+			return fmt.Errorf("product %s: %w", id, db.NotFound(err))
+		}
+		if onSale {
+			return ErrAlreadyOnSale
+		}
+		if _, err := tx.Exec(ctx, `UPDATE products SET on_sale_at = $2 WHERE id = $1`, id, onSaleAt); err != nil {
+			return fmt.Errorf("reschedule product %s: %w", id, err)
+		}
+		if room {
+			return waitingroom.Reschedule(ctx, tx, id, onSaleAt)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Get(ctx, tenantID, id)
 }
 
 // checkQuota refuses a product that would take its tenant over its quota.
@@ -217,6 +253,15 @@ func (s *Store) Get(ctx context.Context, tenantID, id uuid.UUID) (*Product, erro
 	p, err := scanProduct(s.pool.QueryRow(ctx, selectProduct+` WHERE id = $1 AND tenant_id = $2`, id, tenantID))
 	if err != nil {
 		return nil, fmt.Errorf("get product %s: %w", id, db.NotFound(err))
+	}
+	return p, nil
+}
+
+// GetBySlug returns a product of the tenant by its slug.
+func (s *Store) GetBySlug(ctx context.Context, tenantID uuid.UUID, slug string) (*Product, error) {
+	p, err := scanProduct(s.pool.QueryRow(ctx, selectProduct+` WHERE tenant_id = $1 AND slug = $2`, tenantID, slug))
+	if err != nil {
+		return nil, fmt.Errorf("get product %q: %w", slug, db.NotFound(err))
 	}
 	return p, nil
 }

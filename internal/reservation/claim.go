@@ -2,7 +2,6 @@ package reservation
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,6 +20,7 @@ import (
 	"boxoffice/internal/db"
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/metrics"
+	"boxoffice/internal/outbox"
 	"boxoffice/internal/product"
 )
 
@@ -171,18 +171,12 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 		return BatchResult{}, err
 	}
 
-	var (
-		capacity, perBuyer, holdSeconds int
-		onSale                          bool
-		dbNow                           time.Time
-	)
-	err = tx.QueryRow(ctx, `
-		SELECT capacity, per_buyer_limit, hold_seconds, on_sale_at <= now() AND status = 'ACTIVE', now()
-		FROM products WHERE id = $1`, productID).Scan(&capacity, &perBuyer, &holdSeconds, &onSale, &dbNow)
+	terms, err := product.TermsOf(ctx, tx, productID)
 	if err != nil {
-		return BatchResult{}, fmt.Errorf("read product: %w", err)
+		return BatchResult{}, err
 	}
-	expiresAt := dbNow.Add(time.Duration(holdSeconds) * time.Second)
+	capacity, perBuyer, onSale := terms.Capacity, terms.PerBuyer, terms.OnSale
+	expiresAt := terms.Now.Add(time.Duration(terms.HoldSeconds) * time.Second)
 
 	live, err := lockBuyers(ctx, tx, productID, reqs)
 	if err != nil {
@@ -514,14 +508,10 @@ func writeOutcomes(ctx context.Context, tx pgx.Tx, productID uuid.UUID, decision
 		if err != nil {
 			return fmt.Errorf("insert holds: %w", err)
 		}
-		payload, err := json.Marshal(map[string]any{"productId": productID, "expiresAt": expiresAt, "holds": events})
+		err = outbox.Add(ctx, tx, outbox.New{TenantID: decisions[0].req.tenantID, Topic: "holds.created",
+			Payload: map[string]any{"productId": productID, "expiresAt": expiresAt, "holds": events}})
 		if err != nil {
-			return fmt.Errorf("encode outbox payload: %w", err)
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO outbox (tenant_id, topic, payload) VALUES ($1, 'holds.created', $2)`,
-			decisions[0].req.tenantID, payload)
-		if err != nil {
-			return fmt.Errorf("insert outbox row: %w", err)
+			return err
 		}
 	}
 	_, err := tx.Exec(ctx, `

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/inventory"
+	"boxoffice/internal/outbox"
 )
 
 // Hold states.
@@ -106,9 +108,9 @@ func freeClaims(ctx context.Context, tx pgx.Tx, productID uuid.UUID, holdIDs []u
 }
 
 // endHolds moves ACTIVE holds to holdState, their requests to requestStatus,
-// and writes one outbox row per hold.
+// and writes one outbox event per hold.
 func endHolds(ctx context.Context, tx pgx.Tx, ids []uuid.UUID, holdState, requestStatus string) error {
-	_, err := tx.Exec(ctx, `
+	rows, err := tx.Query(ctx, `
 		WITH ended AS (
 			UPDATE holds SET state = $2, ended_at = now()
 			WHERE id = ANY($1) AND state = 'ACTIVE'
@@ -117,12 +119,22 @@ func endHolds(ctx context.Context, tx pgx.Tx, ids []uuid.UUID, holdState, reques
 			UPDATE reservation_requests r SET status = $3
 			FROM ended WHERE r.id = ended.request_id AND r.status = 'HELD'
 		)
-		INSERT INTO outbox (tenant_id, topic, payload)
-		SELECT tenant_id, $4, jsonb_build_object('holdId', id, 'requestId', request_id, 'productId', product_id,
-		                                         'buyerId', buyer_id, 'numbers', numbers)
-		FROM ended`, ids, holdState, requestStatus, "hold."+strings.ToLower(holdState))
+		SELECT id, tenant_id, product_id, request_id, buyer_id, numbers FROM ended`, ids, holdState, requestStatus)
 	if err != nil {
 		return fmt.Errorf("end holds as %s: %w", holdState, err)
 	}
-	return nil
+	topic := "hold." + strings.ToLower(holdState)
+	var events []outbox.New
+	var id, tenantID, productID, requestID uuid.UUID
+	var buyer string
+	var numbers []int32
+	_, err = pgx.ForEachRow(rows, []any{&id, &tenantID, &productID, &requestID, &buyer, &numbers}, func() error {
+		events = append(events, outbox.New{TenantID: tenantID, Topic: topic, Payload: map[string]any{
+			"holdId": id, "requestId": requestID, "productId": productID, "buyerId": buyer, "numbers": slices.Clone(numbers)}})
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("end holds as %s: %w", holdState, err)
+	}
+	return outbox.Add(ctx, tx, events...)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -16,7 +15,7 @@ import (
 )
 
 // Events is the SQS events queue: the outbox relay publishes to it when the
-// SQS backend is on, and Consume hands each event to a handler.
+// SQS backend is on (workers.EventsConsumer consumes it).
 type Events struct {
 	client   *sqs.Client
 	queueURL string
@@ -28,10 +27,16 @@ func NewEvents(client *sqs.Client, queueURL string, logger *slog.Logger) *Events
 	return &Events{client: client, queueURL: queueURL, logger: logger}
 }
 
+// Client and QueueURL name the queue for its consumer.
+func (e *Events) Client() *sqs.Client { return e.client }
+
+// QueueURL is the events queue's URL.
+func (e *Events) QueueURL() string { return e.queueURL }
+
 // PublishEvents sends events in batches of ten.
 func (e *Events) PublishEvents(ctx context.Context, events []outbox.Event) error {
-	for start := 0; start < len(events); start += maxBatch {
-		chunk := events[start:min(start+maxBatch, len(events))]
+	for start := 0; start < len(events); start += MaxBatch {
+		chunk := events[start:min(start+MaxBatch, len(events))]
 		entries := make([]types.SendMessageBatchRequestEntry, len(chunk))
 		for i, ev := range chunk {
 			body, _ := json.Marshal(ev)
@@ -46,38 +51,4 @@ func (e *Events) PublishEvents(ctx context.Context, events []outbox.Event) error
 		}
 	}
 	return nil
-}
-
-// Consume long-polls the events queue until ctx ends, deleting each message
-// once handle has succeeded; a failing event is redelivered and, after the
-// queue's maxReceiveCount, dead-lettered.
-func (e *Events) Consume(ctx context.Context, wait time.Duration, handle func(context.Context, outbox.Event) error) {
-	for ctx.Err() == nil {
-		res, err := e.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-			QueueUrl: aws.String(e.queueURL), MaxNumberOfMessages: maxBatch, WaitTimeSeconds: int32(wait.Seconds()),
-		})
-		if err != nil {
-			if ctx.Err() == nil {
-				e.logger.WarnContext(ctx, "receive events failed", "error", err)
-				sleep(ctx, time.Second)
-			}
-			continue
-		}
-		var done []types.Message
-		for _, m := range res.Messages {
-			var ev outbox.Event
-			if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &ev); err != nil {
-				e.logger.ErrorContext(ctx, "undecodable event", "message", aws.ToString(m.MessageId), "error", err)
-				continue
-			}
-			if err := handle(ctx, ev); err != nil {
-				e.logger.WarnContext(ctx, "event handler failed; it will be redelivered", "event", ev.ID, "topic", ev.Topic, "error", err)
-				continue
-			}
-			done = append(done, m)
-		}
-		if err := deleteMessages(context.WithoutCancel(ctx), e.client, e.queueURL, done); err != nil {
-			e.logger.WarnContext(ctx, "delete events failed", "error", err)
-		}
-	}
 }

@@ -48,18 +48,15 @@ func (o *Ops) Stats(ctx context.Context) (mainQ, dlq QueueStats, err error) {
 	if dlq, err = o.attributes(ctx, o.cfg.DLQURL); err != nil {
 		return mainQ, dlq, err
 	}
-	var oldest *time.Time
-	err = o.pool.QueryRow(ctx, `
-		SELECT min(enqueued_at) FROM reservation_requests
-		WHERE status = 'QUEUED' AND enqueued_at IS NOT NULL`).Scan(&oldest)
+	oldest, err := reservation.OldestEnqueued(ctx, o.pool)
 	if err != nil {
-		return mainQ, dlq, fmt.Errorf("oldest queued request: %w", err)
+		return mainQ, dlq, err
 	}
 	if oldest != nil {
 		mainQ.OldestAgeSeconds = time.Since(*oldest).Seconds()
 	}
 	if dlq.Visible > 0 {
-		msgs, err := o.PeekDLQ(ctx, maxBatch)
+		msgs, err := o.PeekDLQ(ctx, MaxBatch)
 		if err != nil {
 			return mainQ, dlq, err
 		}
@@ -115,7 +112,7 @@ func (o *Ops) PeekDLQ(ctx context.Context, limit int) ([]DLQMessage, error) {
 	for len(out) < limit {
 		res, err := o.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl:            aws.String(o.cfg.DLQURL),
-			MaxNumberOfMessages: int32(min(maxBatch, limit-len(out))),
+			MaxNumberOfMessages: int32(min(MaxBatch, limit-len(out))),
 			VisibilityTimeout:   int32(peekVisibility.Seconds()),
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{
 				types.MessageSystemAttributeNameSentTimestamp,
@@ -138,7 +135,7 @@ func (o *Ops) PeekDLQ(ctx context.Context, limit int) ([]DLQMessage, error) {
 			if ms, err := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64); err == nil {
 				dm.SentAt = time.UnixMilli(ms).UTC()
 			}
-			if ref, err := decode(dm.Body); err == nil {
+			if ref, err := Decode(dm.Body); err == nil {
 				dm.Request = &ref
 			}
 			out = append(out, dm)
@@ -149,9 +146,9 @@ func (o *Ops) PeekDLQ(ctx context.Context, limit int) ([]DLQMessage, error) {
 
 // release makes peeked messages visible again.
 func (o *Ops) release(ctx context.Context, msgs []types.Message) {
-	for start := 0; start < len(msgs); start += maxBatch {
+	for start := 0; start < len(msgs); start += MaxBatch {
 		var entries []types.ChangeMessageVisibilityBatchRequestEntry
-		for i, m := range msgs[start:min(start+maxBatch, len(msgs))] {
+		for i, m := range msgs[start:min(start+MaxBatch, len(msgs))] {
 			entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{
 				Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0,
 			})
@@ -171,7 +168,7 @@ func (o *Ops) Redrive(ctx context.Context) (int, error) {
 	moved := 0
 	for {
 		res, err := o.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-			QueueUrl: aws.String(o.cfg.DLQURL), MaxNumberOfMessages: maxBatch,
+			QueueUrl: aws.String(o.cfg.DLQURL), MaxNumberOfMessages: MaxBatch,
 			VisibilityTimeout: int32(o.cfg.VisibilityTimeout.Seconds()),
 		})
 		if err != nil {
@@ -194,16 +191,16 @@ func (o *Ops) Redrive(ctx context.Context) (int, error) {
 			i, _ := strconv.Atoi(aws.ToString(s.Id))
 			m := res.Messages[i]
 			done = append(done, m)
-			if ref, err := decode(aws.ToString(m.Body)); err == nil {
+			if ref, err := Decode(aws.ToString(m.Body)); err == nil {
 				ids = append(ids, ref.ID)
 			}
 		}
-		if err := deleteMessages(ctx, o.client, o.cfg.DLQURL, done); err != nil {
+		if err := DeleteMessages(ctx, o.client, o.cfg.DLQURL, done); err != nil {
 			return moved, err
 		}
 		if len(ids) > 0 {
-			if _, err := o.pool.Exec(ctx, `UPDATE reservation_requests SET dead_lettered_at = NULL WHERE id = ANY($1)`, ids); err != nil {
-				return moved, fmt.Errorf("clear dead-letter marks: %w", err)
+			if err := reservation.SetDeadLettered(ctx, o.pool, ids, false); err != nil {
+				return moved, err
 			}
 		}
 		moved += len(done)

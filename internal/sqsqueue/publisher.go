@@ -19,8 +19,8 @@ import (
 	"boxoffice/internal/reservation"
 )
 
-// maxBatch is SQS's limit of entries per batch call.
-const maxBatch = 10
+// MaxBatch is SQS's limit of entries per batch call.
+const MaxBatch = 10
 
 // ErrPublisherStopped is returned by Publish once the publisher has stopped.
 var ErrPublisherStopped = errors.New("sqs publisher stopped")
@@ -107,7 +107,7 @@ func (p *Publisher) collect(ctx context.Context, out chan<- []pending) {
 		batch := []pending{first}
 		timer := time.NewTimer(p.Linger)
 	fill:
-		for len(batch) < maxBatch {
+		for len(batch) < MaxBatch {
 			select {
 			case x := <-p.in:
 				batch = append(batch, x)
@@ -164,7 +164,7 @@ func (p *Publisher) sendOne(ctx context.Context, ref reservation.Ref) error {
 	if err != nil {
 		return fmt.Errorf("send message: %w", err)
 	}
-	return markEnqueued(ctx, p.pool, []uuid.UUID{ref.ID})
+	return reservation.MarkEnqueued(ctx, p.pool, []uuid.UUID{ref.ID})
 }
 
 func (p *Publisher) sendBatch(ctx context.Context, batch []pending) {
@@ -192,7 +192,7 @@ func (p *Publisher) sendBatch(ctx context.Context, batch []pending) {
 				sent = append(sent, b.ref.ID)
 			}
 		}
-		if err := markEnqueued(ctx, p.pool, sent); err != nil {
+		if err := reservation.MarkEnqueued(ctx, p.pool, sent); err != nil {
 			// The messages are out; the repair job will publish these
 			// again and the consumer will see the duplicates as done.
 			p.logger.WarnContext(ctx, "marking published requests failed", "error", err)
@@ -201,26 +201,4 @@ func (p *Publisher) sendBatch(ctx context.Context, batch []pending) {
 	for i, b := range batch {
 		b.done <- errs[i]
 	}
-}
-
-// markEnqueued records that SQS has the requests' messages. The repair job
-// republishes requests without it, or whose mark has grown old while they
-// are still QUEUED.
-func markEnqueued(ctx context.Context, pool *pgxpool.Pool, ids []uuid.UUID) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	// Never waiting for a claim that has a row locked: it is deciding the
-	// request, and the mark matters only for requests still QUEUED (if that
-	// claim rolls back, the repair job publishes the request again, and the
-	// duplicate message is harmless). Held briefly, the marks can still make
-	// a consumer skip a row; the consumer puts that message back.
-	_, err := pool.Exec(ctx, `
-		UPDATE reservation_requests SET enqueued_at = clock_timestamp()
-		WHERE id IN (SELECT id FROM reservation_requests WHERE id = ANY($1)
-		             ORDER BY id FOR UPDATE SKIP LOCKED)`, ids)
-	if err != nil {
-		return fmt.Errorf("mark requests enqueued: %w", err)
-	}
-	return nil
 }

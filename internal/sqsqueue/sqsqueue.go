@@ -1,7 +1,8 @@
-// Package sqsqueue runs the reservation pipeline on Amazon SQS: a publisher
-// that batches accepted requests into SendMessageBatch calls, a consumer that
-// long-polls, groups messages by product and claims them through the same
-// claim transaction as the River worker, and the dead-letter operations.
+// Package sqsqueue is BoxOffice's side of Amazon SQS: the client and queues,
+// the message codec, the publisher that batches accepted requests into
+// SendMessageBatch calls, the events queue the outbox relay publishes to,
+// and the operator's dead-letter tools. The consumers of both queues live in
+// workers, with River's.
 package sqsqueue
 
 import (
@@ -10,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -51,6 +53,12 @@ type Config struct {
 	MaxInFlight int
 }
 
+// WithDefaults returns the configuration with its zero values defaulted.
+func (c Config) WithDefaults() Config {
+	c.setDefaults()
+	return c
+}
+
 func (c *Config) setDefaults() {
 	if c.MaxReceiveCount == 0 {
 		c.MaxReceiveCount = 5
@@ -77,7 +85,7 @@ func (c *Config) setDefaults() {
 	if c.MaxInFlight == 0 {
 		c.MaxInFlight = 2 * c.BatchSize
 	}
-	c.MaxInFlight = max(c.MaxInFlight, maxBatch)
+	c.MaxInFlight = max(c.MaxInFlight, MaxBatch)
 }
 
 // NewClient returns an SQS client from the standard AWS configuration
@@ -146,8 +154,8 @@ func encode(ref reservation.Ref) string {
 	return string(b)
 }
 
-// decode reads a message body; a body that is not a request is poison.
-func decode(body string) (reservation.Ref, error) {
+// Decode reads a message body; a body that is not a request is poison.
+func Decode(body string) (reservation.Ref, error) {
 	var ref reservation.Ref
 	if err := json.Unmarshal([]byte(body), &ref); err != nil {
 		return ref, fmt.Errorf("message body: %w", err)
@@ -165,4 +173,32 @@ func batchErr(op string, failed []types.BatchResultErrorEntry) error {
 	}
 	f := failed[0]
 	return fmt.Errorf("%s: %d entries failed, first %s: %s", op, len(failed), aws.ToString(f.Code), aws.ToString(f.Message))
+}
+
+// DeleteMessages deletes messages in batches of ten, the batches at once.
+func DeleteMessages(ctx context.Context, client *sqs.Client, queueURL string, msgs []types.Message) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, len(msgs)/MaxBatch+1)
+	for start := 0; start < len(msgs); start += MaxBatch {
+		chunk := msgs[start:min(start+MaxBatch, len(msgs))]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			entries := make([]types.DeleteMessageBatchRequestEntry, len(chunk))
+			for i, m := range chunk {
+				entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle}
+			}
+			out, err := client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
+			if err != nil {
+				errs <- fmt.Errorf("delete message batch: %w", err)
+				return
+			}
+			if err := batchErr("delete message batch", out.Failed); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs // the first failure, if any
 }

@@ -21,6 +21,7 @@ import (
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/testfix"
 	"boxoffice/jobs"
+	"boxoffice/workers"
 )
 
 type testBundle struct {
@@ -62,7 +63,7 @@ func (b *testBundle) consume(t *testing.T) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = sqsqueue.NewConsumer(b.client, b.cfg, b.env.Claimer, b.env.Schema.Pool, b.env.Logger).Run(ctx)
+		_ = workers.NewSQSConsumer(b.client, b.cfg, b.env.Claimer, b.env.Schema.Pool, b.env.Logger).Run(ctx)
 	}()
 	var once sync.Once
 	stop = func() { once.Do(func() { cancel(); <-done }) }
@@ -305,7 +306,7 @@ func TestOutboxToEventsQueue(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		events.Consume(ctx, time.Second, func(_ context.Context, ev outbox.Event) error { got <- ev; return nil })
+		workers.ConsumeEvents(ctx, events, time.Second, func(_ context.Context, ev outbox.Event) error { got <- ev; return nil }, b.env.Logger)
 	}()
 	ev := <-got
 	cancel()

@@ -14,7 +14,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"boxoffice/internal/db"
@@ -110,6 +109,16 @@ type Key struct {
 }
 
 // CreateKey issues another API key for a tenant and returns its id and the
+// IDBySlug returns the id of the tenant with the slug (db.ErrNotFound when
+// there is none).
+func (s *Store) IDBySlug(ctx context.Context, slug string) (uuid.UUID, error) {
+	var id uuid.UUID
+	if err := s.pool.QueryRow(ctx, `SELECT id FROM tenants WHERE slug = $1`, slug).Scan(&id); err != nil {
+		return uuid.Nil, fmt.Errorf("tenant %q: %w", slug, db.NotFound(err))
+	}
+	return id, nil
+}
+
 // key (shown once).
 func (s *Store) CreateKey(ctx context.Context, tenantID uuid.UUID, role, label string) (uuid.UUID, string, error) {
 	key := NewAPIKey()
@@ -178,12 +187,7 @@ func (s *Store) RotateBuyerTokenSecret(ctx context.Context, tenantID uuid.UUID, 
 	return secret, until, nil
 }
 
-// execer is what both a pool and a transaction offer.
-type execer interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-}
-
-func insertKey(ctx context.Context, q execer, tenantID uuid.UUID, role, label, key string) (uuid.UUID, error) {
+func insertKey(ctx context.Context, q db.DBTX, tenantID uuid.UUID, role, label, key string) (uuid.UUID, error) {
 	id := uuid.New()
 	_, err := q.Exec(ctx, `INSERT INTO api_keys (id, tenant_id, role, label, key_hash) VALUES ($1, $2, $3, $4, $5)`,
 		id, tenantID, role, label, HashKey(key))

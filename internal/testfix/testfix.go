@@ -22,23 +22,24 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"boxoffice/internal/app"
 	"boxoffice/internal/checkout"
+	"boxoffice/internal/config"
 	"boxoffice/internal/dbtest"
-	"boxoffice/internal/inventory"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/tenant"
-	"boxoffice/internal/ticket"
 	"boxoffice/internal/waitingroom"
-	"boxoffice/jobs"
-	"boxoffice/workers"
 )
 
-// Env is one test's world: a private schema, a tenant and the services.
+// Env is one test's world: a private schema, a tenant and the services
+// (built by app.New, as the binary builds them; the fields name the parts
+// tests use most).
 type Env struct {
+	App      *app.App
 	Checkout *checkout.Service
 	Rooms    *waitingroom.Service
 	Schema   *dbtest.Schema
@@ -97,31 +98,30 @@ func New(t testing.TB, o Options) *Env {
 	}
 	schema := dbtest.NewSchema(t, o.MaxConns)
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg := config.Default()
+	cfg.Workers, cfg.ClaimBatchSize = 4, o.BatchSize
+	cfg.SweepInterval, cfg.AuditInterval = o.SweepInterval, o.AuditInterval
+	cfg.RequeueAfter, cfg.RepublishAfter = o.RequeueAfter, o.RequeueAfter
+	cfg.AccessTokenSecret, cfg.TicketSecret = "test access secret", "test ticket secret"
+	cfg.PaymentResolveAfter = time.Second
+	// Each accept in a transaction of its own: tests count what one
+	// request does.
+	cfg.AcceptLinger = 0
+	a, err := app.New(context.Background(), cfg, schema.Pool, logger, app.Options{
+		Work: true, Metrics: o.Metrics, Provider: o.Provider, Schema: schema.Name, BeforeJob: o.BeforeJob})
+	require.NoError(t, err)
 	e := &Env{
+		App:      a,
 		Schema:   schema,
-		Tenants:  tenant.NewStore(schema.Pool),
-		Products: product.NewStore(schema.Pool),
-		Claimer:  reservation.NewClaimer(schema.Pool, logger, o.Metrics),
+		Tenants:  a.Tenants,
+		Products: a.Products,
+		Claimer:  a.Claimer,
+		Checkout: a.Checkout,
+		Rooms:    a.Rooms,
+		River:    a.River,
+		Service:  a.Reservations,
 		Logger:   logger,
 	}
-	if o.Provider != nil {
-		e.Checkout = checkout.NewService(schema.Pool, nil, o.Provider, ticket.NewSigner([]byte("test ticket secret")),
-			o.Metrics, logger, checkoutConfig())
-	}
-	e.Rooms = waitingroom.NewService(schema.Pool, waitingroom.NewTokens([]byte("test access secret")), logger)
-	client, err := workers.NewRiverClient(schema.Pool, workers.RiverOptions{
-		Checkout: e.Checkout, Rooms: e.Rooms,
-		Work: true, Workers: 4, BatchSize: o.BatchSize, Schema: schema.Name,
-		Jobs: jobs.Config{SweepInterval: o.SweepInterval, AuditInterval: o.AuditInterval,
-			RepairInterval: o.RequeueAfter / 2, RepublishAfter: o.RequeueAfter, RedeliveryWindow: o.RequeueAfter},
-		Claimer: e.Claimer, Metrics: o.Metrics, Logger: logger, BeforeJob: o.BeforeJob,
-	})
-	require.NoError(t, err)
-	e.River = client
-	if e.Checkout != nil {
-		e.Checkout.SetRiver(client)
-	}
-	e.Service = reservation.NewService(schema.Pool, reservation.RiverEnqueuer{Client: client}, o.Metrics, logger)
 	if o.Work {
 		e.StartWorkers(t)
 	}
@@ -226,9 +226,17 @@ func (e *Env) Drain(t testing.TB, p *product.Product, batch int) {
 // RequireInvariants audits every product and fails on any violation.
 func (e *Env) RequireInvariants(t testing.TB) {
 	t.Helper()
-	v, _, err := inventory.AuditAll(context.Background(), e.Schema.Pool)
+	v, _, err := reservation.AuditAll(context.Background(), e.Schema.Pool)
 	require.NoError(t, err)
 	require.Empty(t, v)
+}
+
+// Open puts a product that is not on sale yet on sale now (with its
+// waiting room's opening).
+func (e *Env) Open(t testing.TB, p *product.Product) {
+	t.Helper()
+	_, err := e.Products.Reschedule(context.Background(), p.TenantID, p.ID, time.Now().Add(-time.Second))
+	require.NoError(t, err)
 }
 
 // Exec runs SQL in the test schema (for setting up time travel, say).
@@ -300,11 +308,6 @@ func SQS(t testing.TB, maxReceiveCount int, visibility time.Duration) (client *s
 }
 
 // checkoutConfig resolves payment outcomes after a second, not a minute.
-func checkoutConfig() checkout.Config {
-	c := checkout.DefaultConfig()
-	c.ResolveAfter = time.Second
-	return c
-}
 
 // helper marks the caller as a helper when t can say so (an *assert.CollectT
 // cannot).

@@ -1,6 +1,7 @@
 package waitingroom
 
 import (
+	"boxoffice/internal/db"
 	"context"
 	"fmt"
 	"time"
@@ -21,6 +22,26 @@ type Feedback struct {
 }
 
 const feedbackReduction = 0.5
+
+// Signals are the figures admission reads from tables other packages own:
+// the stock left, the claim backlog, who has reserved or bought, and the
+// payments in doubt. The application wires them in (internal/admission).
+type Signals interface {
+	// Available is the product's count of numbers neither held nor sold.
+	Available(ctx context.Context, q db.DBTX, productID uuid.UUID) (int64, error)
+	// OldestQueuedAge is how long the product's oldest undecided request
+	// has waited.
+	OldestQueuedAge(ctx context.Context, q db.DBTX, productID uuid.UUID) (time.Duration, error)
+	// Reserved returns which buyers have made a request for the product.
+	Reserved(ctx context.Context, q db.DBTX, tenantID, productID uuid.UUID, buyers []string) (map[string]bool, error)
+	// Bought returns which buyers have a confirmed order for the product.
+	Bought(ctx context.Context, q db.DBTX, tenantID, productID uuid.UUID, buyers []string) (map[string]bool, error)
+	// PaymentsInDoubt counts payment outcomes not yet known.
+	PaymentsInDoubt(ctx context.Context, q db.DBTX) (int64, error)
+}
+
+// reclaimBatch bounds how many unused admitted slots one pass looks at.
+const reclaimBatch = 5000
 
 // TickResult summarises one controller pass over one room.
 type TickResult struct {
@@ -65,12 +86,12 @@ func (s *Service) tick(ctx context.Context, productID uuid.UUID) (TickResult, er
 		var onSale, drawn bool
 		var through, next, perBuyer int64
 		var seconds, carry float64
+		var tenantID uuid.UUID
 		err := tx.QueryRow(ctx, `
-			SELECT p.waiting_room, p.on_sale_at <= now(), r.drawn_at IS NOT NULL, r.seed, r.admitted_through,
-			       r.next_position, p.per_buyer_limit, extract(epoch FROM now() - r.updated_at)::float8
-			FROM waiting_rooms r JOIN products p ON p.id = r.product_id
-			WHERE r.product_id = $1 FOR UPDATE OF r`, productID).
-			Scan(&settingsJSON, &onSale, &drawn, &seed, &through, &next, &perBuyer, &seconds)
+			SELECT settings, opens_at <= now(), drawn_at IS NOT NULL, seed, admitted_through,
+			       next_position, per_buyer_limit, extract(epoch FROM now() - updated_at)::float8, tenant_id
+			FROM waiting_rooms WHERE product_id = $1 FOR UPDATE`, productID).
+			Scan(&settingsJSON, &onSale, &drawn, &seed, &through, &next, &perBuyer, &seconds, &tenantID)
 		if err != nil {
 			return fmt.Errorf("lock waiting room %s: %w", productID, err)
 		}
@@ -104,40 +125,31 @@ func (s *Service) tick(ctx context.Context, productID uuid.UUID) (TickResult, er
 			seconds = 0 // admission starts now
 		}
 
-		// Slots admitted but unused past the reclaim time go to the next in
-		// line: a crowd that closed its tabs must not stall the room until
-		// its access tokens expire. Polls cannot be the signal (they never
-		// reach the database); a reservation is.
-		tag, err := tx.Exec(ctx, `
-			UPDATE queue_entries e SET reclaimed_at = now(), ended_at = now()
-			WHERE e.product_id = $1 AND e.ended_at IS NULL AND e.position <= $2
-			  AND e.admitted_at < now() - make_interval(secs => $3)
-			  AND NOT EXISTS (SELECT 1 FROM reservation_requests r
-			                  WHERE r.tenant_id = e.tenant_id AND r.buyer_id = e.buyer_id AND r.product_id = $1)`,
-			productID, through, settings.reclaimAfter().Seconds())
+		reclaimed, err := s.reclaim(ctx, tx, tenantID, productID, through, settings.reclaimAfter())
 		if err != nil {
-			return fmt.Errorf("reclaim unused slots: %w", err)
+			return err
 		}
-		res.Reclaimed = tag.RowsAffected()
+		res.Reclaimed = reclaimed
 
-		var active, available, oldestQueued, unknownPayments int64
-		err = tx.QueryRow(ctx, `
-			SELECT
-			  (SELECT count(*) FROM queue_entries e
-			   WHERE e.product_id = $1 AND e.position <= $2 AND e.ended_at IS NULL
-			     AND e.admitted_at > now() - make_interval(secs => $3)
-			     AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.product_id = $1 AND o.buyer_id = e.buyer_id AND o.status = 'CONFIRMED')),
-			  (SELECT available FROM inventory WHERE product_id = $1),
-			  coalesce((SELECT extract(epoch FROM now() - min(created_at))::bigint FROM reservation_requests
-			            WHERE product_id = $1 AND status = 'QUEUED'), 0),
-			  (SELECT count(*) FROM payment_attempts WHERE status = 'UNKNOWN')`,
-			productID, through, settings.accessTTL().Seconds()).Scan(&active, &available, &oldestQueued, &unknownPayments)
+		active, err := s.active(ctx, tx, tenantID, productID, through, settings.accessTTL())
 		if err != nil {
-			return fmt.Errorf("admission figures: %w", err)
+			return err
+		}
+		available, err := s.signals.Available(ctx, tx, productID)
+		if err != nil {
+			return err
+		}
+		oldestQueued, err := s.signals.OldestQueuedAge(ctx, tx, productID)
+		if err != nil {
+			return err
+		}
+		unknownPayments, err := s.signals.PaymentsInDoubt(ctx, tx)
+		if err != nil {
+			return err
 		}
 		rate, reason := settings.Rate(), ""
 		switch {
-		case time.Duration(oldestQueued)*time.Second > s.feedback.SlowClaimsAfter:
+		case oldestQueued > s.feedback.SlowClaimsAfter:
 			rate, reason = rate*feedbackReduction, "claims falling behind"
 		case unknownPayments >= s.feedback.PaymentTroubleAt:
 			rate, reason = rate*feedbackReduction, "payment outcomes unresolved"
@@ -174,6 +186,75 @@ func (s *Service) tick(ctx context.Context, productID uuid.UUID) (TickResult, er
 	return res, err
 }
 
+// reclaim gives the slots of admitted shoppers who have not reserved within
+// the reclaim time to the next in line: a crowd that closed its tabs must not
+// stall the room until its access tokens expire. Polls cannot be the signal
+// (they never reach the database); a reservation is. An entry seen reserving
+// is marked and never looked at again.
+func (s *Service) reclaim(ctx context.Context, tx pgx.Tx, tenantID, productID uuid.UUID, through int64, after time.Duration) (int64, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT buyer_id FROM queue_entries
+		WHERE product_id = $1 AND ended_at IS NULL AND reserved_at IS NULL AND position <= $2
+		  AND admitted_at < now() - make_interval(secs => $3)
+		ORDER BY position LIMIT $4`, productID, through, after.Seconds(), reclaimBatch)
+	if err != nil {
+		return 0, fmt.Errorf("unused slots: %w", err)
+	}
+	candidates, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(candidates) == 0 {
+		return 0, err
+	}
+	reserved, err := s.signals.Reserved(ctx, tx, tenantID, productID, candidates)
+	if err != nil {
+		return 0, err
+	}
+	var used, unused []string
+	for _, b := range candidates {
+		if reserved[b] {
+			used = append(used, b)
+		} else {
+			unused = append(unused, b)
+		}
+	}
+	if len(used) > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE queue_entries SET reserved_at = now() WHERE product_id = $1 AND buyer_id = ANY($2)`,
+			productID, used); err != nil {
+			return 0, fmt.Errorf("mark reserving shoppers: %w", err)
+		}
+	}
+	if len(unused) == 0 {
+		return 0, nil
+	}
+	tag, err := tx.Exec(ctx, `
+		UPDATE queue_entries SET reclaimed_at = now(), ended_at = now()
+		WHERE product_id = $1 AND buyer_id = ANY($2)`, productID, unused)
+	if err != nil {
+		return 0, fmt.Errorf("reclaim unused slots: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// active counts the admitted shoppers still shopping: within their access
+// time, turn not ended, not yet bought.
+func (s *Service) active(ctx context.Context, tx pgx.Tx, tenantID, productID uuid.UUID, through int64, ttl time.Duration) (int64, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT buyer_id FROM queue_entries
+		WHERE product_id = $1 AND position <= $2 AND ended_at IS NULL
+		  AND admitted_at > now() - make_interval(secs => $3)`, productID, through, ttl.Seconds())
+	if err != nil {
+		return 0, fmt.Errorf("active shoppers: %w", err)
+	}
+	shopping, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(shopping) == 0 {
+		return 0, err
+	}
+	bought, err := s.signals.Bought(ctx, tx, tenantID, productID, shopping)
+	if err != nil {
+		return 0, err
+	}
+	return int64(len(shopping) - len(bought)), nil
+}
+
 // draw orders the entrants present before opening and gives them positions
 // 1..n.
 func draw(ctx context.Context, tx pgx.Tx, productID uuid.UUID, seed []byte) (int64, error) {
@@ -204,4 +285,36 @@ func nullString(s string) any {
 		return nil
 	}
 	return s
+}
+
+// Figures are one room's admission state, as operators watch it.
+type Figures struct {
+	ProductID       uuid.UUID
+	RatePerSecond   float64
+	Reason          string
+	Waiting         int64
+	AdmittedThrough int64
+	SoldOut         bool
+}
+
+// ReadFigures returns the rooms of one tenant (every tenant's with
+// uuid.Nil), in product order.
+func ReadFigures(ctx context.Context, q db.DBTX, tenantID uuid.UUID) ([]Figures, error) {
+	var tenant *uuid.UUID
+	if tenantID != uuid.Nil {
+		tenant = &tenantID
+	}
+	rows, err := q.Query(ctx, `
+		SELECT product_id, rate_per_second, coalesce(rate_reason, ''), greatest(next_position - admitted_through, 0),
+		       admitted_through, sold_out
+		FROM waiting_rooms
+		WHERE $1::uuid IS NULL OR tenant_id = $1 ORDER BY product_id`, tenant)
+	if err != nil {
+		return nil, fmt.Errorf("waiting rooms: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Figures])
+	if err != nil {
+		return nil, fmt.Errorf("waiting rooms: %w", err)
+	}
+	return out, nil
 }

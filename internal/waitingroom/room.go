@@ -3,6 +3,7 @@ package waitingroom
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -97,6 +98,8 @@ type Service struct {
 
 	joins *batch.Coalescer[joinRequest, joined]
 
+	signals Signals
+
 	mu    sync.Mutex
 	rooms map[uuid.UUID]*roomState
 	carry map[uuid.UUID]float64 // admission fractions between controller ticks
@@ -105,9 +108,10 @@ type Service struct {
 	draws *cache.Cache[uuid.UUID, []uuid.UUID] // drawn orders, computed once
 }
 
-// NewService returns the waiting room service with the default feedback.
-func NewService(pool *pgxpool.Pool, tokens *Tokens, logger *slog.Logger) *Service {
-	s := &Service{pool: pool, tokens: tokens, logger: logger, rooms: map[uuid.UUID]*roomState{}, carry: map[uuid.UUID]float64{},
+// NewService returns the waiting room service with the default feedback;
+// signals feed its admission controller.
+func NewService(pool *pgxpool.Pool, tokens *Tokens, signals Signals, logger *slog.Logger) *Service {
+	s := &Service{pool: pool, tokens: tokens, signals: signals, logger: logger, rooms: map[uuid.UUID]*roomState{}, carry: map[uuid.UUID]float64{},
 		feedback: Feedback{SlowClaimsAfter: 5 * time.Second, PaymentTroubleAt: 10}}
 	s.joins = &batch.Coalescer[joinRequest, joined]{Linger: joinLinger, Timeout: 10 * time.Second, Run: s.joinBatch}
 	// 16 bytes an entrant: 64 MiB holds four million entrants' draws.
@@ -132,13 +136,52 @@ func (s *Service) Tokens() *Tokens { return s.tokens }
 // queueTTL is how long a queue token is valid: longer than any wait.
 const queueTTL = 24 * time.Hour
 
-// Create sets up a product's room: a fresh seed, its commitment published.
-func Create(ctx context.Context, tx pgx.Tx, productID uuid.UUID) error {
+// Room is what a product's room decides by, fixed when the product is
+// created (the opening moves with Reschedule).
+type Room struct {
+	ProductID     uuid.UUID
+	TenantID      uuid.UUID
+	OpensAt       time.Time
+	PerBuyerLimit int
+	Settings      Settings
+}
+
+// Create sets up a product's room in the product's transaction: a fresh
+// seed, its commitment published.
+func Create(ctx context.Context, tx pgx.Tx, r Room) error {
 	seed := NewSeed()
-	_, err := tx.Exec(ctx, `INSERT INTO waiting_rooms (product_id, seed, commitment) VALUES ($1, $2, $3)`,
-		productID, seed, Commitment(seed))
+	settings, err := json.Marshal(r.Settings)
+	if err != nil {
+		return fmt.Errorf("encode waiting room settings: %w", err)
+	}
+	_, err = tx.Exec(ctx, `
+		INSERT INTO waiting_rooms (product_id, seed, commitment, tenant_id, opens_at, per_buyer_limit, settings)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		r.ProductID, seed, Commitment(seed), r.TenantID, r.OpensAt, r.PerBuyerLimit, settings)
 	if err != nil {
 		return fmt.Errorf("create waiting room: %w", err)
+	}
+	return nil
+}
+
+// ErrAlreadyDrawn is returned when moving the opening of a room whose draw
+// has taken place.
+var ErrAlreadyDrawn = errors.New("waiting room already drawn")
+
+// Reschedule moves a room's opening, in the product's transaction; a room
+// without a draw yet only (db.ErrNotFound when the product has no room).
+func Reschedule(ctx context.Context, tx pgx.Tx, productID uuid.UUID, opensAt time.Time) error {
+	var drawn bool
+	err := tx.QueryRow(ctx, `SELECT drawn_at IS NOT NULL FROM waiting_rooms WHERE product_id = $1 FOR UPDATE`, productID).Scan(&drawn)
+	if err != nil {
+		return fmt.Errorf("waiting room %s: %w", productID, db.NotFound(err))
+	}
+	if drawn {
+		return ErrAlreadyDrawn
+	}
+	_, err = tx.Exec(ctx, `UPDATE waiting_rooms SET opens_at = $2, updated_at = now() WHERE product_id = $1`, productID, opensAt)
+	if err != nil {
+		return fmt.Errorf("reschedule waiting room %s: %w", productID, err)
 	}
 	return nil
 }
@@ -205,9 +248,8 @@ func (s *Service) joinBatch(ctx context.Context, reqs []joinRequest) []batch.Res
 func (s *Service) joinMany(ctx context.Context, tenantID, productID uuid.UUID, reqs []joinRequest) ([]joinResult, error) {
 	var drawn, before bool
 	err := s.pool.QueryRow(ctx, `
-		SELECT r.drawn_at IS NOT NULL, p.on_sale_at > now()
-		FROM waiting_rooms r JOIN products p ON p.id = r.product_id
-		WHERE r.product_id = $1 AND p.tenant_id = $2`, productID, tenantID).Scan(&drawn, &before)
+		SELECT drawn_at IS NOT NULL, opens_at > now()
+		FROM waiting_rooms WHERE product_id = $1 AND tenant_id = $2`, productID, tenantID).Scan(&drawn, &before)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNoRoom
 	}
@@ -324,9 +366,8 @@ func (s *Service) joinOne(ctx context.Context, tenantID, productID uuid.UUID, bu
 		var position *int64
 		err = tx.QueryRow(ctx, `
 			WITH room AS (
-				SELECT r.drawn_at IS NOT NULL AS drawn, p.on_sale_at > now() AS before
-				FROM waiting_rooms r JOIN products p ON p.id = r.product_id
-				WHERE r.product_id = $2 AND p.tenant_id = $3
+				SELECT drawn_at IS NOT NULL AS drawn, opens_at > now() AS before
+				FROM waiting_rooms WHERE product_id = $2 AND tenant_id = $3
 			), placed AS (
 				-- A later arrival after the draw takes the next position; the
 				-- room row serialises these (arrivals before opening need none).
@@ -401,8 +442,8 @@ func (s *Service) Fairness(ctx context.Context, productID uuid.UUID) (*Fairness,
 	// Before the draw the entrants are counted live: the count is part of
 	// what a shopper checks the draw against.
 	err := s.pool.QueryRow(ctx, `
-		SELECT r.commitment, r.seed, r.drawn_at, p.on_sale_at, `+entrantsSQL+`
-		FROM waiting_rooms r JOIN products p ON p.id = r.product_id WHERE r.product_id = $1`,
+		SELECT r.commitment, r.seed, r.drawn_at, r.opens_at, `+entrantsSQL+`
+		FROM waiting_rooms r WHERE r.product_id = $1`,
 		productID).Scan(&f.Commitment, &seed, &f.DrawnAt, &f.OpensAt, &f.Entrants)
 	if err != nil {
 		return nil, fmt.Errorf("waiting room %s: %w", productID, db.NotFound(err))
@@ -516,9 +557,9 @@ func (s *Service) load(ctx context.Context, productID uuid.UUID, prev *roomState
 	var settings []byte
 	var drawnAt *time.Time
 	err := s.pool.QueryRow(ctx, `
-		SELECT p.waiting_room, r.drawn_at, r.admitted_through, r.sold_out, r.rate_per_second, p.on_sale_at,
+		SELECT r.settings, r.drawn_at, r.admitted_through, r.sold_out, r.rate_per_second, r.opens_at,
 		       `+entrantsSQL+`, now()
-		FROM waiting_rooms r JOIN products p ON p.id = r.product_id WHERE r.product_id = $1`, productID).
+		FROM waiting_rooms r WHERE r.product_id = $1`, productID).
 		Scan(&settings, &drawnAt, &st.nowServing, &st.soldOut, &st.rate, &st.opensAt, &st.entrants, &st.dbNow)
 	if err != nil {
 		return nil, fmt.Errorf("waiting room %s: %w", productID, db.NotFound(err))

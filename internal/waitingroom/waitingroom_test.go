@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/internal/admission"
 	"boxoffice/internal/db"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
@@ -47,7 +48,7 @@ func (b *testBundle) join(t *testing.T, buyer string) waitingroom.Entry {
 
 func (b *testBundle) open(t *testing.T) {
 	t.Helper()
-	b.env.Exec(t, `UPDATE products SET on_sale_at = now() - interval '1 second' WHERE id = $1`, b.product.ID)
+	b.env.Open(t, b.product)
 }
 
 func (b *testBundle) tick(t *testing.T, elapsed time.Duration) waitingroom.TickResult {
@@ -174,7 +175,7 @@ func TestAdmissionInTheDatabase(t *testing.T) {
 // pollFresh polls through a new service so the cache is cold.
 func (b *testBundle) pollFresh(t *testing.T, e waitingroom.Entry) *waitingroom.Status {
 	t.Helper()
-	svc := waitingroom.NewService(b.env.Schema.Pool, b.rooms.Tokens(), b.env.Logger)
+	svc := waitingroom.NewService(b.env.Schema.Pool, b.rooms.Tokens(), admission.Signals{}, b.env.Logger)
 	st, err := svc.Poll(context.Background(), b.rooms.QueueToken(e))
 	require.NoError(t, err)
 	return st
@@ -282,7 +283,7 @@ func TestPollsDoNotQueryTheDatabase(t *testing.T) {
 	pool, err := db.Open(context.Background(), b.env.Schema.URL, db.PoolOptions{MaxConns: 2, Schema: b.env.Schema.Name, Tracer: tracer})
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	svc := waitingroom.NewService(pool, b.rooms.Tokens(), b.env.Logger)
+	svc := waitingroom.NewService(pool, b.rooms.Tokens(), admission.Signals{}, b.env.Logger)
 	tokens := make([]string, len(entries))
 	for i, e := range entries {
 		tokens[i] = b.rooms.QueueToken(e)
@@ -373,7 +374,7 @@ func TestLeaveAndReclaimEndTurns(t *testing.T) {
 	// Leaving ends the turn at once for polls and the access check.
 	require.NoError(t, b.rooms.Leave(context.Background(), b.rooms.QueueToken(leaver)))
 	require.Equal(t, waitingroom.StatusLeft, b.pollFresh(t, leaver).Status)
-	why, err := waitingroom.NewService(b.env.Schema.Pool, b.rooms.Tokens(), b.env.Logger).Ended(context.Background(), b.product.ID, leaver.BuyerID)
+	why, err := waitingroom.NewService(b.env.Schema.Pool, b.rooms.Tokens(), admission.Signals{}, b.env.Logger).Ended(context.Background(), b.product.ID, leaver.BuyerID)
 	require.NoError(t, err)
 	require.Equal(t, waitingroom.StatusLeft, why)
 

@@ -1,6 +1,7 @@
-package inventory
+package reservation
 
 import (
+	"boxoffice/internal/inventory"
 	"context"
 	"fmt"
 
@@ -20,7 +21,9 @@ func (v Violation) String() string {
 	return fmt.Sprintf("product %s: %s: %s", v.ProductID, v.Rule, v.Detail)
 }
 
-// Audit checks one product's invariants in one consistent snapshot:
+// Audit checks that one product's inventory row agrees with its claims, in
+// one consistent snapshot (it lives here, with the claims, and reads the
+// inventory row through its owner):
 //   - popcount(bitmap) = held + sold = number of claims rows,
 //   - held and sold equal the claims rows in each state,
 //   - available = capacity - held - sold,
@@ -28,7 +31,7 @@ func (v Violation) String() string {
 //
 // No number can be in two claims: the primary key of claims forbids it.
 func Audit(ctx context.Context, tx pgx.Tx, productID uuid.UUID) ([]Violation, error) {
-	snap, err := Get(ctx, tx, productID)
+	snap, err := inventory.Get(ctx, tx, productID)
 	if err != nil {
 		return nil, err
 	}
@@ -85,13 +88,9 @@ func Audit(ctx context.Context, tx pgx.Tx, productID uuid.UUID) ([]Violation, er
 // AuditAll audits every product, each in its own repeatable-read snapshot so
 // that concurrent claims never show up as false alarms.
 func AuditAll(ctx context.Context, db *pgxpool.Pool) ([]Violation, int, error) {
-	rows, err := db.Query(ctx, `SELECT product_id FROM inventory ORDER BY product_id`)
+	ids, err := inventory.Products(ctx, db)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list products to audit: %w", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	if err != nil {
-		return nil, 0, fmt.Errorf("list products to audit: %w", err)
+		return nil, 0, err
 	}
 	var out []Violation
 	for _, id := range ids {

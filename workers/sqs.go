@@ -1,8 +1,7 @@
-package sqsqueue
+package workers
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -12,23 +11,23 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/semaphore"
 
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/sqsqueue"
 )
 
-// Consumer drains the main queue: pollers long-poll for messages, a
+// SQSConsumer drains the main queue: pollers long-poll for messages, a
 // dispatcher groups them by product, and each group is decided by one claim
 // transaction (the same Claimer the River worker uses). Messages are deleted
 // only after the claim has committed; a redelivered message whose request is
 // already decided is simply deleted. While a product's claim runs, its new
 // messages gather for the next one, so batches grow with the load.
-type Consumer struct {
+type SQSConsumer struct {
 	client   *sqs.Client
-	cfg      Config
+	cfg      sqsqueue.Config
 	claimer  *reservation.Claimer
 	pool     *pgxpool.Pool
 	logger   *slog.Logger
@@ -37,10 +36,10 @@ type Consumer struct {
 	Metrics *metrics.Metrics
 }
 
-// NewConsumer returns a consumer of cfg.QueueURL.
-func NewConsumer(client *sqs.Client, cfg Config, claimer *reservation.Claimer, pool *pgxpool.Pool, logger *slog.Logger) *Consumer {
-	cfg.setDefaults()
-	return &Consumer{client: client, cfg: cfg, claimer: claimer, pool: pool, logger: logger,
+// NewSQSConsumer returns a consumer of cfg.QueueURL.
+func NewSQSConsumer(client *sqs.Client, cfg sqsqueue.Config, claimer *reservation.Claimer, pool *pgxpool.Pool, logger *slog.Logger) *SQSConsumer {
+	cfg = cfg.WithDefaults()
+	return &SQSConsumer{client: client, cfg: cfg, claimer: claimer, pool: pool, logger: logger,
 		inFlight: semaphore.NewWeighted(int64(cfg.MaxInFlight))}
 }
 
@@ -53,8 +52,8 @@ type received struct {
 
 // Run consumes until ctx ends. Claims in flight are then abandoned before
 // commit and their messages come back after the visibility timeout.
-func (c *Consumer) Run(ctx context.Context) error {
-	msgs := make(chan received, c.cfg.Pollers*maxBatch)
+func (c *SQSConsumer) Run(ctx context.Context) error {
+	msgs := make(chan received, c.cfg.Pollers*sqsqueue.MaxBatch)
 	var pollers sync.WaitGroup
 	for range c.cfg.Pollers {
 		pollers.Add(1)
@@ -71,15 +70,15 @@ func (c *Consumer) Run(ctx context.Context) error {
 	return nil
 }
 
-func (c *Consumer) poll(ctx context.Context, out chan<- received) {
+func (c *SQSConsumer) poll(ctx context.Context, out chan<- received) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		if err := c.inFlight.Acquire(ctx, maxBatch); err != nil {
+		if err := c.inFlight.Acquire(ctx, sqsqueue.MaxBatch); err != nil {
 			return
 		}
 		res, err := c.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl:            aws.String(c.cfg.QueueURL),
-			MaxNumberOfMessages: maxBatch,
+			MaxNumberOfMessages: sqsqueue.MaxBatch,
 			WaitTimeSeconds:     int32(c.cfg.WaitTime.Seconds()),
 			VisibilityTimeout:   int32(c.cfg.VisibilityTimeout.Seconds()),
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{
@@ -87,7 +86,7 @@ func (c *Consumer) poll(ctx context.Context, out chan<- received) {
 			},
 		})
 		if err != nil {
-			c.inFlight.Release(maxBatch)
+			c.inFlight.Release(sqsqueue.MaxBatch)
 			if ctx.Err() == nil {
 				c.logger.WarnContext(ctx, "sqs receive failed", "error", err)
 				sleep(ctx, backoff)
@@ -96,9 +95,9 @@ func (c *Consumer) poll(ctx context.Context, out chan<- received) {
 			continue
 		}
 		backoff = 100 * time.Millisecond
-		c.inFlight.Release(int64(maxBatch - len(res.Messages)))
+		c.inFlight.Release(int64(sqsqueue.MaxBatch - len(res.Messages)))
 		for i, m := range res.Messages {
-			ref, err := decode(aws.ToString(m.Body))
+			ref, err := sqsqueue.Decode(aws.ToString(m.Body))
 			if err != nil {
 				// Poison: left undeleted, it reaches the dead-letter queue
 				// after maxReceiveCount deliveries.
@@ -119,7 +118,7 @@ func (c *Consumer) poll(ctx context.Context, out chan<- received) {
 
 // dispatch groups messages by product and runs at most one claim per
 // product, and at most Workers claims, at a time.
-func (c *Consumer) dispatch(ctx context.Context, in <-chan received) {
+func (c *SQSConsumer) dispatch(ctx context.Context, in <-chan received) {
 	pending := map[uuid.UUID][]received{}
 	busy := map[uuid.UUID]bool{}
 	done := make(chan uuid.UUID)
@@ -181,7 +180,7 @@ func (c *Consumer) dispatch(ctx context.Context, in <-chan received) {
 
 // process claims one product's messages and deletes those whose requests
 // are decided.
-func (c *Consumer) process(ctx context.Context, product uuid.UUID, batch []received) {
+func (c *SQSConsumer) process(ctx context.Context, product uuid.UUID, batch []received) {
 	defer c.inFlight.Release(int64(len(batch)))
 	stop := c.keepInvisible(ctx, batch)
 	defer stop()
@@ -201,7 +200,7 @@ func (c *Consumer) process(ctx context.Context, product uuid.UUID, batch []recei
 		}
 		return
 	}
-	decided, err := decidedOrUnknown(ctx, c.pool, ids)
+	decided, err := reservation.NotQueued(ctx, c.pool, ids)
 	if err != nil {
 		c.logger.ErrorContext(ctx, "reading claim outcomes failed", "product", product, "error", err)
 		return
@@ -215,7 +214,7 @@ func (c *Consumer) process(ctx context.Context, product uuid.UUID, batch []recei
 		if _, err := c.claimer.ClaimRequests(ctx, product, undecided); err != nil && ctx.Err() == nil {
 			c.logger.WarnContext(ctx, "sqs claim retry failed", "product", product, "error", err)
 		}
-		if decided, err = decidedOrUnknown(ctx, c.pool, ids); err != nil {
+		if decided, err = reservation.NotQueued(ctx, c.pool, ids); err != nil {
 			c.logger.ErrorContext(ctx, "reading claim outcomes failed", "product", product, "error", err)
 			return
 		}
@@ -228,7 +227,7 @@ func (c *Consumer) process(ctx context.Context, product uuid.UUID, batch []recei
 			back = append(back, r)
 		}
 	}
-	if err := deleteMessages(context.WithoutCancel(ctx), c.client, c.cfg.QueueURL, messages(del)); err != nil {
+	if err := sqsqueue.DeleteMessages(context.WithoutCancel(ctx), c.client, c.cfg.QueueURL, messages(del)); err != nil {
 		// Not deleted means redelivered: the next consumer finds the
 		// requests decided and deletes them then.
 		c.logger.WarnContext(ctx, "sqs delete failed", "product", product, "error", err)
@@ -246,7 +245,7 @@ const retryLockedAfter = 100 * time.Millisecond
 // delay grows with each delivery; the last delivery the redrive policy
 // allows keeps its full timeout, so a message is never dead-lettered only
 // for having been put back quickly.
-func (c *Consumer) putBack(ctx context.Context, product uuid.UUID, back []received) {
+func (c *SQSConsumer) putBack(ctx context.Context, product uuid.UUID, back []received) {
 	var entries []types.ChangeMessageVisibilityBatchRequestEntry
 	for _, r := range back {
 		if r.receiveCount >= c.cfg.MaxReceiveCount-1 {
@@ -263,8 +262,8 @@ func (c *Consumer) putBack(ctx context.Context, product uuid.UUID, back []receiv
 	c.logger.WarnContext(ctx, "requests still queued after their claim (locked elsewhere); messages put back",
 		"product", product, "messages", len(entries))
 	c.Metrics.MessagesPutBack(len(entries))
-	for start := 0; start < len(entries); start += maxBatch {
-		chunk := entries[start:min(start+maxBatch, len(entries))]
+	for start := 0; start < len(entries); start += sqsqueue.MaxBatch {
+		chunk := entries[start:min(start+sqsqueue.MaxBatch, len(entries))]
 		for i := range chunk {
 			chunk[i].Id = aws.String(strconv.Itoa(i))
 		}
@@ -296,32 +295,10 @@ func messages(rs []received) []types.Message {
 	return out
 }
 
-// decidedOrUnknown returns the ids whose requests are no longer QUEUED, or
-// do not exist at all (a message nobody can act on).
-func decidedOrUnknown(ctx context.Context, pool *pgxpool.Pool, ids []uuid.UUID) (map[uuid.UUID]bool, error) {
-	// A scalar subquery per id is one primary-key probe each, whatever the
-	// planner knows; a join let it scan the table per batch.
-	rows, err := pool.Query(ctx, `
-		SELECT u.id FROM unnest($1::uuid[]) AS u(id)
-		WHERE coalesce((SELECT status FROM reservation_requests r WHERE r.id = u.id), '') <> 'QUEUED'`, ids)
-	if err != nil {
-		return nil, fmt.Errorf("read request outcomes: %w", err)
-	}
-	done, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	if err != nil {
-		return nil, fmt.Errorf("read request outcomes: %w", err)
-	}
-	out := make(map[uuid.UUID]bool, len(done))
-	for _, id := range done {
-		out[id] = true
-	}
-	return out, nil
-}
-
 // markDeadLettered flags the requests whose messages have used their last
 // delivery: SQS moves them to the dead-letter queue next, and the repair job
 // must leave them to the operator's redrive.
-func (c *Consumer) markDeadLettered(ctx context.Context, batch []received) {
+func (c *SQSConsumer) markDeadLettered(ctx context.Context, batch []received) {
 	var ids []uuid.UUID
 	for _, r := range batch {
 		if r.receiveCount >= c.cfg.MaxReceiveCount {
@@ -331,15 +308,14 @@ func (c *Consumer) markDeadLettered(ctx context.Context, batch []received) {
 	if len(ids) == 0 {
 		return
 	}
-	_, err := c.pool.Exec(ctx, `UPDATE reservation_requests SET dead_lettered_at = now() WHERE id = ANY($1) AND status = 'QUEUED'`, ids)
-	if err != nil {
+	if err := reservation.SetDeadLettered(ctx, c.pool, ids, true); err != nil {
 		c.logger.WarnContext(ctx, "marking dead-lettered requests failed", "error", err)
 	}
 }
 
 // keepInvisible extends the batch's visibility every half timeout until stop
 // is called, so that a long claim is not redelivered to another consumer.
-func (c *Consumer) keepInvisible(ctx context.Context, batch []received) (stop func()) {
+func (c *SQSConsumer) keepInvisible(ctx context.Context, batch []received) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -354,9 +330,9 @@ func (c *Consumer) keepInvisible(ctx context.Context, batch []received) (stop fu
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				for start := 0; start < len(batch); start += maxBatch {
+				for start := 0; start < len(batch); start += sqsqueue.MaxBatch {
 					var entries []types.ChangeMessageVisibilityBatchRequestEntry
-					for i, r := range batch[start:min(start+maxBatch, len(batch))] {
+					for i, r := range batch[start:min(start+sqsqueue.MaxBatch, len(batch))] {
 						entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{
 							Id: aws.String(strconv.Itoa(i)), ReceiptHandle: r.msg.ReceiptHandle,
 							VisibilityTimeout: int32(c.cfg.VisibilityTimeout.Seconds()),
@@ -373,34 +349,6 @@ func (c *Consumer) keepInvisible(ctx context.Context, batch []received) (stop fu
 		}
 	}()
 	return func() { close(done); wg.Wait() }
-}
-
-// deleteMessages deletes messages in batches of ten, the batches at once.
-func deleteMessages(ctx context.Context, client *sqs.Client, queueURL string, msgs []types.Message) error {
-	var wg sync.WaitGroup
-	errs := make(chan error, len(msgs)/maxBatch+1)
-	for start := 0; start < len(msgs); start += maxBatch {
-		chunk := msgs[start:min(start+maxBatch, len(msgs))]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			entries := make([]types.DeleteMessageBatchRequestEntry, len(chunk))
-			for i, m := range chunk {
-				entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle}
-			}
-			out, err := client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
-			if err != nil {
-				errs <- fmt.Errorf("delete message batch: %w", err)
-				return
-			}
-			if err := batchErr("delete message batch", out.Failed); err != nil {
-				errs <- err
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs // the first failure, if any
 }
 
 func sleep(ctx context.Context, d time.Duration) {

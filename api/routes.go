@@ -1,0 +1,335 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+// routes registers every operation: the route table. Each handler is a
+// method of Server in the file of its resource; checkout and the waiting
+// room exist only when the process has them.
+func (s *Server) routes() {
+	// Tenants (tenants.go)
+	huma.Register(s.api, huma.Operation{
+		OperationID:   "create-tenant",
+		Method:        http.MethodPost,
+		Path:          "/v1/tenants",
+		Summary:       "Create a white-label tenant",
+		Tags:          []string{"Tenants"},
+		DefaultStatus: http.StatusCreated,
+		Security:      security(schemeAdmin),
+		MaxBodyBytes:  maxSmallBody,
+		Errors:        []int{401, 409, 422},
+	}, s.createTenant)
+	huma.Register(s.api, huma.Operation{
+		OperationID:   "set-tenant-quota",
+		Method:        http.MethodPut,
+		Path:          "/v1/tenants/{id}/quota",
+		Summary:       "Set how many products and numbers a tenant may create",
+		Description:   "Without one, a tenant has the deployment's defaults (BOXOFFICE_TENANT_MAX_PRODUCTS, BOXOFFICE_TENANT_MAX_CAPACITY). Products already created stay.",
+		Tags:          []string{"Tenants"},
+		DefaultStatus: http.StatusNoContent,
+		Security:      security(schemeAdmin),
+		MaxBodyBytes:  maxSmallBody,
+		Errors:        []int{401, 404, 422},
+	}, s.setTenantQuota)
+
+	// Products and availability (products.go)
+	huma.Register(s.api, huma.Operation{
+		OperationID:   "create-product",
+		Method:        http.MethodPost,
+		Path:          "/v1/products",
+		Summary:       "Create a product (an event or a numbered item sale)",
+		Tags:          []string{"Products"},
+		DefaultStatus: http.StatusCreated,
+		Security:      security(schemeAPI),
+		MaxBodyBytes:  maxProductBody,
+		Errors:        []int{401, 403, 409, 422},
+	}, s.createProduct)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "list-products",
+		Method:      http.MethodGet,
+		Path:        "/v1/products",
+		Summary:     "List the tenant's products, newest first",
+		Tags:        []string{"Products"},
+		Security:    security(schemeAPI),
+		Errors:      []int{401, 403},
+	}, s.listProducts)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "get-product",
+		Method:      http.MethodGet,
+		Path:        "/v1/products/{id}",
+		Summary:     "Get a product with its seat layout",
+		Description: "Tenant admins and the tenant's buyers may read it.",
+		Tags:        []string{"Products"},
+		Security:    security(schemeAPI, schemeBuyer),
+		Errors:      []int{401, 403, 404},
+	}, s.getProduct)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "get-availability",
+		Method:      http.MethodGet,
+		Path:        "/v1/products/{id}/availability",
+		Summary:     "Availability bitmap and counters (public, cached up to 1 s)",
+		Description: "Advisory: the claim transaction decides. Send If-None-Match with the last ETag to get 304.",
+		Tags:        []string{"Products"},
+		Errors:      []int{404},
+	}, s.getAvailability)
+
+	// Reservations and holds (reservations.go)
+	huma.Register(s.api, huma.Operation{
+		OperationID:   "create-reservation",
+		Method:        http.MethodPost,
+		Path:          "/v1/products/{id}/reservations",
+		Summary:       "Ask for numbers; recorded and queued at once",
+		Description:   "Answers 202 with the request id; a replay of the same Idempotency-Key and body answers 200 with the request's current state.",
+		Tags:          []string{"Reservations"},
+		DefaultStatus: http.StatusAccepted,
+		Security:      security(schemeBuyer),
+		MaxBodyBytes:  maxSmallBody,
+		Errors:        []int{400, 401, 404, 409, 413, 422},
+	}, s.createReservation)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "get-reservation",
+		Method:      http.MethodGet,
+		Path:        "/v1/reservations/{id}",
+		Summary:     "Poll a reservation request",
+		Description: "QUEUED until a worker decides; then HELD (holdId, numbers, expiresAt) or REJECTED (reason), later EXPIRED, RELEASED or CONVERTED. Buyers see their own; tenant admins see all of their tenant's.",
+		Tags:        []string{"Reservations"},
+		Security:    security(schemeBuyer, schemeAPI),
+		Errors:      []int{401, 403, 404},
+	}, s.getReservation)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "release-hold",
+		Method:      http.MethodDelete,
+		Path:        "/v1/holds/{id}",
+		Summary:     "Release a hold at once",
+		Description: "Only the buyer who holds it. Releasing an ended hold returns it unchanged.",
+		Tags:        []string{"Reservations"},
+		Security:    security(schemeBuyer),
+		Errors:      []int{401, 404, 409},
+	}, s.releaseHold)
+
+	// Operations (ops.go)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "ops-queues",
+		Method:      http.MethodGet,
+		Path:        "/v1/ops/queues",
+		Summary:     "Queue backlog: River jobs by queue and state, SQS queues, requests by status",
+		Description: "Tenant keys see their tenant's claim jobs and requests; the platform admin sees everything, including the SQS queues.",
+		Tags:        []string{"Operations"},
+		Security:    security(schemeAdmin, schemeOperator),
+		Errors:      []int{401, 403},
+	}, s.opsQueues)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "ops-dlq",
+		Method:      http.MethodGet,
+		Path:        "/v1/ops/dlq",
+		Summary:     "Peek at the SQS dead-letter queue without consuming it",
+		Description: "Messages are released again at once. Tenant keys see only their tenant's messages.",
+		Tags:        []string{"Operations"},
+		Security:    security(schemeAdmin, schemeOperator),
+		Errors:      []int{401, 403},
+	}, s.opsDlq)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "ops-dlq-redrive",
+		Method:      http.MethodPost,
+		Path:        "/v1/ops/dlq/redrive",
+		Summary:     "Move every dead-lettered message back to the main queue",
+		Description: "Platform admin only (the queues are shared). Safe to call twice: the second call moves nothing.",
+		Tags:        []string{"Operations"},
+		Security:    security(schemeAdmin, schemeOperator),
+		Errors:      []int{401, 403, 409},
+	}, s.opsDlqRedrive)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "ops-river-discarded",
+		Method:      http.MethodGet,
+		Path:        "/v1/ops/river/discarded",
+		Summary:     "River jobs discarded after exhausting their attempts",
+		Tags:        []string{"Operations"},
+		Security:    security(schemeAdmin, schemeOperator),
+		Errors:      []int{401, 403},
+	}, s.opsRiverDiscarded)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "ops-river-retry",
+		Method:      http.MethodPost,
+		Path:        "/v1/ops/river/jobs/{id}/retry",
+		Summary:     "Retry a River job now",
+		Description: "Platform admin only.",
+		Tags:        []string{"Operations"},
+		Security:    security(schemeAdmin, schemeOperator),
+		Errors:      []int{401, 403, 404},
+	}, s.opsRiverRetry)
+
+	// API keys and buyer-token secrets (keys.go)
+	huma.Register(s.api, huma.Operation{
+		OperationID:   "create-api-key",
+		Method:        http.MethodPost,
+		Path:          "/v1/tenants/{id}/api-keys",
+		Summary:       "Issue an API key (tenant-admin or operator) for a tenant",
+		Description:   "The platform admin, or a tenant admin for its own tenant.",
+		Tags:          []string{"Tenants"},
+		DefaultStatus: http.StatusCreated,
+		Security:      security(schemeAdmin, schemeAPI),
+		MaxBodyBytes:  maxSmallBody,
+		Errors:        []int{401, 403, 404, 422},
+	}, s.createApiKey)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "list-api-keys",
+		Method:      http.MethodGet,
+		Path:        "/v1/tenants/{id}/api-keys",
+		Summary:     "List a tenant's API keys (never the keys themselves)",
+		Tags:        []string{"Tenants"},
+		Security:    security(schemeAdmin, schemeAPI),
+		Errors:      []int{401, 403, 404},
+	}, s.listApiKeys)
+	huma.Register(s.api, huma.Operation{
+		OperationID:   "revoke-api-key",
+		Method:        http.MethodDelete,
+		Path:          "/v1/tenants/{id}/api-keys/{keyId}",
+		Summary:       "Revoke an API key",
+		Description:   "Refused by every API process within 10 seconds (lookups are cached that long). Revoking twice is fine.",
+		Tags:          []string{"Tenants"},
+		DefaultStatus: http.StatusNoContent,
+		Security:      security(schemeAdmin, schemeAPI),
+		Errors:        []int{401, 403, 404},
+	}, s.revokeApiKey)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "rotate-buyer-token-secret",
+		Method:      http.MethodPost,
+		Path:        "/v1/tenants/{id}/buyer-token-secret/rotate",
+		Summary:     "Rotate the secret buyer tokens are signed with",
+		Description: "Returns the new secret once. Tokens signed with the previous secret keep verifying for overlapSeconds " +
+			"(default 3600) so the tenant's login can switch without signing anyone out; a second rotation ends the " +
+			"first one's overlap.",
+		Tags:         []string{"Tenants"},
+		Security:     security(schemeAdmin, schemeAPI),
+		MaxBodyBytes: maxSmallBody,
+		Errors:       []int{401, 403, 404, 422},
+	}, s.rotateBuyerTokenSecret)
+
+	// Checkout and tickets (with a payment provider) (orders.go)
+	if s.Checkout != nil {
+		huma.Register(s.api, huma.Operation{
+			OperationID:   "create-order",
+			Method:        http.MethodPost,
+			Path:          "/v1/orders",
+			Summary:       "Pay for a hold: authorize, then confirm",
+			Description:   "Answers 202 with the order PENDING_PAYMENT; poll GET /v1/orders/{id} until CONFIRMED, FAILED or EXPIRED. The same Idempotency-Key returns the same order (200). After a decline, a new key starts a new attempt with another payment method.",
+			Tags:          []string{"Checkout"},
+			DefaultStatus: http.StatusAccepted,
+			Security:      security(schemeBuyer),
+			MaxBodyBytes:  maxSmallBody,
+			Errors:        []int{400, 401, 404, 409, 422, 503},
+		}, s.createOrder)
+		huma.Register(s.api, huma.Operation{
+			OperationID: "get-order",
+			Method:      http.MethodGet,
+			Path:        "/v1/orders/{id}",
+			Summary:     "An order with its numbers, payment state and, once confirmed, tickets",
+			Tags:        []string{"Checkout"},
+			Security:    security(schemeBuyer, schemeAPI),
+			Errors:      []int{401, 403, 404},
+		}, s.getOrder)
+		huma.Register(s.api, huma.Operation{
+			OperationID:  "payment-webhook",
+			Method:       http.MethodPost,
+			Path:         "/v1/webhooks/payments/{provider}",
+			Summary:      "Receive a signed payment provider event",
+			Description:  "The signature is checked over the raw body (HMAC-SHA256, timestamp within 5 minutes, any of the configured secrets). The event is stored and acknowledged, then processed in a job; duplicates are acknowledged and do nothing.",
+			Tags:         []string{"Checkout"},
+			MaxBodyBytes: maxSmallBody,
+			Errors:       []int{400, 401, 404},
+		}, s.paymentWebhook)
+		huma.Register(s.api, huma.Operation{
+			OperationID: "verify-ticket",
+			Method:      http.MethodGet,
+			Path:        "/v1/tickets/verify",
+			Summary:     "Check a ticket code (at the gate)",
+			Description: "Valid when the code is signed by BoxOffice, was issued for one of the tenant's orders, and that order is still confirmed.",
+			Tags:        []string{"Checkout"},
+			Security:    security(schemeAPI, schemeOperator),
+			Errors:      []int{401, 403},
+		}, s.verifyTicket)
+		huma.Register(s.api, huma.Operation{
+			OperationID: "check-in-ticket",
+			Method:      http.MethodPost,
+			Path:        "/v1/tickets/check-in",
+			Summary:     "Check a ticket in at the gate",
+			Description: "The first scan of a valid ticket answers CHECKED_IN; later scans answer ALREADY_CHECKED_IN with the time of the first. Invalid, forged or cancelled tickets answer INVALID.",
+			Tags:        []string{"Checkout"},
+			Security:    security(schemeAPI, schemeOperator),
+			Errors:      []int{401, 403, 422},
+		}, s.checkInTicket)
+		huma.Register(s.api, huma.Operation{
+			OperationID: "ops-checkout", Method: http.MethodGet, Path: "/v1/ops/checkout",
+			Summary: "Whether new checkouts are paused", Tags: []string{"Operations"},
+			Security: security(schemeAdmin, schemeOperator), Errors: []int{401, 403},
+		}, s.opsCheckout)
+		huma.Register(s.api, huma.Operation{
+			OperationID: "ops-checkout-pause", Method: http.MethodPost, Path: "/v1/ops/checkout/pause",
+			Summary:     "Pause new checkouts (platform admin)",
+			Description: "Paused, POST /v1/orders answers 503 CHECKOUT_PAUSED; orders already started go on.",
+			Tags:        []string{"Operations"}, Security: security(schemeAdmin, schemeOperator), Errors: []int{401, 403},
+		}, s.opsCheckoutPause)
+		huma.Register(s.api, huma.Operation{
+			OperationID: "ops-checkout-resume", Method: http.MethodPost, Path: "/v1/ops/checkout/resume",
+			Summary:     "Resume new checkouts (platform admin)",
+			Description: "Paused, POST /v1/orders answers 503 CHECKOUT_PAUSED; orders already started go on.",
+			Tags:        []string{"Operations"}, Security: security(schemeAdmin, schemeOperator), Errors: []int{401, 403},
+		}, s.opsCheckoutResume)
+	}
+
+	// Waiting room (with an access-token secret) (queue.go)
+	if s.WaitingRoom != nil {
+		huma.Register(s.api, huma.Operation{
+			OperationID:   "join-queue",
+			Method:        http.MethodPost,
+			Path:          "/v1/products/{id}/queue",
+			Summary:       "Join a product's waiting room",
+			Description:   "201 the first time, 200 with the same entry (and token) on every later join: refreshing never improves a place.",
+			Tags:          []string{"Waiting room"},
+			DefaultStatus: http.StatusCreated,
+			Security:      security(schemeBuyer),
+			Errors:        []int{401, 404, 429},
+		}, s.joinQueue)
+		huma.Register(s.api, huma.Operation{
+			OperationID: "poll-queue",
+			Method:      http.MethodGet,
+			Path:        "/v1/queue/{token}",
+			Summary:     "Where am I? (answered from memory, never the database)",
+			Description: "WAITING with position and ETA, ADMITTED with an access token, SOLD_OUT, or EXPIRED. The token is the credential; responses may be cached for a second.",
+			Tags:        []string{"Waiting room"},
+			Errors:      []int{401},
+		}, s.pollQueue)
+		huma.Register(s.api, huma.Operation{
+			OperationID:   "leave-queue",
+			Method:        http.MethodDelete,
+			Path:          "/v1/queue/{token}",
+			Summary:       "Leave the waiting room (frees an admitted shopper's slot)",
+			Tags:          []string{"Waiting room"},
+			DefaultStatus: http.StatusNoContent,
+			Errors:        []int{401},
+		}, s.leaveQueue)
+		huma.Register(s.api, huma.Operation{
+			OperationID: "queue-fairness",
+			Method:      http.MethodGet,
+			Path:        "/v1/products/{id}/queue/fairness",
+			Summary:     "The draw's commitment before opening, its seed after, and how to recompute it",
+			Tags:        []string{"Waiting room"},
+			Errors:      []int{404},
+		}, s.queueFairness)
+		huma.Register(s.api, huma.Operation{
+			OperationID: "queue-draw",
+			Method:      http.MethodGet,
+			Path:        "/v1/products/{id}/queue/draw",
+			Summary:     "The draw recomputed from the revealed seed: entry ids in position order, a page at a time",
+			Description: "Entry i of the order (counting from offset) holds position offset+i+1. Computed once per process after the draw; empty before it.",
+			Tags:        []string{"Waiting room"},
+			Errors:      []int{404, 422},
+		}, s.queueDraw)
+	}
+	if s.River != nil {
+		s.mountRiverUI()
+	}
+}

@@ -1,0 +1,322 @@
+// Package app builds BoxOffice from its configuration: the one place where
+// the services, the queue consumers and the API are wired together, and
+// where a process runs them and stops them in order. The boxoffice binary,
+// the test fixtures and the benchmarks all build through it.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"golang.org/x/sync/errgroup"
+
+	"boxoffice/api"
+	"boxoffice/internal/admission"
+	"boxoffice/internal/checkout"
+	"boxoffice/internal/config"
+	"boxoffice/internal/mail"
+	"boxoffice/internal/metrics"
+	"boxoffice/internal/ops"
+	"boxoffice/internal/outbox"
+	"boxoffice/internal/payment"
+	"boxoffice/internal/product"
+	"boxoffice/internal/reservation"
+	"boxoffice/internal/sqsqueue"
+	"boxoffice/internal/tenant"
+	"boxoffice/internal/ticket"
+	"boxoffice/internal/waitingroom"
+	"boxoffice/jobs"
+	"boxoffice/migrations"
+	"boxoffice/workers"
+)
+
+// Options are what a process adds to its configuration.
+type Options struct {
+	// Work adds the queue consumers: River's workers and periodic jobs, the
+	// SQS consumers and the liveness lock (RunWorkers runs them).
+	Work bool
+	// Metrics receives what the services record. Default: a fresh registry.
+	Metrics *metrics.Metrics
+	// Provider, when set, is the payment provider instead of the one the
+	// configuration names (tests and benchmarks run their own simulator).
+	Provider payment.Provider
+	// Schema is River's schema when the pool's search_path is a private
+	// schema (tests).
+	Schema string
+	// RiverLogger receives River's own logs. Default: Logger.
+	RiverLogger *slog.Logger
+	// BeforeJob, when set, is called as each periodic job starts (tests).
+	BeforeJob func(ctx context.Context, kind string)
+}
+
+// App is one process's services.
+type App struct {
+	Config  *config.Config
+	Logger  *slog.Logger
+	Pool    *pgxpool.Pool
+	Metrics *metrics.Metrics
+
+	Tenants      *tenant.Store
+	Products     *product.Store
+	Claimer      *reservation.Claimer
+	Reservations *reservation.Service
+	River        *river.Client[pgx.Tx]
+	Reporter     *ops.Reporter
+	Checkout     *checkout.Service    // nil without a payment provider
+	Rooms        *waitingroom.Service // nil without an access-token secret
+	Liveness     *workers.Liveness    // Work only
+
+	// SQS backend only.
+	Publisher *sqsqueue.Publisher
+	Consumer  *workers.SQSConsumer // Work only
+	SQSOps    *sqsqueue.Ops
+	Events    *sqsqueue.Events // the outbox's SQS events queue, when configured
+}
+
+// New builds the services on pool (the caller's, which it closes after the
+// App is done).
+func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *slog.Logger, o Options) (*App, error) {
+	a := &App{Config: cfg, Logger: logger, Pool: pool, Metrics: o.Metrics,
+		Tenants: tenant.NewStore(pool), Products: product.NewStore(pool)}
+	if a.Metrics == nil {
+		a.Metrics = metrics.New()
+	}
+	a.Products.SetDefaultQuota(tenant.Quota{Products: cfg.TenantMaxProducts, Capacity: int64(cfg.TenantMaxCapacity)})
+	a.Claimer = reservation.NewClaimer(pool, logger, a.Metrics)
+	a.Claimer.SetLimits(reservation.Limits{Global: cfg.ClaimRate, PerProduct: cfg.ClaimRatePerProduct})
+
+	var enqueuer reservation.Enqueuer // nil: River's, once its client exists
+	if cfg.QueueBackend == "sqs" {
+		if err := a.setupSQS(ctx, o.Work); err != nil {
+			return nil, err
+		}
+		enqueuer = a.Publisher
+	}
+
+	provider := o.Provider
+	switch {
+	case provider != nil:
+	case cfg.PaymentProvider == "stripe":
+		provider = payment.NewStripe(cfg.StripeSecretKey, cfg.StripeAPIURL)
+	case cfg.PaymentProviderURL != "":
+		provider = payment.NewSim(cfg.PaymentProviderURL, cfg.PaymentTimeout)
+	}
+	if provider != nil {
+		a.Checkout = checkout.NewService(pool, nil, provider, ticket.NewSigner([]byte(cfg.TicketSecret)),
+			a.Metrics, logger, checkoutConfig(cfg))
+		if cfg.SMTPAddr != "" {
+			a.Checkout.SetMailer(&mail.Sender{Addr: cfg.SMTPAddr, From: cfg.MailFrom})
+		}
+	}
+	if cfg.AccessTokenSecret != "" {
+		a.Rooms = waitingroom.NewService(pool, waitingroom.NewTokens([]byte(cfg.AccessTokenSecret)), admission.Signals{}, logger)
+		a.Rooms.SetFeedback(waitingroom.Feedback{SlowClaimsAfter: cfg.AdmissionSlowClaims,
+			PaymentTroubleAt: int64(cfg.AdmissionPaymentTrouble)})
+	}
+	var events outbox.Publisher
+	if a.Events != nil {
+		events = a.Events
+	}
+	var err error
+	a.River, err = workers.NewRiverClient(pool, workers.RiverOptions{
+		Events: events, Rooms: a.Rooms, Schema: o.Schema,
+		Work: o.Work, Workers: cfg.Workers, BatchSize: cfg.ClaimBatchSize,
+		Jobs: jobs.Config{SweepInterval: cfg.SweepInterval, AuditInterval: cfg.AuditInterval,
+			RepairInterval: min(cfg.RepublishAfter, cfg.RequeueAfter) / 2,
+			RepublishAfter: cfg.RepublishAfter, RedeliveryWindow: cfg.RedeliveryWindow()},
+		Claimer: a.Claimer, Enqueuer: enqueuer, Metrics: a.Metrics, Logger: logger, RiverLogger: o.RiverLogger,
+		Checkout: a.Checkout, PaymentWorkers: cfg.PaymentWorkers, BeforeJob: o.BeforeJob,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if a.Checkout != nil {
+		a.Checkout.SetRiver(a.River)
+	}
+	if enqueuer == nil {
+		enqueuer = reservation.RiverEnqueuer{Client: a.River}
+	}
+	a.Reservations = reservation.NewService(pool, enqueuer, a.Metrics, logger)
+	a.Reservations.SetBatching(cfg.AcceptLinger)
+	a.Reporter = ops.NewReporter(pool, cfg.QueueBackend, a.SQSOps)
+	if o.Work {
+		a.Liveness = workers.NewLiveness(pool, a.River, a.Metrics, logger)
+	}
+	return a, nil
+}
+
+// checkoutConfig is checkout's configuration from the process's.
+func checkoutConfig(cfg *config.Config) checkout.Config {
+	c := checkout.DefaultConfig()
+	c.Grace, c.PauseAfterUnknown, c.ResolveAfter = cfg.CheckoutGrace, cfg.PauseAfterUnknown, cfg.PaymentResolveAfter
+	return c
+}
+
+// setupSQS builds the SQS publisher, operations and (for work) consumer.
+func (a *App) setupSQS(ctx context.Context, work bool) error {
+	cfg := a.Config
+	if cfg.SQSQueueURL == "" || cfg.SQSDLQURL == "" {
+		return errors.New("QUEUE_BACKEND=sqs needs SQS_QUEUE_URL and SQS_DLQ_URL (boxoffice dev starts an emulator instead)")
+	}
+	client, err := sqsqueue.NewClient(ctx, cfg.SQSEndpoint, cfg.SQSRegion)
+	if err != nil {
+		return err
+	}
+	qcfg := sqsqueue.Config{
+		QueueURL: cfg.SQSQueueURL, DLQURL: cfg.SQSDLQURL, MaxReceiveCount: cfg.SQSMaxReceiveCount,
+		VisibilityTimeout: cfg.SQSVisibilityTimeout, WaitTime: cfg.SQSWaitTime, Pollers: cfg.SQSPollers,
+		Workers: cfg.Workers, BatchSize: cfg.ClaimBatchSize,
+	}
+	a.Publisher = sqsqueue.NewPublisher(client, cfg.SQSQueueURL, a.Pool, a.Logger)
+	a.SQSOps = sqsqueue.NewOps(client, qcfg, a.Pool)
+	if work {
+		a.Consumer = workers.NewSQSConsumer(client, qcfg, a.Claimer, a.Pool, a.Logger)
+		a.Consumer.Metrics = a.Metrics
+	}
+	if cfg.SQSEventsQueueURL != "" {
+		a.Events = sqsqueue.NewEvents(client, cfg.SQSEventsQueueURL, a.Logger)
+	}
+	return nil
+}
+
+// Ready reports whether the database answers and has every migration.
+func (a *App) Ready(ctx context.Context) error {
+	m, err := migrations.New(a.Pool, migrations.Options{})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	current, err := m.Current(ctx)
+	if err != nil {
+		return err
+	}
+	if !current {
+		return errors.New("database migrations pending")
+	}
+	return nil
+}
+
+// API builds the HTTP API on the services.
+func (a *App) API() *api.Server {
+	cfg := a.Config
+	return api.New(api.Deps{
+		Pool: a.Pool, Tenants: a.Tenants, Products: a.Products, Reservations: a.Reservations,
+		Metrics: a.Metrics, Logger: a.Logger, AdminKey: cfg.AdminKey, Ready: a.Ready,
+		River: a.River, Reporter: a.Reporter, DLQ: a.SQSOps,
+		Checkout: a.Checkout, WebhookSecrets: cfg.WebhookSecrets, WaitingRoom: a.Rooms,
+		AvailabilityCacheBytes: cfg.AvailabilityCacheBytes,
+		RateLimits: api.RateLimits{PerIP: cfg.RateLimitPerIP, PerBuyer: cfg.RateLimitPerBuyer,
+			TrustedProxies: cfg.TrustedProxies},
+	})
+}
+
+// ServeAPI serves srv on ln until ctx ends, then stops accepting and lets
+// requests in flight finish (their accept batches commit). With SQS it also
+// runs the publisher the accept path hands requests to, and waits for it.
+func (a *App) ServeAPI(ctx context.Context, srv *api.Server, ln net.Listener) error {
+	if a.Publisher != nil {
+		a.Publisher.Start(ctx)
+		defer a.Publisher.Wait()
+	}
+	if err := srv.Start(ctx); err != nil {
+		return fmt.Errorf("start API: %w", err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.App().Listener(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	a.Logger.Info("shutting down API")
+	return srv.App().ShutdownWithTimeout(10 * time.Second)
+}
+
+// RunWorkers starts River's workers and periodic jobs, the liveness loop,
+// and the SQS consumers with their publisher (the repair job publishes), and
+// adds the database gauges to the metrics.
+// When ctx ends it stops them: consumers first, then River (in-flight
+// batches finish within its stop timeout); the caller closes the pool after
+// this returns. A part that fails stops the others with its error.
+func (a *App) RunWorkers(ctx context.Context) error {
+	// Gauges read from the database: only River's leader reports them, so a
+	// fleet does not report N copies (and the API none).
+	collector := ops.NewCollector(a.Reporter, a.Logger)
+	collector.Leader = func(ctx context.Context) bool { return workers.IsLeader(ctx, a.River) }
+	if err := a.Metrics.Registry.Register(collector); err != nil {
+		return fmt.Errorf("register database gauges: %w", err)
+	}
+	// The liveness lock comes first: no job may run without it.
+	if err := a.Liveness.Lock(ctx); err != nil {
+		return err
+	}
+	if err := a.River.Start(ctx); err != nil {
+		return fmt.Errorf("start workers: %w", err)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return a.Liveness.Run(gctx) })
+	if a.Consumer != nil {
+		a.Publisher.Start(gctx)
+		g.Go(func() error {
+			defer a.Publisher.Wait()
+			if err := a.Consumer.Run(gctx); err != nil {
+				return fmt.Errorf("sqs consumer: %w", err)
+			}
+			return nil
+		})
+	}
+	if a.Events != nil && a.Checkout != nil {
+		g.Go(func() error {
+			workers.ConsumeEvents(gctx, a.Events, a.Config.SQSWaitTime, a.Checkout.HandleEvent, a.Logger)
+			return nil
+		})
+	}
+	g.Go(func() error {
+		<-gctx.Done()
+		a.Logger.Info("stopping workers")
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(gctx), 30*time.Second)
+		defer cancel()
+		return a.River.Stop(stopCtx)
+	})
+	return g.Wait()
+}
+
+// ListenMetrics binds the metrics address up front (nil when "off").
+func (a *App) ListenMetrics() (net.Listener, error) {
+	if a.Config.MetricsAddr == "off" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", a.Config.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen for metrics on %s (BOXOFFICE_METRICS_ADDR): %w", a.Config.MetricsAddr, err)
+	}
+	return ln, nil
+}
+
+// ServeMetrics serves this process's /metrics on ln until ctx ends.
+func (a *App) ServeMetrics(ctx context.Context, ln net.Listener) error {
+	if ln == nil {
+		return nil
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", a.Metrics.Handler(slog.NewLogLogger(a.Logger.Handler(), slog.LevelWarn)))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve metrics on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutCtx)
+}

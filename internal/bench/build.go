@@ -1,0 +1,40 @@
+package bench
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"boxoffice/internal/app"
+	"boxoffice/internal/config"
+	"boxoffice/internal/tenant"
+)
+
+// build wires the services as the binary does (app.New) on the benchmark's
+// pool, from the default configuration with a benchmark's usual changes,
+// then the scenario's own (tune may be nil).
+func build(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, o app.Options, tune func(*config.Config)) (*app.App, error) {
+	cfg := config.Default()
+	// Periodic jobs out of the measurement: each runs once at start, then
+	// not for an hour.
+	cfg.SweepInterval, cfg.AuditInterval = time.Hour, time.Hour
+	cfg.RequeueAfter, cfg.RepublishAfter = 2*time.Hour, 2*time.Hour
+	// Accepts one transaction each unless a scenario batches them.
+	cfg.AcceptLinger = 0
+	// The load comes from one address and a few hundred buyers.
+	cfg.RateLimitPerIP, cfg.RateLimitPerBuyer = 0, 0
+	// Simulated provider timeouts must not pause checkout mid-measurement.
+	cfg.PauseAfterUnknown = 1 << 30
+	if tune != nil {
+		tune(cfg)
+	}
+	return app.New(ctx, cfg, pool, logger, o)
+}
+
+// newTenant creates a tenant for one scenario, under a fresh slug.
+func newTenant(ctx context.Context, pool *pgxpool.Pool, prefix string) (*tenant.Created, error) {
+	return tenant.NewStore(pool).Create(ctx, tenant.CreateParams{Slug: prefix + uuid.NewString()[:8], Name: "Bench"})
+}
