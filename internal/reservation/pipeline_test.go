@@ -180,3 +180,28 @@ func TestAcceptTwoProductsConcurrently(t *testing.T) {
 		`SELECT count(*) FROM reservation_requests`).Scan(&n))
 	require.Equal(t, 240, n)
 }
+
+// A backlog loaded in bulk is decided like accepted requests, in order.
+func TestImportedBacklogDrains(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 10})
+	reqs := make([]reservation.Queued, 7)
+	for i := range reqs {
+		reqs[i] = reservation.Queued{BuyerID: fmt.Sprintf("b%d", i), Quantity: 2, Mode: reservation.ModeBest}
+	}
+	refs, err := reservation.ImportQueued(context.Background(), env.Schema.Pool, p.TenantID, p.ID, reqs)
+	require.NoError(t, err)
+	require.Len(t, refs, 7)
+	env.Drain(t, p, 100)
+	for i, ref := range refs {
+		r := env.Get(t, p, ref.ID)
+		if i < 5 {
+			require.Equal(t, reservation.StatusHeld, r.Status, "request %d", i)
+			require.Equal(t, []int32{int32(2*i + 1), int32(2*i + 2)}, r.Numbers, "in the order loaded")
+		} else {
+			require.Equal(t, reservation.StatusRejected, r.Status, "request %d", i)
+		}
+	}
+	env.RequireInvariants(t)
+}

@@ -441,3 +441,22 @@ func TestJoinDuringTheDraw(t *testing.T) {
 	require.NotNil(t, position, "placed after the draw")
 	require.Positive(t, e.Position)
 }
+
+// Rescheduling a product before its sale moves its room's opening with it;
+// once on sale it cannot move.
+func TestRescheduleMovesTheOpening(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 100, waitingroom.Settings{ActiveShoppers: 2, ShoppingSeconds: 1}, time.Now().Add(time.Hour))
+	later := time.Now().Add(2 * time.Hour).Truncate(time.Second)
+	_, err := b.env.Products.Reschedule(context.Background(), b.product.TenantID, b.product.ID, later)
+	require.NoError(t, err)
+	f, err := b.rooms.Fairness(context.Background(), b.product.ID)
+	require.NoError(t, err)
+	require.True(t, later.Equal(f.OpensAt), "room opens %s, want %s", f.OpensAt, later)
+
+	b.join(t, "early")
+	b.open(t)
+	require.Equal(t, int64(1), b.tick(t, 0).Drawn, "opened now: the draw runs")
+	_, err = b.env.Products.Reschedule(context.Background(), b.product.TenantID, b.product.ID, later)
+	require.ErrorIs(t, err, product.ErrAlreadyOnSale)
+}
