@@ -35,6 +35,10 @@ import (
 
 // runDev is `make run`: migrate, seed, then API and workers in one process.
 func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
+	cfg.DevOrigins = true
+	if cfg.SMSProvider == "" {
+		cfg.SMSProvider = "mail" // login codes by SMS show in the dev inbox
+	}
 	if cfg.AdminKey == "" {
 		cfg.AdminKey = "admin_" + randomToken()
 	}

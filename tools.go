@@ -6,11 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/google/uuid"
 
+	"boxoffice/internal/config"
 	"boxoffice/internal/pspsim"
 	"boxoffice/internal/tenant"
 )
@@ -21,7 +21,7 @@ func runPSPSim(ctx context.Context, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:8090", "listen address")
 	cfg := pspsim.Config{Logger: newLogger("info")}
 	fs.StringVar(&cfg.WebhookURL, "webhook-url", "http://127.0.0.1:8080/v1/webhooks/payments/sim", "where events go")
-	fs.StringVar(&cfg.WebhookSecret, "webhook-secret", os.Getenv("BOXOFFICE_WEBHOOK_SECRETS"), "HMAC secret of the events")
+	fs.StringVar(&cfg.WebhookSecret, "webhook-secret", config.WebhookSecret(), "HMAC secret of the events")
 	fs.DurationVar(&cfg.Latency, "latency", 300*time.Millisecond, "added to every call")
 	fs.DurationVar(&cfg.ResponseDelay, "response-delay", 0, "hold responses back after acting (webhooks overtake)")
 	fs.IntVar(&cfg.WebhookDuplicates, "duplicates", 0, "extra copies of every webhook")

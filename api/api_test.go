@@ -19,10 +19,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/api"
+	"boxoffice/internal/login"
+	"boxoffice/internal/mail"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/ops"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/sms"
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/testfix"
@@ -38,6 +41,8 @@ type testBundle struct {
 	server   *api.Server
 	product  *product.Product
 	buyer    string // buyer token of "alice" for env.Tenant
+	mailer   *mail.Sender
+	sms      sms.Sender
 }
 
 func setup(t *testing.T, o testfix.Options) *testBundle {
@@ -74,6 +79,7 @@ func (b *testBundle) newServer(t *testing.T) *api.Server {
 		Metrics: b.metrics, Logger: env.Logger, AdminKey: adminKey,
 		Ready: func(ctx context.Context) error { return env.Schema.Pool.Ping(ctx) },
 		River: env.River, Reporter: b.reporter, DLQ: b.dlq, WaitingRoom: env.Rooms,
+		Checkout: env.Checkout, Login: login.NewStore(env.Schema.Pool), Mailer: b.mailer, SMS: b.sms,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, srv.Start(ctx))

@@ -109,6 +109,9 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		s.writeProblem(ctx, s.toProblem(err))
 		return
 	}
+	if who.TenantID != uuid.Nil {
+		setOwner(ctx.Context(), who.TenantID)
+	}
 	next(huma.WithValue(ctx, principalKey{}, who))
 }
 

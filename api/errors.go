@@ -13,6 +13,7 @@ import (
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/tenant"
+	"boxoffice/internal/waitingroom"
 )
 
 // Problem is an RFC 9457 problem document with a stable machine code.
@@ -127,8 +128,26 @@ func (s *Server) toProblem(err error) error {
 		return problem(http.StatusConflict, "HOLD_CONVERTED", err.Error())
 	case errors.Is(err, tenant.ErrSlugTaken), errors.Is(err, product.ErrSlugTaken):
 		return problem(http.StatusConflict, "SLUG_TAKEN", err.Error())
-	case errors.Is(err, product.ErrLayoutCapacity), errors.Is(err, product.ErrLayoutKind):
+	case errors.Is(err, product.ErrLayoutLocked):
+		return problem(http.StatusConflict, "LAYOUT_LOCKED", err.Error())
+	case errors.Is(err, product.ErrSeated):
+		return problem(http.StatusConflict, "NOT_SEATED", err.Error())
+	case errors.Is(err, product.ErrLayoutCapacity), errors.Is(err, product.ErrLayoutKind), errors.Is(err, product.ErrLayout):
 		return problem(http.StatusUnprocessableEntity, "INVALID_LAYOUT", err.Error())
+	case errors.Is(err, product.ErrPublication):
+		return problem(http.StatusConflict, "INVALID_PUBLICATION_CHANGE", err.Error())
+	case errors.Is(err, product.ErrPriceLocked):
+		return problem(http.StatusConflict, "PRICE_LOCKED", err.Error())
+	case errors.Is(err, product.ErrOnSaleInPast):
+		return problem(http.StatusUnprocessableEntity, "ON_SALE_IN_PAST", err.Error())
+	case errors.Is(err, product.ErrAlreadyOnSale):
+		return problem(http.StatusConflict, "ALREADY_ON_SALE", err.Error())
+	case errors.Is(err, waitingroom.ErrAlreadyDrawn):
+		return problem(http.StatusConflict, "ALREADY_DRAWN", err.Error())
+	case errors.Is(err, tenant.ErrDomainTaken):
+		return problem(http.StatusConflict, "DOMAIN_TAKEN", err.Error())
+	case errors.Is(err, tenant.ErrInvalidStore):
+		return problem(http.StatusUnprocessableEntity, "INVALID_STORE", err.Error())
 	case db.IsUnavailable(err):
 		s.Logger.Warn("database unavailable", "error", err)
 		return unavailable()

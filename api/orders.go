@@ -11,6 +11,7 @@ import (
 	"boxoffice/internal/checkout"
 	"boxoffice/internal/db"
 	"boxoffice/internal/payment"
+	"boxoffice/internal/qr"
 	"boxoffice/internal/reservation"
 )
 
@@ -213,4 +214,51 @@ func (s *Server) checkHoldAccess(ctx context.Context, who principal, holdID uuid
 		return s.toProblem(err)
 	}
 	return s.checkAccess(ctx, p, who, token)
+}
+
+// OrderList is a buyer's orders.
+type OrderList struct {
+	Orders []*checkout.Order `json:"orders"`
+}
+
+// listOrders serves GET /v1/orders.
+func (s *Server) listOrders(ctx context.Context, in *struct {
+	Limit int `query:"limit" minimum:"1" maximum:"100" default:"50"`
+}) (*struct {
+	CacheControl string `header:"Cache-Control"`
+	Body         OrderList
+}, error) {
+	who := caller(ctx)
+	list, err := s.Checkout.ListForBuyer(ctx, who.TenantID, who.BuyerID, in.Limit)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct {
+		CacheControl string `header:"Cache-Control"`
+		Body         OrderList
+	}{CacheControl: "private, no-cache", Body: OrderList{Orders: list}}, nil
+}
+
+// ticketQR serves GET /v1/tickets/{id}/qr.svg.
+func (s *Server) ticketQR(ctx context.Context, in *struct {
+	ID uuid.UUID `path:"id" doc:"Ticket id"`
+}) (*struct {
+	ContentType  string `header:"Content-Type"`
+	CacheControl string `header:"Cache-Control"`
+	Body         []byte
+}, error) {
+	who := caller(ctx)
+	code, err := s.Checkout.TicketCode(ctx, who.TenantID, who.BuyerID, in.ID)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	svg, err := qr.SVG(code)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct {
+		ContentType  string `header:"Content-Type"`
+		CacheControl string `header:"Cache-Control"`
+		Body         []byte
+	}{ContentType: "image/svg+xml", CacheControl: "private, max-age=3600", Body: svg}, nil
 }

@@ -26,6 +26,9 @@ type ProductBody struct {
 	PerBuyerLimit int                   `json:"perBuyerLimit,omitempty" minimum:"1" maximum:"100" doc:"Default 6"`
 	HoldSeconds   int                   `json:"holdSeconds,omitempty" minimum:"30" maximum:"86400" doc:"Default 480"`
 	OnSaleAt      *time.Time            `json:"onSaleAt,omitempty" doc:"Default now"`
+	Description   string                `json:"description,omitempty" maxLength:"5000"`
+	ImageURL      string                `json:"imageUrl,omitempty" maxLength:"500" pattern:"^https://[^\\s\"'<>]+$" patternDescription:"an https URL"`
+	Publication   string                `json:"publication,omitempty" enum:"PUBLISHED,DRAFT" doc:"Default PUBLISHED; a DRAFT is not in the store until published"`
 	WaitingRoom   *waitingroom.Settings `json:"waitingRoom,omitempty" doc:"Turn on the virtual waiting room: buyers join the queue and need an access token to reserve and pay"`
 }
 
@@ -75,7 +78,7 @@ func (s *Server) createProduct(ctx context.Context, in *struct {
 	p := product.CreateParams{
 		TenantID: tenantID, Slug: b.Slug, Name: b.Name, Kind: b.Kind, Capacity: b.Capacity, Layout: b.Layout,
 		PriceCents: b.PriceCents, Currency: b.Currency, PerBuyerLimit: b.PerBuyerLimit, HoldSeconds: b.HoldSeconds,
-		WaitingRoom: b.WaitingRoom,
+		WaitingRoom: b.WaitingRoom, Description: b.Description, ImageURL: b.ImageURL, Publication: b.Publication,
 	}
 	if b.OnSaleAt != nil {
 		p.OnSaleAt = *b.OnSaleAt
@@ -103,9 +106,13 @@ func (s *Server) listProducts(ctx context.Context, in *struct {
 func (s *Server) getProduct(ctx context.Context, in *struct {
 	ProductPath
 }) (*struct{ Body *product.Product }, error) {
-	p, err := s.Products.Get(ctx, caller(ctx).TenantID, in.ID)
+	who := caller(ctx)
+	p, err := s.Products.Get(ctx, who.TenantID, in.ID)
 	if err != nil {
 		return nil, s.toProblem(err)
+	}
+	if who.BuyerID != "" && p.Publication == product.Draft {
+		return nil, problem(http.StatusNotFound, "NOT_FOUND", "no such product")
 	}
 	return &struct{ Body *product.Product }{p}, nil
 }
@@ -115,6 +122,14 @@ func (s *Server) getAvailability(ctx context.Context, in *struct {
 	ProductPath
 	IfNoneMatch string `header:"If-None-Match"`
 }) (*availabilityOutput, error) {
+	p, err := s.productCache.Get(ctx, in.ID)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	if p.Publication == product.Draft {
+		return nil, problem(http.StatusNotFound, "NOT_FOUND", "no such product")
+	}
+	setOwner(ctx, p.TenantID)
 	v, err := s.availability.Get(ctx, in.ID)
 	if err != nil {
 		return nil, s.toProblem(err)

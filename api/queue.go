@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"boxoffice/internal/db"
 	"boxoffice/internal/product"
 	"boxoffice/internal/waitingroom"
 )
@@ -63,11 +64,30 @@ type DrawPage struct {
 // joinQueue serves POST /v1/products/{id}/queue.
 func (s *Server) joinQueue(ctx context.Context, in *struct {
 	ProductPath
+	Challenge string `header:"X-Queue-Challenge" maxLength:"2000" doc:"When the room asks for proof of work: the challenge from GET /queue/challenge"`
+	Solution  string `header:"X-Queue-Solution" maxLength:"64" doc:"s such that SHA-256(challenge + \":\" + s) starts with the challenge's zero bits"`
 }) (*struct {
 	Status int
 	Body   JoinView
 }, error) {
 	who := caller(ctx)
+	p, err := s.productCache.Get(ctx, in.ID)
+	if err == nil && p.TenantID != who.TenantID {
+		err = db.ErrNotFound
+	}
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	if p.WaitingRoom != nil && p.WaitingRoom.ChallengeBits > 0 {
+		if in.Challenge == "" {
+			return nil, problem(http.StatusForbidden, "CHALLENGE_REQUIRED",
+				"this waiting room asks for proof of work: solve GET /v1/products/{id}/queue/challenge and send X-Queue-Challenge and X-Queue-Solution")
+		}
+		if err := s.WaitingRoom.Tokens().VerifySolution(in.Challenge, in.Solution, who.TenantID, p.ID, who.BuyerID,
+			p.WaitingRoom.ChallengeBits); err != nil {
+			return nil, problem(http.StatusForbidden, "CHALLENGE_FAILED", err.Error())
+		}
+	}
 	e, created, err := s.WaitingRoom.Join(ctx, who.TenantID, in.ID, who.BuyerID)
 	if errors.Is(err, waitingroom.ErrNoRoom) {
 		return nil, problem(http.StatusNotFound, "NOT_FOUND", "no waiting room for this product")
@@ -90,6 +110,27 @@ func (s *Server) joinQueue(ctx context.Context, in *struct {
 	return out, nil
 }
 
+// queueChallenge serves GET /v1/products/{id}/queue/challenge.
+func (s *Server) queueChallenge(ctx context.Context, in *struct {
+	ProductPath
+}) (*struct {
+	CacheControl string `header:"Cache-Control"`
+	Body         waitingroom.Challenge
+}, error) {
+	who := caller(ctx)
+	p, err := s.productCache.Get(ctx, in.ID)
+	if err == nil && (p.TenantID != who.TenantID || p.WaitingRoom == nil) {
+		err = db.ErrNotFound
+	}
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct {
+		CacheControl string `header:"Cache-Control"`
+		Body         waitingroom.Challenge
+	}{CacheControl: "no-store", Body: s.WaitingRoom.Tokens().Challenge(who.TenantID, p.ID, who.BuyerID, p.WaitingRoom.ChallengeBits)}, nil
+}
+
 // pollQueue serves GET /v1/queue/{token}.
 func (s *Server) pollQueue(ctx context.Context, in *struct {
 	Token string `path:"token" maxLength:"2000"`
@@ -103,6 +144,9 @@ func (s *Server) pollQueue(ctx context.Context, in *struct {
 	}
 	if err != nil {
 		return nil, s.toProblem(err)
+	}
+	if claims, err := s.WaitingRoom.Tokens().ParseQueue(in.Token); err == nil {
+		setOwner(ctx, claims.TenantID)
 	}
 	return &struct {
 		CacheControl string `header:"Cache-Control"`

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -200,4 +201,40 @@ func TestReserveBeforeOpening(t *testing.T) {
 	requireProblem(t, r, http.StatusConflict, "NOT_ON_SALE")
 	require.Contains(t, r.body["detail"], opens.UTC().Format(time.RFC3339))
 	require.Zero(t, b.countRequests(t))
+}
+
+func TestJoinProofOfWork(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	room := &waitingroom.Settings{Enabled: true, ActiveShoppers: 10, ShoppingSeconds: 60, ChallengeBits: 8}
+	p := b.env.Product(t, testfix.ProductOpts{WaitingRoom: room, OnSaleAt: time.Now().Add(time.Hour)})
+	other := b.env.Product(t, testfix.ProductOpts{WaitingRoom: room, OnSaleAt: time.Now().Add(time.Hour)})
+	join := func(product uuid.UUID, token, challenge, solution string) response {
+		return b.do(t, http.MethodPost, "/v1/products/"+product.String()+"/queue", token, nil,
+			"X-Queue-Challenge", challenge, "X-Queue-Solution", solution)
+	}
+	challenge := func(product uuid.UUID, token string) (string, int) {
+		r := b.do(t, http.MethodGet, "/v1/products/"+product.String()+"/queue/challenge", token, nil)
+		require.Equal(t, http.StatusOK, r.status, string(r.raw))
+		return r.body["challenge"].(string), int(r.body["bits"].(float64))
+	}
+
+	requireProblem(t, join(p.ID, b.buyer, "", ""), 403, "CHALLENGE_REQUIRED")
+	c, bits := challenge(p.ID, b.buyer)
+	require.Equal(t, 8, bits)
+	sol := waitingroom.Solve(c, bits)
+	requireProblem(t, join(p.ID, b.buyer, c, sol+"x"), 403, "CHALLENGE_FAILED") // almost surely short of 8 bits
+	r := join(p.ID, b.buyer, c, sol)
+	require.Equal(t, http.StatusCreated, r.status, string(r.raw))
+	// Replayed, it buys nothing: the same entry.
+	r = join(p.ID, b.buyer, c, sol)
+	require.Equal(t, http.StatusOK, r.status, string(r.raw))
+
+	// Forged, another product's, another buyer's: refused.
+	requireProblem(t, join(p.ID, b.buyer, c[:len(c)-2]+"xx", sol), 403, "CHALLENGE_FAILED")
+	requireProblem(t, join(other.ID, b.buyer, c, sol), 403, "CHALLENGE_FAILED")
+	bob := buyerToken(t, b.env.Tenant, "bob", time.Hour)
+	requireProblem(t, join(p.ID, bob, c, sol), 403, "CHALLENGE_FAILED")
+	c2, _ := challenge(p.ID, bob)
+	require.Equal(t, http.StatusCreated, join(p.ID, bob, c2, waitingroom.Solve(c2, 8)).status)
 }

@@ -20,6 +20,9 @@ import (
 type RateLimits struct {
 	PerIP    int
 	PerBuyer int
+	// LoginPerIP caps the passwordless-login calls (asking for a code and
+	// verifying one) per client IP and minute.
+	LoginPerIP int
 	// TrustedProxies are the load balancers (addresses or CIDR prefixes)
 	// whose X-Forwarded-For is believed. Behind one, every shopper has its
 	// address; the client is the right-most untrusted address of the header.
@@ -50,6 +53,29 @@ func (s *Server) limit(max int, key func(huma.Context) string) func(huma.Context
 		}
 		if k := key(ctx); k != "" && !w.allow(k, time.Now()) {
 			s.writeProblem(ctx, tooMany())
+			return
+		}
+		next(ctx)
+	}
+}
+
+// loginOps are the passwordless-login operations: a guessing game for
+// anyone who can call them freely, so each IP gets LoginPerIP calls of them
+// a minute (per identifier the codes themselves are limited).
+var loginOps = map[string]bool{"store-login": true, "store-login-verify": true}
+
+// loginLimit caps the login operations per client IP and minute.
+func (s *Server) loginLimit(l RateLimits) func(huma.Context, func(huma.Context)) {
+	w := &fixedWindow{max: l.LoginPerIP, window: time.Minute, counts: map[string]int{}}
+	return func(ctx huma.Context, next func(huma.Context)) {
+		if op := ctx.Operation(); l.LoginPerIP <= 0 || op == nil || !loginOps[op.OperationID] {
+			next(ctx)
+			return
+		}
+		if !w.allow(clientIP(humafiber.Unwrap(ctx), l.TrustedProxies), time.Now()) {
+			p := problem(http.StatusTooManyRequests, "RATE_LIMITED", "too many login attempts from this address; retry in a minute")
+			p.Headers = http.Header{"Retry-After": {"60"}}
+			s.writeProblem(ctx, p)
 			return
 		}
 		next(ctx)
@@ -113,11 +139,12 @@ func isTrusted(addr netip.Addr, trusted []netip.Prefix) bool {
 	return false
 }
 
-// fixedWindow counts calls per key in one-second windows. Its memory is
-// the keys of one second.
+// fixedWindow counts calls per key in fixed windows (a second unless
+// window says otherwise). Its memory is the keys of one window.
 type fixedWindow struct {
 	mu     sync.Mutex
 	max    int
+	window time.Duration
 	start  time.Time
 	counts map[string]int
 }
@@ -125,7 +152,7 @@ type fixedWindow struct {
 func (f *fixedWindow) allow(key string, now time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if now.Sub(f.start) >= time.Second {
+	if now.Sub(f.start) >= max(f.window, time.Second) {
 		f.start = now
 		clear(f.counts)
 	}

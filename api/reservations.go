@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"boxoffice/internal/db"
+	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 )
 
@@ -23,11 +24,20 @@ type ReservationBody struct {
 // ReservationView is a reservation request's state.
 type ReservationView struct {
 	*reservation.Request
-	StatusURL string `json:"statusUrl" doc:"Poll this until the status is no longer QUEUED"`
+	Seats     []string `json:"seats,omitempty" doc:"The held numbers' seats as people read them: North · Row A · Seat 7"`
+	StatusURL string   `json:"statusUrl" doc:"Poll this until the status is no longer QUEUED"`
 }
 
-func view(r *reservation.Request) ReservationView {
-	return ReservationView{Request: r, StatusURL: "/v1/reservations/" + r.ID.String()}
+// view is a request as a shopper sees it, its seats named from the
+// product's (cached) seat map, which cannot change once a number is held.
+func (s *Server) view(ctx context.Context, r *reservation.Request) ReservationView {
+	v := ReservationView{Request: r, StatusURL: "/v1/reservations/" + r.ID.String()}
+	if len(r.Numbers) > 0 {
+		if p, err := s.productCache.Get(ctx, r.ProductID); err == nil {
+			v.Seats = p.Layout.Labels(r.Numbers)
+		}
+	}
+	return v
 }
 
 type reservationOutput struct {
@@ -40,6 +50,12 @@ type reservationOutput struct {
 type pollOutput struct {
 	CacheControl string `header:"Cache-Control"`
 	Body         ReservationView
+}
+
+// HoldView is a hold with its seats named.
+type HoldView struct {
+	*reservation.Hold
+	Seats []string `json:"seats" doc:"North · Row A · Seat 7"`
 }
 
 // createReservation serves POST /v1/products/{id}/reservations.
@@ -59,6 +75,19 @@ func (s *Server) createReservation(ctx context.Context, in *struct {
 	}
 	if err != nil {
 		return nil, s.toProblem(err)
+	}
+	// Drafts are invisible to buyers; a closed sale says so. Confirmed
+	// with a fresh read, as the cached product may predate the change.
+	if p.Publication != product.Published {
+		if p, err = s.Products.GetAny(ctx, p.ID); err != nil {
+			return nil, s.toProblem(err)
+		}
+		switch p.Publication {
+		case product.Draft:
+			return nil, problem(http.StatusNotFound, "NOT_FOUND", "no such product")
+		case product.Closed:
+			return nil, problem(http.StatusConflict, "SALE_CLOSED", "this sale is closed")
+		}
 	}
 	if err := s.checkAccess(ctx, p, buyer, in.AccessToken); err != nil {
 		return nil, err
@@ -87,7 +116,7 @@ func (s *Server) createReservation(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	out := &reservationOutput{Status: http.StatusAccepted, Body: view(acc.Request)}
+	out := &reservationOutput{Status: http.StatusAccepted, Body: s.view(ctx, acc.Request)}
 	out.Location = out.Body.StatusURL
 	if acc.Replayed {
 		out.Status = http.StatusOK
@@ -104,17 +133,21 @@ func (s *Server) getReservation(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	return &pollOutput{CacheControl: "private, max-age=1", Body: view(r)}, nil
+	return &pollOutput{CacheControl: "private, max-age=1", Body: s.view(ctx, r)}, nil
 }
 
 // releaseHold serves DELETE /v1/holds/{id}.
 func (s *Server) releaseHold(ctx context.Context, in *struct {
 	ID uuid.UUID `path:"id"`
-}) (*struct{ Body *reservation.Hold }, error) {
+}) (*struct{ Body HoldView }, error) {
 	buyer := caller(ctx)
 	h, err := s.Reservations.Release(ctx, buyer.TenantID, buyer.BuyerID, in.ID)
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	return &struct{ Body *reservation.Hold }{h}, nil
+	v := HoldView{Hold: h}
+	if p, err := s.productCache.Get(ctx, h.ProductID); err == nil {
+		v.Seats = p.Layout.Labels(h.Numbers)
+	}
+	return &struct{ Body HoldView }{v}, nil
 }

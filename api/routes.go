@@ -76,6 +76,107 @@ func (s *Server) routes() {
 		Errors:      []int{404},
 	}, s.getAvailability)
 
+	// Stores (store.go): public catalog, the tenant admin's store settings
+	// and product changes
+	huma.Register(s.api, huma.Operation{
+		OperationID: "get-store",
+		Method:      http.MethodGet,
+		Path:        "/v1/stores/{tenantSlug}",
+		Summary:     "A store's public profile: name, theme, domains",
+		Description: "Public and cacheable (60 s); send If-None-Match with the last ETag to get 304.",
+		Tags:        []string{"Store"},
+		Errors:      []int{404},
+	}, s.getStore)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "list-store-products",
+		Method:      http.MethodGet,
+		Path:        "/v1/stores/{tenantSlug}/products",
+		Summary:     "A store's products with their counters and sale status",
+		Description: "Published and closed products, soonest on sale first (drafts never). Public and cacheable (5 s); send If-None-Match with the last ETag to get 304.",
+		Tags:        []string{"Store"},
+		Errors:      []int{404},
+	}, s.listStoreProducts)
+	huma.Register(s.api, huma.Operation{
+		OperationID:   "store-login",
+		Method:        http.MethodPost,
+		Path:          "/v1/stores/{tenantSlug}/login",
+		Summary:       "Ask for a login code by e-mail or SMS (passwordless buyer login)",
+		Description:   "Always 202 for a well-formed address, whether or not it has logged in before. The six-digit code expires in 10 minutes; asking again replaces it; at most 3 codes per address per 10 minutes (then 429), and 20 login calls per client address per minute.",
+		Tags:          []string{"Store"},
+		DefaultStatus: http.StatusAccepted,
+		MaxBodyBytes:  maxSmallBody,
+		Errors:        []int{404, 422, 429, 503},
+	}, s.startLogin)
+	huma.Register(s.api, huma.Operation{
+		OperationID:  "store-login-verify",
+		Method:       http.MethodPost,
+		Path:         "/v1/stores/{tenantSlug}/login/verify",
+		Summary:      "Exchange a login code for a buyer token",
+		Description:  "A wrong, expired, used or another store's code answers 401 INVALID_CODE; five wrong tries kill the code. The token (2 h) works wherever a buyer token does.",
+		Tags:         []string{"Store"},
+		MaxBodyBytes: maxSmallBody,
+		Errors:       []int{401, 404, 422, 429},
+	}, s.verifyLogin)
+	huma.Register(s.api, huma.Operation{
+		OperationID:  "put-store",
+		Method:       http.MethodPut,
+		Path:         "/v1/store",
+		Summary:      "Set the store's name, theme and domains (tenant admin)",
+		Tags:         []string{"Store"},
+		Security:     security(schemeAPI),
+		MaxBodyBytes: maxSmallBody,
+		Errors:       []int{401, 403, 409, 422},
+	}, s.putStore)
+	huma.Register(s.api, huma.Operation{
+		OperationID:  "update-product",
+		Method:       http.MethodPatch,
+		Path:         "/v1/products/{id}",
+		Summary:      "Change a product: name, description, picture, price, on-sale time, waiting room, publication",
+		Description:  "Rules: the price is fixed once a number is held or sold (409 PRICE_LOCKED); the on-sale time and the waiting room change only before the sale opens (409 ALREADY_ON_SALE) and the on-sale time never into the past (422 ON_SALE_IN_PAST); a product never goes back to DRAFT (publication takes PUBLISHED or CLOSED). CLOSED ends the sale: new reservations get 409 SALE_CLOSED.",
+		Tags:         []string{"Products"},
+		Security:     security(schemeAPI),
+		MaxBodyBytes: maxSmallBody,
+		Errors:       []int{401, 403, 404, 409, 422},
+	}, s.updateProduct)
+
+	// Live availability (stream.go): a plain Fiber route, described in the
+	// OpenAPI document
+	s.app.Get("/v1/products/:id/availability/stream", s.availabilityStream)
+	s.api.OpenAPI().AddOperation(streamOperation())
+
+	// Seat maps (layout.go)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "get-layout",
+		Method:      http.MethodGet,
+		Path:        "/v1/products/{id}/layout",
+		Summary:     "A seated product's venue plan: every seat's number, label, position and price level",
+		Description: "Public. Cached for a day once a number is held (the plan cannot change then), a minute before; send If-None-Match with the last ETag to get 304.",
+		Tags:        []string{"Products"},
+		Errors:      []int{404},
+	}, s.getLayout)
+	huma.Register(s.api, huma.Operation{
+		OperationID:  "put-layout",
+		Method:       http.MethodPut,
+		Path:         "/v1/products/{id}/layout",
+		Summary:      "Replace a seated product's seat map and price levels (until the first hold)",
+		Description:  "The seats must add up to the product's capacity. Once a number is held or sold: 409 LAYOUT_LOCKED.",
+		Tags:         []string{"Products"},
+		Security:     security(schemeAPI),
+		MaxBodyBytes: maxSeatMapBody,
+		Errors:       []int{401, 403, 404, 409, 422},
+	}, s.putLayout)
+	huma.Register(s.api, huma.Operation{
+		OperationID:  "put-seat-map",
+		Method:       http.MethodPut,
+		Path:         "/v1/products/{id}/seat-map",
+		Summary:      "Import a seat map from CSV (until the first hold)",
+		Description:  "text/csv with the header section,row,seat,x,y,price_level and one line per seat in preference order (a row's seats together, side by side in the order listed). The product's price levels stay; set them with PUT /layout or name only levels it has.",
+		Tags:         []string{"Products"},
+		Security:     security(schemeAPI),
+		MaxBodyBytes: maxSeatMapBody,
+		Errors:       []int{401, 403, 404, 409, 422},
+	}, s.putSeatMap)
+
 	// Reservations and holds (reservations.go)
 	huma.Register(s.api, huma.Operation{
 		OperationID:   "create-reservation",
@@ -278,6 +379,27 @@ func (s *Server) routes() {
 			Description: "Paused, POST /v1/orders answers 503 CHECKOUT_PAUSED; orders already started go on.",
 			Tags:        []string{"Operations"}, Security: security(schemeAdmin, schemeOperator), Errors: []int{401, 403},
 		}, s.opsCheckoutResume)
+		huma.Register(s.api, huma.Operation{
+			OperationID: "list-orders",
+			Method:      http.MethodGet,
+			Path:        "/v1/orders",
+			Summary:     "The calling buyer's orders, newest first",
+			Tags:        []string{"Checkout"},
+			Security:    security(schemeBuyer),
+			Errors:      []int{401},
+		}, s.listOrders)
+		huma.Register(s.api, huma.Operation{
+			OperationID: "ticket-qr",
+			Method:      http.MethodGet,
+			Path:        "/v1/tickets/{id}/qr.svg",
+			Summary:     "A ticket's code as a QR code (SVG), for its buyer",
+			Description: "Only the buyer of a confirmed order gets it; anyone else gets 404.",
+			Tags:        []string{"Checkout"},
+			Security:    security(schemeBuyer),
+			Errors:      []int{401, 404},
+			Responses: map[string]*huma.Response{"200": {Description: "The QR code",
+				Content: map[string]*huma.MediaType{"image/svg+xml": {}}}},
+		}, s.ticketQR)
 	}
 
 	// Waiting room (with an access-token secret) (queue.go)
@@ -291,8 +413,18 @@ func (s *Server) routes() {
 			Tags:          []string{"Waiting room"},
 			DefaultStatus: http.StatusCreated,
 			Security:      security(schemeBuyer),
-			Errors:        []int{401, 404, 429},
+			Errors:        []int{401, 403, 404, 429},
 		}, s.joinQueue)
+		huma.Register(s.api, huma.Operation{
+			OperationID: "queue-challenge",
+			Method:      http.MethodGet,
+			Path:        "/v1/products/{id}/queue/challenge",
+			Summary:     "A proof-of-work challenge to solve before joining (when the room asks for one)",
+			Description: "Signed, bound to the buyer and the product, valid 5 minutes. Solve it (find s with SHA-256(challenge + \":\" + s) starting with bits zero bits) and join with X-Queue-Challenge and X-Queue-Solution. bits is 0 when the room asks for none.",
+			Tags:        []string{"Waiting room"},
+			Security:    security(schemeBuyer),
+			Errors:      []int{401, 404},
+		}, s.queueChallenge)
 		huma.Register(s.api, huma.Operation{
 			OperationID: "poll-queue",
 			Method:      http.MethodGet,

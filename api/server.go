@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -27,10 +28,14 @@ import (
 	"boxoffice/internal/cache"
 	"boxoffice/internal/checkout"
 	"boxoffice/internal/inventory"
+	"boxoffice/internal/live"
+	"boxoffice/internal/login"
+	"boxoffice/internal/mail"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/ops"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/sms"
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/waitingroom"
@@ -49,6 +54,14 @@ type Deps struct {
 	Logger                 *slog.Logger
 	// AdminKey is the platform admin's bearer key.
 	AdminKey string
+	// Login issues passwordless login codes; Mailer and SMS deliver them
+	// (a nil one turns that channel off).
+	Login  *login.Store
+	Mailer *mail.Sender
+	SMS    sms.Sender
+	// DevOrigins lets pages on http://localhost and http://127.0.0.1 (any
+	// port) call the API from a browser: `boxoffice dev` only.
+	DevOrigins bool
 	// Ready reports whether the database is reachable and migrated.
 	Ready func(ctx context.Context) error
 	// River lists and retries jobs and backs the River UI.
@@ -75,14 +88,24 @@ type Server struct {
 	keys         *cache.Cache[string, tenant.KeyOwner]
 	secrets      *cache.Cache[uuid.UUID, [][]byte]
 	productCache *cache.Cache[uuid.UUID, *product.Product]
+	profiles     *cache.Cache[string, *profileView]
+	catalogs     *cache.Cache[string, *catalogView]
+	layouts      *cache.Cache[layoutKey, *layoutView]
+	live         *live.Hub
+	stopping     chan struct{} // closed when the server stops: streams end
+	stopOnce     sync.Once
+	domains      storeDomains
 	availability *cache.Cache[uuid.UUID, *availabilityView]
 	riverUI      *riverui.Handler
 }
 
-// Body size caps: reservations and tenants are small; a stadium's layout is not.
+// Body size caps: reservations and tenants are small; a stadium's layout is
+// not, and its seat map with a label and position per seat less so (Fiber's
+// own BodyLimit, 4 MiB, is the ceiling).
 const (
 	maxSmallBody   = 64 << 10
 	maxProductBody = 2 << 20
+	maxSeatMapBody = 4 << 20
 )
 
 // requestTimeout bounds each API operation's database work.
@@ -101,6 +124,20 @@ func New(d Deps) *Server {
 	// Only immutable product fields (tenant, capacity, per-buyer limit) are
 	// read from this cache; the claim transaction rereads the rest.
 	s.productCache = cache.New(10*time.Second, 10_000, d.Products.GetAny)
+	// A store's home page is the most-read page of an on-sale: its catalog
+	// is built at most once a second per process, whatever the traffic.
+	s.profiles = cache.New(10*time.Second, 10_000, func(ctx context.Context, slug string) (*profileView, error) {
+		id, p, err := d.Tenants.StoreProfile(ctx, slug)
+		if err != nil {
+			return nil, err
+		}
+		return &profileView{tenantID: id, body: p, etag: etagOf(p)}, nil
+	})
+	s.catalogs = cache.New(time.Second, 10_000, s.loadCatalog)
+	s.live = live.NewHub(d.Pool, live.Options{Metrics: d.Metrics, Logger: d.Logger})
+	s.stopping = make(chan struct{})
+	// A venue plan is rendered once per version: a stadium's is megabytes.
+	s.layouts = cache.NewSized(time.Hour, 1000, 256<<20, (*layoutView).size, s.loadLayout)
 	// Bounded by bytes: one 10,000,000-number product's view is ~1.7 MB.
 	s.availability = cache.NewSized(time.Second, 10_000, cmp.Or(d.AvailabilityCacheBytes, 128<<20),
 		(*availabilityView).size, s.loadAvailability)
@@ -118,6 +155,7 @@ func New(d Deps) *Server {
 	})
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true}))
 	s.app.Use(s.observe)
+	s.app.Use(s.cors)
 
 	cfg := huma.DefaultConfig("BoxOffice API", "1.0.0")
 	cfg.Info.Description = "Flash-sale reservations of numbered inventory. Requests are recorded and queued " +
@@ -137,7 +175,7 @@ func New(d Deps) *Server {
 		c, cancel := context.WithTimeout(ctx.Context(), requestTimeout)
 		defer cancel()
 		next(huma.WithContext(ctx, c))
-	}, s.ipLimit(d.RateLimits), s.authenticate, s.buyerLimit(d.RateLimits.PerBuyer))
+	}, s.ipLimit(d.RateLimits), s.loginLimit(d.RateLimits), s.authenticate, s.buyerLimit(d.RateLimits.PerBuyer))
 
 	docs, _ := fs.Sub(web.Docs, "docs")
 	s.app.Use("/docs", filesystem.New(filesystem.Config{Root: http.FS(docs), Index: "index.html", MaxAge: 300}))
@@ -150,11 +188,19 @@ func New(d Deps) *Server {
 // Start starts the background parts of the API (the River UI's caches) until
 // ctx ends.
 func (s *Server) Start(ctx context.Context) error {
+	go func() {
+		<-ctx.Done()
+		s.stopOnce.Do(func() { close(s.stopping) })
+		s.live.Close()
+	}()
 	if s.riverUI == nil {
 		return nil
 	}
 	return s.riverUI.Start(ctx)
 }
+
+// Live is the process's availability hub (the benchmark counts its queries).
+func (s *Server) Live() *live.Hub { return s.live }
 
 // App returns the Fiber app, to listen on or to test with app.Test.
 func (s *Server) App() *fiber.App { return s.app }

@@ -22,6 +22,7 @@ import (
 	"boxoffice/internal/admission"
 	"boxoffice/internal/checkout"
 	"boxoffice/internal/config"
+	"boxoffice/internal/login"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/ops"
@@ -29,6 +30,7 @@ import (
 	"boxoffice/internal/payment"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/sms"
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/ticket"
@@ -207,13 +209,26 @@ func (a *App) Ready(ctx context.Context) error {
 // API builds the HTTP API on the services.
 func (a *App) API() *api.Server {
 	cfg := a.Config
+	var mailer *mail.Sender
+	if cfg.SMTPAddr != "" {
+		mailer = &mail.Sender{Addr: cfg.SMTPAddr, From: cfg.MailFrom}
+	}
+	var texts sms.Sender
+	switch cfg.SMSProvider {
+	case "twilio":
+		texts = &sms.Twilio{AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken, From: cfg.TwilioFrom,
+			BaseURL: cfg.TwilioAPIURL}
+	case "mail":
+		texts = sms.ToMail{Mail: mailer}
+	}
 	return api.New(api.Deps{
+		Login: login.NewStore(a.Pool), Mailer: mailer, SMS: texts,
 		Pool: a.Pool, Tenants: a.Tenants, Products: a.Products, Reservations: a.Reservations,
-		Metrics: a.Metrics, Logger: a.Logger, AdminKey: cfg.AdminKey, Ready: a.Ready,
+		Metrics: a.Metrics, Logger: a.Logger, AdminKey: cfg.AdminKey, DevOrigins: cfg.DevOrigins, Ready: a.Ready,
 		River: a.River, Reporter: a.Reporter, DLQ: a.SQSOps,
 		Checkout: a.Checkout, WebhookSecrets: cfg.WebhookSecrets, WaitingRoom: a.Rooms,
 		AvailabilityCacheBytes: cfg.AvailabilityCacheBytes,
-		RateLimits: api.RateLimits{PerIP: cfg.RateLimitPerIP, PerBuyer: cfg.RateLimitPerBuyer,
+		RateLimits: api.RateLimits{PerIP: cfg.RateLimitPerIP, PerBuyer: cfg.RateLimitPerBuyer, LoginPerIP: cfg.RateLimitLogin,
 			TrustedProxies: cfg.TrustedProxies},
 	})
 }

@@ -141,3 +141,11 @@ func keyString[K comparable](k K) string {
 	}
 	return fmt.Sprint(k)
 }
+
+// Forget drops a key, so the next Get loads it afresh: this process sees a
+// change it made itself at once.
+func (c *Cache[K, V]) Forget(key K) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.remove(key)
+}

@@ -11,6 +11,7 @@ import (
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/outbox"
 	"boxoffice/internal/payment"
+	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 )
 
@@ -146,14 +147,18 @@ func (s *Service) confirm(ctx context.Context, tx pgx.Tx, orderID uuid.UUID) (bo
 		WHERE id = $1`, orderID); err != nil {
 		return false, fmt.Errorf("confirm order: %w", err)
 	}
+	labels, err := product.LabelsOf(ctx, tx, productID, numbers)
+	if err != nil {
+		return false, err
+	}
 	tickets := make([]Ticket, len(numbers))
 	rows := make([][]any, len(numbers))
 	for i, n := range numbers {
 		id := db.NewID()
-		tickets[i] = Ticket{Number: n, Code: s.tickets.Code(id, productID, n)}
-		rows[i] = []any{id, orderID, productID, n, tickets[i].Code}
+		tickets[i] = Ticket{ID: id, Number: n, Seat: labels[i], Code: s.tickets.Code(id, productID, n)}
+		rows[i] = []any{id, orderID, productID, n, tickets[i].Code, labels[i]}
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"tickets"}, []string{"id", "order_id", "product_id", "number", "code"},
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"tickets"}, []string{"id", "order_id", "product_id", "number", "code", "label"},
 		pgx.CopyFromRows(rows)); err != nil {
 		return false, fmt.Errorf("issue tickets: %w", err)
 	}

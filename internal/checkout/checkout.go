@@ -2,7 +2,9 @@
 // provider: orders and payment attempts, the one transaction that confirms
 // (claims SOLD, order CONFIRMED, tickets, outbox), and the jobs that
 // authorize, resolve unknown outcomes, capture, void and reconcile. No
-// database lock is ever held across a provider call.
+// database lock is ever held across a provider call. It owns the orders,
+// payment attempts, tickets, webhook events and checkout-control tables,
+// and converts holds through reservation's functions.
 package checkout
 
 import (
@@ -95,6 +97,7 @@ type Order struct {
 	AmountCents   int64      `json:"amountCents"`
 	Currency      string     `json:"currency"`
 	Numbers       []int32    `json:"numbers"`
+	Seats         []string   `json:"seats" doc:"The numbers' seats as people read them: North · Row A · Seat 7 (Number 7 for numbered products)"`
 	Tickets       []Ticket   `json:"tickets,omitempty"`
 	CreatedAt     time.Time  `json:"createdAt"`
 	ConfirmedAt   *time.Time `json:"confirmedAt,omitempty"`
@@ -102,6 +105,8 @@ type Order struct {
 
 // Ticket is one sold number with its signed code.
 type Ticket struct {
-	Number int32  `json:"number"`
-	Code   string `json:"code"`
+	ID     uuid.UUID `json:"id"`
+	Number int32     `json:"number"`
+	Seat   string    `json:"seat" doc:"North · Row A · Seat 7"`
+	Code   string    `json:"code"`
 }

@@ -63,7 +63,8 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (order *Order, rep
 		err = tx.QueryRow(ctx, `SELECT id, status FROM orders WHERE hold_id = $1 FOR UPDATE`, p.HoldID).Scan(&orderID, &status)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
-			price, err := product.PriceOf(ctx, tx, hold.ProductID)
+			// Each seat at its price level (or the product's price).
+			price, err := product.PriceFor(ctx, tx, hold.ProductID, hold.Numbers)
 			if err != nil {
 				return err
 			}
@@ -72,7 +73,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (order *Order, rep
 				INSERT INTO orders (id, tenant_id, product_id, buyer_id, hold_id, idempotency_key, amount_cents, currency, email)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 				orderID, p.TenantID, hold.ProductID, p.BuyerID, p.HoldID, p.IdempotencyKey,
-				price.Cents*int64(len(hold.Numbers)), price.Currency, nullable(p.Email))
+				price.Cents, price.Currency, nullable(p.Email))
 			if err != nil {
 				return fmt.Errorf("insert order: %w", err)
 			}
@@ -135,8 +136,11 @@ func (s *Service) Get(ctx context.Context, tenantID, id uuid.UUID, buyerID strin
 	if o.Numbers, err = reservation.HoldNumbers(ctx, s.pool, o.HoldID); err != nil {
 		return nil, err
 	}
+	if o.Seats, err = product.LabelsOf(ctx, s.pool, o.ProductID, o.Numbers); err != nil {
+		return nil, err
+	}
 	if o.Status == StatusConfirmed || o.Status == StatusRefunded {
-		rows, err := s.pool.Query(ctx, `SELECT number, code FROM tickets WHERE order_id = $1 ORDER BY number`, id)
+		rows, err := s.pool.Query(ctx, `SELECT id, number, label, code FROM tickets WHERE order_id = $1 ORDER BY number`, id)
 		if err != nil {
 			return nil, fmt.Errorf("tickets of %s: %w", id, err)
 		}
@@ -197,4 +201,42 @@ func (s *Service) Paused(ctx context.Context) (bool, string, error) {
 		return paused, "", nil
 	}
 	return paused, *reason, nil
+}
+
+// ListForBuyer returns a buyer's orders, newest first, at most limit.
+func (s *Service) ListForBuyer(ctx context.Context, tenantID uuid.UUID, buyerID string, limit int) ([]*Order, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT id FROM orders WHERE tenant_id = $1 AND buyer_id = $2 ORDER BY created_at DESC, id LIMIT $3`,
+		tenantID, buyerID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("orders of buyer: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("orders of buyer: %w", err)
+	}
+	out := make([]*Order, 0, len(ids))
+	for _, id := range ids {
+		o, err := s.Get(ctx, tenantID, id, buyerID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// TicketCode returns the code of one of the buyer's tickets, while its order
+// is confirmed (db.ErrNotFound otherwise: another buyer's ticket is no
+// ticket to this one).
+func (s *Service) TicketCode(ctx context.Context, tenantID uuid.UUID, buyerID string, ticketID uuid.UUID) (string, error) {
+	var code string
+	err := s.pool.QueryRow(ctx, `
+		SELECT t.code FROM tickets t JOIN orders o ON o.id = t.order_id
+		WHERE t.id = $1 AND o.tenant_id = $2 AND o.buyer_id = $3 AND o.status = 'CONFIRMED'`,
+		ticketID, tenantID, buyerID).Scan(&code)
+	if err != nil {
+		return "", fmt.Errorf("ticket %s: %w", ticketID, db.NotFound(err))
+	}
+	return code, nil
 }

@@ -62,7 +62,7 @@ func (s *Service) SendTickets(ctx context.Context, orderID uuid.UUID) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Your tickets for %s\n\nOrder %s\n\n", productName, orderID)
 	for _, t := range o.Tickets {
-		fmt.Fprintf(&b, "  Number %d   code %s\n", t.Number, t.Code)
+		fmt.Fprintf(&b, "  %s   code %s\n", t.Seat, t.Code)
 	}
 	b.WriteString("\nShow the code at the entrance; it can be checked with GET /v1/tickets/verify?code=...\n")
 	if err := s.mailer.Send(*email, "Your tickets: "+productName, b.String()); err != nil {
@@ -78,6 +78,7 @@ type VerifiedTicket struct {
 	OrderID   uuid.UUID `json:"orderId,omitzero"`
 	ProductID uuid.UUID `json:"productId,omitzero"`
 	Number    int32     `json:"number,omitzero"`
+	Seat      string    `json:"seat,omitempty" doc:"North · Row A · Seat 7"`
 	// CheckedInAt is when the ticket was first scanned at the gate.
 	CheckedInAt *time.Time `json:"checkedInAt,omitempty"`
 }
@@ -97,10 +98,10 @@ func (s *Service) ticket(ctx context.Context, q db.DBTX, tenantID uuid.UUID, cod
 		lock = "FOR UPDATE OF t"
 	}
 	err := q.QueryRow(ctx, `
-		SELECT t.order_id, t.product_id, t.number, t.checked_in_at, o.status
+		SELECT t.order_id, t.product_id, t.number, t.label, t.checked_in_at, o.status
 		FROM tickets t JOIN orders o ON o.id = t.order_id
 		WHERE t.code = $1 AND o.tenant_id = $2 `+lock, code, tenantID).
-		Scan(&v.OrderID, &v.ProductID, &v.Number, &v.CheckedInAt, &status)
+		Scan(&v.OrderID, &v.ProductID, &v.Number, &v.Seat, &v.CheckedInAt, &status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return VerifiedTicket{}, nil // an unknown code is simply not valid
 	}

@@ -121,6 +121,9 @@ type Config struct {
 	// BOXOFFICE_RATE_LIMIT_BUYER (default 20); 0 turns one off.
 	RateLimitPerIP    int
 	RateLimitPerBuyer int
+	// RateLimitLogin caps passwordless-login calls per client IP and
+	// minute. BOXOFFICE_RATE_LIMIT_LOGIN; default 20; 0 turns it off.
+	RateLimitLogin int
 	// TrustedProxies are the load balancers whose X-Forwarded-For names the
 	// client (for the per-IP limit), as addresses or CIDR prefixes,
 	// comma-separated. BOXOFFICE_TRUSTED_PROXIES; default none: the peer
@@ -152,6 +155,14 @@ type Config struct {
 	// MailFrom is the sender of ticket mail. MAIL_FROM; default
 	// tickets@boxoffice.local.
 	MailFrom string
+	// SMSProvider sends login codes by SMS: "twilio", "mail" (every SMS
+	// mailed through SMTP_ADDR; `dev` uses it so they show in its inbox) or
+	// "" (no SMS). SMS_PROVIDER.
+	SMSProvider string
+	// Twilio's account, credentials and sender number: TWILIO_ACCOUNT_SID,
+	// TWILIO_AUTH_TOKEN, TWILIO_FROM; TWILIO_API_URL overrides the API's
+	// address (default https://api.twilio.com).
+	TwilioAccountSID, TwilioAuthToken, TwilioFrom, TwilioAPIURL string
 	// TenantMaxProducts and TenantMaxCapacity are the quota of tenants
 	// without one of their own: how many products, and how many numbers in
 	// all of them. BOXOFFICE_TENANT_MAX_PRODUCTS (default 1000),
@@ -165,6 +176,9 @@ type Config struct {
 	// LogLevel is debug, info, warn or error. BOXOFFICE_LOG_LEVEL; default info.
 	LogLevel string
 
+	// DevOrigins lets pages on http://localhost and http://127.0.0.1 call
+	// the API from a browser (CORS). Set by `dev`; no variable.
+	DevOrigins bool
 	// InboxAddr is where `dev` serves its mail catcher's inbox.
 	// BOXOFFICE_INBOX_ADDR; default 127.0.0.1:8025; dev only.
 	InboxAddr string
@@ -192,6 +206,26 @@ func BenchFromEnv() Bench {
 // TestDatabaseURL is the tests' database (TEST_DATABASE_URL, set by `make
 // test`), or def when unset.
 func TestDatabaseURL(def string) string { return env("TEST_DATABASE_URL", def) }
+
+// WebhookSecret is the first of BOXOFFICE_WEBHOOK_SECRETS, or "": what the
+// stand-alone payment simulator signs its events with unless told otherwise.
+func WebhookSecret() string {
+	if secrets := webhookSecrets(os.Getenv); len(secrets) > 0 {
+		return secrets[0]
+	}
+	return ""
+}
+
+// webhookSecrets reads the comma-separated BOXOFFICE_WEBHOOK_SECRETS.
+func webhookSecrets(getenv func(string) string) []string {
+	var out []string
+	for _, secret := range strings.Split(getenv("BOXOFFICE_WEBHOOK_SECRETS"), ",") {
+		if secret = strings.TrimSpace(secret); secret != "" {
+			out = append(out, secret)
+		}
+	}
+	return out
+}
 
 // PostgresBinDir is where the fault harness finds PostgreSQL's server
 // binaries (BOXOFFICE_PG_BIN, set by `make test`), or "" to search for them.
@@ -253,6 +287,11 @@ func load(getenv func(string) string) (*Config, error) {
 		AccessTokenSecret:  getenv("BOXOFFICE_ACCESS_TOKEN_SECRET"),
 		SMTPAddr:           getenv("SMTP_ADDR"),
 		MailFrom:           env("MAIL_FROM", "tickets@boxoffice.local"),
+		SMSProvider:        getenv("SMS_PROVIDER"),
+		TwilioAccountSID:   getenv("TWILIO_ACCOUNT_SID"),
+		TwilioAuthToken:    getenv("TWILIO_AUTH_TOKEN"),
+		TwilioFrom:         getenv("TWILIO_FROM"),
+		TwilioAPIURL:       getenv("TWILIO_API_URL"),
 		InboxAddr:          env("BOXOFFICE_INBOX_ADDR", "127.0.0.1:8025"),
 	}
 	for _, p := range strings.Split(getenv("BOXOFFICE_TRUSTED_PROXIES"), ",") {
@@ -265,11 +304,7 @@ func load(getenv func(string) string) (*Config, error) {
 		}
 		c.TrustedProxies = append(c.TrustedProxies, prefix)
 	}
-	for _, secret := range strings.Split(getenv("BOXOFFICE_WEBHOOK_SECRETS"), ",") {
-		if secret = strings.TrimSpace(secret); secret != "" {
-			c.WebhookSecrets = append(c.WebhookSecrets, secret)
-		}
-	}
+	c.WebhookSecrets = webhookSecrets(getenv)
 	var errs []error
 	intVar := func(dst *int, name string, def int) {
 		*dst = def
@@ -324,6 +359,7 @@ func load(getenv func(string) string) (*Config, error) {
 	durVar(&c.AdmissionSlowClaims, "BOXOFFICE_ADMISSION_SLOW_CLAIMS", 5*time.Second)
 	intVar(&c.AdmissionPaymentTrouble, "BOXOFFICE_ADMISSION_PAYMENT_TROUBLE", 10)
 	intVar(&c.RateLimitPerBuyer, "BOXOFFICE_RATE_LIMIT_BUYER", 20)
+	intVar(&c.RateLimitLogin, "BOXOFFICE_RATE_LIMIT_LOGIN", 20)
 	intVar(&c.TenantMaxProducts, "BOXOFFICE_TENANT_MAX_PRODUCTS", 1000)
 	intVar(&c.TenantMaxCapacity, "BOXOFFICE_TENANT_MAX_CAPACITY", 20_000_000)
 	intVar(&c.AvailabilityCacheBytes, "BOXOFFICE_AVAILABILITY_CACHE_BYTES", 128<<20)
@@ -362,6 +398,19 @@ func (c *Config) Validate() error {
 	}
 	if c.PaymentTimeout < 100*time.Millisecond || c.PaymentWorkers < 1 || c.CheckoutGrace < 0 || c.PauseAfterUnknown < 1 || c.PaymentResolveAfter <= 0 {
 		errs = append(errs, errors.New("PAYMENT_TIMEOUT ≥ 100ms, BOXOFFICE_PAYMENT_WORKERS ≥ 1, BOXOFFICE_CHECKOUT_GRACE ≥ 0, BOXOFFICE_PAUSE_AFTER_UNKNOWN ≥ 1 and BOXOFFICE_PAYMENT_RESOLVE_AFTER > 0 are required"))
+	}
+	switch c.SMSProvider {
+	case "":
+	case "twilio":
+		if c.TwilioAccountSID == "" || c.TwilioAuthToken == "" || c.TwilioFrom == "" {
+			errs = append(errs, errors.New("SMS_PROVIDER=twilio needs TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM"))
+		}
+	case "mail":
+		if c.SMTPAddr == "" {
+			errs = append(errs, errors.New("SMS_PROVIDER=mail needs SMTP_ADDR"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("SMS_PROVIDER %q: want twilio, mail or nothing", c.SMSProvider))
 	}
 	switch c.PaymentProvider {
 	case "sim":

@@ -1,5 +1,6 @@
-// Package db opens the PostgreSQL pool and translates database errors into
-// the few cases the domain cares about.
+// Package db opens the PostgreSQL pool, names what a pool and a transaction
+// both offer (DBTX, which every table owner's functions take) and translates
+// database errors into the few cases the domain cares about.
 package db
 
 import (

@@ -88,6 +88,24 @@ func Get(ctx context.Context, q db.DBTX, productID uuid.UUID) (*Snapshot, error)
 	return s, nil
 }
 
+// Changed reads the product's row if its version differs from since (-1:
+// always), in one primary-key read that fetches the bitmap only then;
+// changed is false, with a nil snapshot, when nothing moved.
+func Changed(ctx context.Context, q db.DBTX, productID uuid.UUID, since int64) (snap *Snapshot, changed bool, err error) {
+	s := &Snapshot{ProductID: productID}
+	err = q.QueryRow(ctx, `
+		SELECT capacity, available, held, sold, version, CASE WHEN version <> $2 THEN bitmap END, updated_at
+		FROM inventory WHERE product_id = $1`, productID, since).
+		Scan(&s.Capacity, &s.Available, &s.Held, &s.Sold, &s.Version, &s.Bitmap, &s.UpdatedAt)
+	if err != nil {
+		return nil, false, fmt.Errorf("read inventory of %s: %w", productID, db.NotFound(err))
+	}
+	if s.Version == since {
+		return nil, false, nil
+	}
+	return s, true, nil
+}
+
 // Available returns how many of the product's numbers are neither held nor
 // sold, without reading the bitmap.
 func Available(ctx context.Context, q db.DBTX, productID uuid.UUID) (int64, error) {
@@ -96,6 +114,39 @@ func Available(ctx context.Context, q db.DBTX, productID uuid.UUID) (int64, erro
 		return 0, fmt.Errorf("available of %s: %w", productID, db.NotFound(err))
 	}
 	return n, nil
+}
+
+// Taken returns how many of the product's numbers are held or sold, and
+// locks the row until the caller's transaction ends: a claim committing
+// meanwhile waits, so a change allowed "while nothing is held" stays true
+// until it commits.
+func Taken(ctx context.Context, tx pgx.Tx, productID uuid.UUID) (int, error) {
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT held + sold FROM inventory WHERE product_id = $1 FOR UPDATE`, productID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("taken of %s: %w", productID, db.NotFound(err))
+	}
+	return n, nil
+}
+
+// Counts are a product's counters.
+type Counts struct {
+	Available, Held, Sold int
+}
+
+// CountsOf returns the counters of several products in one query, without
+// their bitmaps.
+func CountsOf(ctx context.Context, q db.DBTX, ids []uuid.UUID) (map[uuid.UUID]Counts, error) {
+	rows, err := q.Query(ctx, `SELECT product_id, available, held, sold FROM inventory WHERE product_id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("counters: %w", err)
+	}
+	out := make(map[uuid.UUID]Counts, len(ids))
+	var id uuid.UUID
+	var c Counts
+	if _, err := pgx.ForEachRow(rows, []any{&id, &c.Available, &c.Held, &c.Sold}, func() error { out[id] = c; return nil }); err != nil {
+		return nil, fmt.Errorf("counters: %w", err)
+	}
+	return out, nil
 }
 
 // Products returns the ids of every product with an inventory row, in order.

@@ -36,6 +36,9 @@ type Metrics struct {
 	admitted        *prometheus.CounterVec
 	jobsRescued     prometheus.Counter
 	messagesPutBack prometheus.Counter
+	liveSubs        prometheus.Gauge
+	liveLag         prometheus.Histogram
+	liveDropped     prometheus.Counter
 }
 
 // New creates the metrics and registers them, with the Go and process
@@ -111,7 +114,18 @@ func New() *Metrics {
 		Name: "boxoffice_sqs_messages_put_back_total",
 		Help: "SQS messages returned to the queue early because their request was locked by another transaction.",
 	})
-	m.Registry.MustRegister(m.admissionRate, m.admitted, m.jobsRescued, m.messagesPutBack)
+	m.liveSubs = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "boxoffice_availability_subscribers", Help: "Open availability streams (server-sent events) on this process.",
+	})
+	m.liveLag = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "boxoffice_availability_fanout_lag_seconds",
+		Help:    "From reading a change in the database to writing it to a subscriber's connection.",
+		Buckets: []float64{.001, .005, .01, .05, .1, .25, .5, 1, 2, 5},
+	})
+	m.liveDropped = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "boxoffice_availability_subscribers_dropped_total", Help: "Availability streams dropped for falling behind.",
+	})
+	m.Registry.MustRegister(m.admissionRate, m.admitted, m.jobsRescued, m.messagesPutBack, m.liveSubs, m.liveLag, m.liveDropped)
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.accepted, m.claimBatchSize, m.claimBatchTime, m.holdsCreated,
 		m.holdsExpired, m.holdsReleased, m.rejections, m.claimRetries, m.invariantErrors, m.repaired,
@@ -234,6 +248,27 @@ func (m *Metrics) JobsRescued(n int) {
 func (m *Metrics) MessagesPutBack(n int) {
 	if m != nil && n > 0 {
 		m.messagesPutBack.Add(float64(n))
+	}
+}
+
+// LiveSubscribers moves the count of open availability streams.
+func (m *Metrics) LiveSubscribers(delta int) {
+	if m != nil {
+		m.liveSubs.Add(float64(delta))
+	}
+}
+
+// LiveLag records one event's fan-out lag.
+func (m *Metrics) LiveLag(d time.Duration) {
+	if m != nil {
+		m.liveLag.Observe(d.Seconds())
+	}
+}
+
+// LiveDropped counts a stream dropped for falling behind.
+func (m *Metrics) LiveDropped() {
+	if m != nil {
+		m.liveDropped.Inc()
 	}
 }
 

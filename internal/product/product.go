@@ -1,5 +1,6 @@
 // Package product holds the numbered things a tenant sells: seated events and
-// numbered items, with their price, limits, hold time and on-sale time.
+// numbered items, with their price, limits, hold time and on-sale time. It
+// owns the products table; rows.go is what other packages may read of it.
 package product
 
 import (
@@ -32,6 +33,15 @@ const (
 	MaxCapacity          = 10_000_000
 )
 
+// Publication states: a DRAFT is the tenant's only; a PUBLISHED product is
+// in the store and on sale from its on-sale time; a CLOSED one is shown and
+// sells nothing more.
+const (
+	Draft     = "DRAFT"
+	Published = "PUBLISHED"
+	Closed    = "CLOSED"
+)
+
 // ErrSlugTaken is returned when the tenant already has a product with the slug.
 var ErrSlugTaken = errors.New("product slug already taken")
 
@@ -45,16 +55,19 @@ type Product struct {
 	TenantID      uuid.UUID             `json:"tenantId"`
 	Slug          string                `json:"slug"`
 	Name          string                `json:"name"`
+	Description   string                `json:"description"`
+	ImageURL      string                `json:"imageUrl"`
 	Kind          string                `json:"kind"`
 	Capacity      int                   `json:"capacity"`
 	Layout        *Layout               `json:"layout,omitempty"`
+	LayoutVersion int                   `json:"layoutVersion" doc:"Grows each time the seat map is replaced (only before the first hold)"`
 	PriceCents    int64                 `json:"priceCents"`
 	Currency      string                `json:"currency"`
 	PerBuyerLimit int                   `json:"perBuyerLimit"`
 	HoldSeconds   int                   `json:"holdSeconds"`
 	OnSaleAt      time.Time             `json:"onSaleAt"`
 	WaitingRoom   *waitingroom.Settings `json:"waitingRoom,omitempty"`
-	Status        string                `json:"status"`
+	Publication   string                `json:"publication" enum:"DRAFT,PUBLISHED,CLOSED"`
 	CreatedAt     time.Time             `json:"createdAt"`
 }
 
@@ -63,6 +76,8 @@ type CreateParams struct {
 	TenantID      uuid.UUID
 	Slug          string
 	Name          string
+	Description   string
+	ImageURL      string
 	Kind          string
 	Capacity      int
 	Layout        *Layout
@@ -72,6 +87,8 @@ type CreateParams struct {
 	HoldSeconds   int
 	OnSaleAt      time.Time
 	WaitingRoom   *waitingroom.Settings
+	// Publication is PUBLISHED (the default) or DRAFT.
+	Publication string
 }
 
 // Store reads and writes products.
@@ -111,6 +128,13 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 	if p.HoldSeconds == 0 {
 		p.HoldSeconds = DefaultHoldSeconds
 	}
+	switch p.Publication {
+	case "":
+		p.Publication = Published
+	case Published, Draft:
+	default:
+		return nil, ErrPublication
+	}
 	switch {
 	case p.Kind == KindSeated && p.Layout == nil, p.Kind == KindNumbered && p.Layout != nil:
 		return nil, ErrLayoutKind
@@ -141,12 +165,12 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 		}
 		var opensAt time.Time
 		err := tx.QueryRow(ctx, `
-			INSERT INTO products (id, tenant_id, slug, name, kind, capacity, layout, price_cents, currency,
-			                      per_buyer_limit, hold_seconds, on_sale_at, waiting_room)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, now()), $13)
+			INSERT INTO products (id, tenant_id, slug, name, description, image_url, kind, capacity, layout,
+			                      price_cents, currency, per_buyer_limit, hold_seconds, on_sale_at, waiting_room, publication)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, coalesce($14, now()), $15, $16)
 			RETURNING on_sale_at`,
-			id, p.TenantID, p.Slug, p.Name, p.Kind, p.Capacity, layout, p.PriceCents, p.Currency,
-			p.PerBuyerLimit, p.HoldSeconds, onSale, room).Scan(&opensAt)
+			id, p.TenantID, p.Slug, p.Name, p.Description, p.ImageURL, p.Kind, p.Capacity, layout,
+			p.PriceCents, p.Currency, p.PerBuyerLimit, p.HoldSeconds, onSale, room, p.Publication).Scan(&opensAt)
 		if db.IsUniqueViolation(err, "products_tenant_id_slug_key") {
 			return ErrSlugTaken
 		}
@@ -166,10 +190,6 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 	}
 	return s.Get(ctx, p.TenantID, id)
 }
-
-// ErrAlreadyOnSale is returned when moving the on-sale time of a product
-// that is already on sale.
-var ErrAlreadyOnSale = errors.New("product already on sale")
 
 // Reschedule moves the on-sale time of a product that is not on sale yet
 // (a time in the past opens it at once), and its waiting room's opening
@@ -219,15 +239,15 @@ func (s *Store) checkQuota(ctx context.Context, tx pgx.Tx, p CreateParams) error
 }
 
 const selectProduct = `
-	SELECT id, tenant_id, slug, name, kind, capacity, layout, price_cents, currency,
-	       per_buyer_limit, hold_seconds, on_sale_at, status, created_at, waiting_room
+	SELECT id, tenant_id, slug, name, description, image_url, kind, capacity, layout, price_cents, currency,
+	       per_buyer_limit, hold_seconds, on_sale_at, publication, created_at, waiting_room, layout_version
 	FROM products`
 
 func scanProduct(row pgx.Row) (*Product, error) {
 	var p Product
 	var layout, room []byte
-	err := row.Scan(&p.ID, &p.TenantID, &p.Slug, &p.Name, &p.Kind, &p.Capacity, &layout, &p.PriceCents,
-		&p.Currency, &p.PerBuyerLimit, &p.HoldSeconds, &p.OnSaleAt, &p.Status, &p.CreatedAt, &room)
+	err := row.Scan(&p.ID, &p.TenantID, &p.Slug, &p.Name, &p.Description, &p.ImageURL, &p.Kind, &p.Capacity, &layout,
+		&p.PriceCents, &p.Currency, &p.PerBuyerLimit, &p.HoldSeconds, &p.OnSaleAt, &p.Publication, &p.CreatedAt, &room, &p.LayoutVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -274,6 +294,26 @@ func (s *Store) GetAny(ctx context.Context, id uuid.UUID) (*Product, error) {
 		return nil, fmt.Errorf("get product %s: %w", id, db.NotFound(err))
 	}
 	return p, nil
+}
+
+// ListInStore returns what the tenant's store shows: its published and
+// closed products (never drafts), soonest on sale first.
+func (s *Store) ListInStore(ctx context.Context, tenantID uuid.UUID) ([]*Product, error) {
+	rows, err := s.pool.Query(ctx, selectProduct+`
+		WHERE tenant_id = $1 AND publication <> 'DRAFT' ORDER BY on_sale_at, created_at, id LIMIT 1000`, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("list store products: %w", err)
+	}
+	defer rows.Close()
+	out := []*Product{}
+	for rows.Next() {
+		p, err := scanProduct(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list store products: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
 }
 
 // List returns the tenant's products, newest first, at most limit.

@@ -5,6 +5,7 @@ package product
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -20,13 +21,52 @@ type Price struct {
 	Currency string
 }
 
-// PriceOf returns a product's unit price.
-func PriceOf(ctx context.Context, q db.DBTX, id uuid.UUID) (Price, error) {
-	var p Price
-	if err := q.QueryRow(ctx, `SELECT price_cents, currency FROM products WHERE id = $1`, id).Scan(&p.Cents, &p.Currency); err != nil {
-		return p, fmt.Errorf("price of product %s: %w", id, db.NotFound(err))
+// PriceFor returns what the numbers cost together: each at its seat's
+// price level, or the product's price.
+func PriceFor(ctx context.Context, q db.DBTX, id uuid.UUID, numbers []int32) (Price, error) {
+	var base Price
+	var layout []byte
+	err := q.QueryRow(ctx, `SELECT price_cents, currency, layout FROM products WHERE id = $1`, id).
+		Scan(&base.Cents, &base.Currency, &layout)
+	if err != nil {
+		return base, fmt.Errorf("price of product %s: %w", id, db.NotFound(err))
 	}
-	return p, nil
+	l, err := decodeLayout(layout)
+	if err != nil {
+		return base, err
+	}
+	total := Price{Currency: base.Currency}
+	for _, n := range numbers {
+		total.Cents += l.Price(int(n), base.Cents)
+	}
+	return total, nil
+}
+
+// LabelsOf names the numbers' seats for people ("North · Row A · Seat 7";
+// "Number 7" on a numbered product).
+func LabelsOf(ctx context.Context, q db.DBTX, id uuid.UUID, numbers []int32) ([]string, error) {
+	var layout []byte
+	if err := q.QueryRow(ctx, `SELECT layout FROM products WHERE id = $1`, id).Scan(&layout); err != nil {
+		return nil, fmt.Errorf("layout of product %s: %w", id, db.NotFound(err))
+	}
+	l, err := decodeLayout(layout)
+	if err != nil {
+		return nil, err
+	}
+	return l.Labels(numbers), nil
+}
+
+// decodeLayout reads a layout column (nil for numbered products), numbered.
+func decodeLayout(b []byte) (*Layout, error) {
+	if b == nil {
+		return nil, nil
+	}
+	l := &Layout{}
+	if err := json.Unmarshal(b, l); err != nil {
+		return nil, fmt.Errorf("decode layout: %w", err)
+	}
+	l.Number()
+	return l, nil
 }
 
 // NameOf returns a product's name.
@@ -44,8 +84,13 @@ type Terms struct {
 	Capacity    int
 	PerBuyer    int
 	HoldSeconds int
-	// OnSale is true once on_sale_at has passed and the product is ACTIVE.
+	// OnSale is true once on_sale_at has passed and the product is
+	// PUBLISHED (a DRAFT is not on sale yet, a CLOSED one no longer).
 	OnSale bool
+	// Closed is true once the tenant has closed the sale.
+	Closed bool
+	// LayoutVersion names the seat map the claim may have cached.
+	LayoutVersion int
 	// Now is the transaction's now(), so hold expiry follows the database
 	// clock that the sweeper compares with.
 	Now time.Time
@@ -55,8 +100,10 @@ type Terms struct {
 func TermsOf(ctx context.Context, q db.DBTX, id uuid.UUID) (Terms, error) {
 	var t Terms
 	err := q.QueryRow(ctx, `
-		SELECT capacity, per_buyer_limit, hold_seconds, on_sale_at <= now() AND status = 'ACTIVE', now()
-		FROM products WHERE id = $1`, id).Scan(&t.Capacity, &t.PerBuyer, &t.HoldSeconds, &t.OnSale, &t.Now)
+		SELECT capacity, per_buyer_limit, hold_seconds, on_sale_at <= now() AND publication = 'PUBLISHED',
+		       publication = 'CLOSED', layout_version, now()
+		FROM products WHERE id = $1`, id).Scan(&t.Capacity, &t.PerBuyer, &t.HoldSeconds, &t.OnSale, &t.Closed,
+		&t.LayoutVersion, &t.Now)
 	if err != nil {
 		return t, fmt.Errorf("read product %s: %w", id, db.NotFound(err))
 	}

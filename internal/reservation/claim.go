@@ -32,10 +32,10 @@ type Claimer struct {
 	logger   *slog.Logger
 	metrics  *metrics.Metrics
 
-	// layouts caches the parsed seat layout per product: layouts never change
-	// after a product is created, and parsing a stadium's on every batch
-	// would cost more than the claim.
-	layouts sync.Map // uuid.UUID -> []product.Row
+	// layouts caches the parsed seat layout per product and layout
+	// version: a seat map changes only until the first hold, and parsing a
+	// stadium's on every batch would cost more than the claim.
+	layouts sync.Map // layoutKey -> []product.Row
 
 	rngMu sync.Mutex
 	rng   *rand.Rand
@@ -175,7 +175,15 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 	if err != nil {
 		return BatchResult{}, err
 	}
-	capacity, perBuyer, onSale := terms.Capacity, terms.PerBuyer, terms.OnSale
+	capacity, perBuyer := terms.Capacity, terms.PerBuyer
+	// Why no request can be held now, whatever it asks ("" when they can).
+	var refuse string
+	switch {
+	case terms.Closed:
+		refuse = ReasonSaleClosed
+	case !terms.OnSale:
+		refuse = ReasonNotOnSale
+	}
 	expiresAt := terms.Now.Add(time.Duration(terms.HoldSeconds) * time.Second)
 
 	live, err := lockBuyers(ctx, tx, productID, reqs)
@@ -183,7 +191,7 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 		return BatchResult{}, err
 	}
 
-	pick, err := c.newPicker(ctx, tx, productID, capacity)
+	pick, err := c.newPicker(ctx, tx, productID, capacity, terms.LayoutVersion)
 	if err != nil {
 		return BatchResult{}, err
 	}
@@ -192,7 +200,7 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 	var claimNumbers []int32
 	var claimHolds []uuid.UUID
 	for i, r := range reqs {
-		d := c.decide(r, pick, live, perBuyer, onSale)
+		d := c.decide(r, pick, live, perBuyer, refuse)
 		decisions[i] = d
 		for _, n := range d.numbers {
 			claimNumbers = append(claimNumbers, n)
@@ -311,7 +319,7 @@ func lockBuyers(ctx context.Context, tx pgx.Tx, productID uuid.UUID, reqs []*que
 
 // newPicker snapshots the bitmap (without locking it) and frees in it the
 // numbers whose holds have expired, which a claim may take over.
-func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID, capacity int) (*picker, error) {
+func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID, capacity, layoutVersion int) (*picker, error) {
 	snap, err := inventory.Get(ctx, tx, productID)
 	if err != nil {
 		return nil, err
@@ -333,7 +341,7 @@ func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID,
 	for _, n := range expired {
 		taken.Clear(uint(n - 1))
 	}
-	rowsLayout, err := c.layout(ctx, productID)
+	rowsLayout, err := c.layout(ctx, productID, layoutVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -349,8 +357,15 @@ func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID,
 	}, nil
 }
 
-func (c *Claimer) layout(ctx context.Context, productID uuid.UUID) ([]product.Row, error) {
-	if rows, ok := c.layouts.Load(productID); ok {
+// layoutKey names one version of a product's seat map.
+type layoutKey struct {
+	product uuid.UUID
+	version int
+}
+
+func (c *Claimer) layout(ctx context.Context, productID uuid.UUID, version int) ([]product.Row, error) {
+	key := layoutKey{productID, version}
+	if rows, ok := c.layouts.Load(key); ok {
 		return rows.([]product.Row), nil
 	}
 	p, err := c.products.GetAny(ctx, productID)
@@ -361,16 +376,21 @@ func (c *Claimer) layout(ctx context.Context, productID uuid.UUID) ([]product.Ro
 	if p.Layout != nil {
 		rows = p.Layout.Rows()
 	}
-	c.layouts.Store(productID, rows)
+	if p.LayoutVersion != version {
+		// Replaced since this batch read the product: the next batch
+		// caches the new map.
+		return rows, nil
+	}
+	c.layouts.Store(key, rows)
 	return rows, nil
 }
 
 // decide plans one request against the batch's picker and live counts.
-func (c *Claimer) decide(r *queuedRequest, pick *picker, live map[string]int, perBuyer int, onSale bool) decision {
+func (c *Claimer) decide(r *queuedRequest, pick *picker, live map[string]int, perBuyer int, refuse string) decision {
 	d := decision{req: r}
 	reject := func(reason string) decision { d.reason = reason; return d }
-	if !onSale {
-		return reject(ReasonNotOnSale)
+	if refuse != "" {
+		return reject(refuse)
 	}
 	allowed := perBuyer - live[r.buyerID]
 	want := len(r.numbers)

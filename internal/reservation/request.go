@@ -1,6 +1,7 @@
 // Package reservation is the reservation pipeline: recording requests,
-// the claim transaction that decides them, and the end of holds (release and
-// expiry). Nothing outside this package writes claims, holds or requests.
+// the claim transaction that decides them, the end of holds (release and
+// expiry) and the invariant audit. It owns the requests, holds, claims and
+// buyer-limit tables: other packages go through rows.go.
 package reservation
 
 import (
@@ -32,6 +33,7 @@ const (
 	ReasonSoldOut        = "SOLD_OUT"
 	ReasonNotEnoughLeft  = "NOT_ENOUGH_LEFT"
 	ReasonNotOnSale      = "NOT_ON_SALE"
+	ReasonSaleClosed     = "SALE_CLOSED"
 	ReasonInvalidNumbers = "INVALID_NUMBERS"
 )
 

@@ -1,5 +1,6 @@
-// Package tenant holds white-label tenants, their hashed API keys and the
-// verification of the buyer tokens their own logins sign.
+// Package tenant holds white-label tenants, their hashed API keys, quotas
+// and the verification of the buyer tokens their own logins sign; it owns
+// the tenants and api_keys tables.
 package tenant
 
 import (

@@ -1,5 +1,6 @@
 // Package testfix builds test fixtures from option structs: a migrated
-// schema with a tenant and products, and the services on top of it.
+// schema with a tenant and products, and the services on top of it, built
+// by internal/app as the binary builds them.
 package testfix
 
 import (

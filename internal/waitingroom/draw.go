@@ -2,7 +2,8 @@
 // queue, those present before the on-sale time are ordered by a verifiable
 // draw and later arrivals queue in order, an admission controller lets them
 // in at the rate the pipeline can serve, and signed tokens carry both the
-// place in the queue and the admission.
+// place in the queue and the admission. It owns the rooms, queue entries and
+// admission steps; what it reads of other tables comes through Signals.
 package waitingroom
 
 import (

@@ -29,6 +29,7 @@ type Settings struct {
 	ShoppingSeconds    int  `json:"shoppingSeconds" minimum:"1" maximum:"86400" doc:"W: seconds each spends; admission rate is L ÷ W per second"`
 	AccessTokenSeconds int  `json:"accessTokenSeconds,omitempty" minimum:"30" maximum:"86400" doc:"Lifetime of an access token (default 900)"`
 	ReclaimSeconds     int  `json:"reclaimSeconds,omitempty" minimum:"10" maximum:"86400" doc:"An admitted shopper who has made no reservation this long after admission loses the slot to the next in line (default 120)"`
+	ChallengeBits      int  `json:"challengeBits,omitempty" minimum:"0" maximum:"28" doc:"Proof of work to join: solve GET /queue/challenge to this many zero bits first (0: off; 18 takes a browser about a second)"`
 }
 
 // reclaimAfter is how long an admitted slot may go unused.
@@ -164,13 +165,41 @@ func Create(ctx context.Context, tx pgx.Tx, r Room) error {
 	return nil
 }
 
-// ErrAlreadyDrawn is returned when moving the opening of a room whose draw
-// has taken place.
-var ErrAlreadyDrawn = errors.New("waiting room already drawn")
+// Configure changes a room's settings and opening before its draw, in the
+// product's transaction.
+func Configure(ctx context.Context, tx pgx.Tx, productID uuid.UUID, settings Settings, opensAt time.Time) error {
+	if err := lockUndrawn(ctx, tx, productID); err != nil {
+		return err
+	}
+	b, err := json.Marshal(settings)
+	if err != nil {
+		return fmt.Errorf("encode waiting room settings: %w", err)
+	}
+	_, err = tx.Exec(ctx, `UPDATE waiting_rooms SET settings = $2, opens_at = $3, updated_at = now() WHERE product_id = $1`,
+		productID, b, opensAt)
+	if err != nil {
+		return fmt.Errorf("configure waiting room %s: %w", productID, err)
+	}
+	return nil
+}
 
-// Reschedule moves a room's opening, in the product's transaction; a room
-// without a draw yet only (db.ErrNotFound when the product has no room).
-func Reschedule(ctx context.Context, tx pgx.Tx, productID uuid.UUID, opensAt time.Time) error {
+// Remove turns a product's room off before its draw, with its entries, in
+// the product's transaction: the shoppers who joined no longer need a turn.
+func Remove(ctx context.Context, tx pgx.Tx, productID uuid.UUID) error {
+	if err := lockUndrawn(ctx, tx, productID); err != nil {
+		return err
+	}
+	for _, table := range []string{"admission_steps", "queue_entries", "waiting_rooms"} {
+		if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE product_id = $1`, productID); err != nil {
+			return fmt.Errorf("remove waiting room %s: %w", productID, err)
+		}
+	}
+	return nil
+}
+
+// lockUndrawn locks a room row for a change that only a room not yet drawn
+// may take.
+func lockUndrawn(ctx context.Context, tx pgx.Tx, productID uuid.UUID) error {
 	var drawn bool
 	err := tx.QueryRow(ctx, `SELECT drawn_at IS NOT NULL FROM waiting_rooms WHERE product_id = $1 FOR UPDATE`, productID).Scan(&drawn)
 	if err != nil {
@@ -179,7 +208,20 @@ func Reschedule(ctx context.Context, tx pgx.Tx, productID uuid.UUID, opensAt tim
 	if drawn {
 		return ErrAlreadyDrawn
 	}
-	_, err = tx.Exec(ctx, `UPDATE waiting_rooms SET opens_at = $2, updated_at = now() WHERE product_id = $1`, productID, opensAt)
+	return nil
+}
+
+// ErrAlreadyDrawn is returned when moving the opening of a room whose draw
+// has taken place.
+var ErrAlreadyDrawn = errors.New("waiting room already drawn")
+
+// Reschedule moves a room's opening, in the product's transaction; a room
+// without a draw yet only (db.ErrNotFound when the product has no room).
+func Reschedule(ctx context.Context, tx pgx.Tx, productID uuid.UUID, opensAt time.Time) error {
+	if err := lockUndrawn(ctx, tx, productID); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `UPDATE waiting_rooms SET opens_at = $2, updated_at = now() WHERE product_id = $1`, productID, opensAt)
 	if err != nil {
 		return fmt.Errorf("reschedule waiting room %s: %w", productID, err)
 	}

@@ -1,0 +1,86 @@
+package api_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/reservation"
+	"boxoffice/internal/testfix"
+)
+
+const seatMapCSV = `section,row,seat,x,y,price_level
+North,A,1,10,5,Front
+North,A,2,11,5,Front
+North,B,1,10,6,
+South,A,101,40,5,
+`
+
+func TestSeatMap(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	key, tn := b.storeTenant(t, "venue")
+	id := b.createProduct(t, key, map[string]any{"kind": "seated", "capacity": 4, "priceCents": 3000,
+		"layout": map[string]any{"sections": []any{map[string]any{"name": "Hall", "rows": []any{
+			map[string]any{"name": "1", "seats": 4}}}}}})
+	path := "/v1/products/" + id
+
+	// A CSV naming a level without a price is refused; with the levels set
+	// first it imports.
+	r := b.do(t, http.MethodPut, path+"/seat-map", key, seatMapCSV, "Content-Type", "text/csv")
+	requireProblem(t, r, 422, "INVALID_LAYOUT")
+	r = b.do(t, http.MethodPut, path+"/layout", key, map[string]any{
+		"priceLevels": []any{map[string]any{"name": "Front", "priceCents": 8000}},
+		"sections":    []any{map[string]any{"name": "Hall", "rows": []any{map[string]any{"name": "1", "seats": 4}}}}})
+	require.Equal(t, http.StatusOK, r.status, string(r.raw))
+	require.EqualValues(t, 2, r.body["layoutVersion"])
+	r = b.do(t, http.MethodPut, path+"/seat-map", key, seatMapCSV, "Content-Type", "text/csv")
+	require.Equal(t, http.StatusOK, r.status, string(r.raw))
+	require.EqualValues(t, 3, r.body["layoutVersion"])
+	requireProblem(t, b.do(t, http.MethodPut, path+"/seat-map", key, "section,row\nA,1\n", "Content-Type", "text/csv"),
+		422, "INVALID_LAYOUT")
+	requireProblem(t, b.do(t, http.MethodPut, path+"/seat-map", key,
+		"section,row,seat,x,y,price_level\nA,1,1,0,0,\nB,1,1,0,0,\nA,2,1,0,0,\n", "Content-Type", "text/csv"),
+		422, "INVALID_LAYOUT")
+
+	// The plan: every seat with its number, label, position and level.
+	r = b.do(t, http.MethodGet, path+"/layout", "", nil)
+	require.Equal(t, http.StatusOK, r.status, string(r.raw))
+	require.Equal(t, "public, max-age=60", r.header.Get("Cache-Control"), "replaceable until the first hold")
+	sections := r.body["sections"].([]any)
+	require.Len(t, sections, 2)
+	north := sections[0].(map[string]any)
+	seat := north["rows"].([]any)[0].(map[string]any)["seats"].([]any)[1].(map[string]any)
+	require.Equal(t, map[string]any{"number": float64(2), "label": "2", "x": float64(11), "y": float64(5), "priceLevel": "Front"}, seat)
+	south := sections[1].(map[string]any)["rows"].([]any)[0].(map[string]any)["seats"].([]any)[0].(map[string]any)
+	require.EqualValues(t, 4, south["number"])
+	require.Equal(t, "101", south["label"])
+	etag := r.header.Get("ETag")
+	require.Equal(t, http.StatusNotModified, b.do(t, http.MethodGet, path+"/layout", "", nil, "If-None-Match", etag).status)
+
+	// Once a number is held the plan is fixed, and cached for long.
+	p, err := b.env.Products.Get(t.Context(), tn.ID, uuid.MustParse(id))
+	require.NoError(t, err)
+	res := b.env.Reserve(t, p, "alice", reservation.Params{Numbers: []int32{4}})
+	b.env.Drain(t, p, 10)
+	held := b.env.Get(t, p, res.ID)
+	require.Equal(t, reservation.StatusHeld, held.Status)
+	requireProblem(t, b.do(t, http.MethodPut, path+"/seat-map", key, seatMapCSV, "Content-Type", "text/csv"), 409, "LAYOUT_LOCKED")
+	require.Eventually(t, func() bool {
+		return b.do(t, http.MethodGet, path+"/layout", "", nil).header.Get("Cache-Control") == "public, max-age=86400, immutable"
+	}, 5*time.Second, 100*time.Millisecond)
+
+	// The buyer's poll names the seat.
+	r = b.do(t, http.MethodGet, "/v1/reservations/"+res.ID.String(), buyerToken(t, tn, "alice", time.Hour), nil)
+	require.Equal(t, http.StatusOK, r.status, string(r.raw))
+	require.Equal(t, []any{"South · Row A · Seat 101"}, r.body["seats"])
+
+	// Numbered products have no plan; a numbered product takes no seat map.
+	num := b.createProduct(t, key, map[string]any{})
+	requireProblem(t, b.do(t, http.MethodGet, "/v1/products/"+num+"/layout", "", nil), 404, "NO_LAYOUT")
+	requireProblem(t, b.do(t, http.MethodPut, "/v1/products/"+num+"/seat-map", key, seatMapCSV, "Content-Type", "text/csv"),
+		409, "NOT_SEATED")
+}

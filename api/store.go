@@ -1,0 +1,214 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"boxoffice/internal/inventory"
+	"boxoffice/internal/product"
+	"boxoffice/internal/tenant"
+	"boxoffice/internal/waitingroom"
+)
+
+// Sale statuses a store shows.
+const (
+	SaleUpcoming = "UPCOMING"
+	SaleOnSale   = "ON_SALE"
+	SaleSoldOut  = "SOLD_OUT"
+	SaleClosed   = "CLOSED"
+)
+
+// StoreProduct is a product as a store lists it.
+type StoreProduct struct {
+	ID            uuid.UUID `json:"id"`
+	Slug          string    `json:"slug"`
+	Name          string    `json:"name"`
+	Description   string    `json:"description"`
+	ImageURL      string    `json:"imageUrl"`
+	Kind          string    `json:"kind" enum:"seated,numbered"`
+	Capacity      int       `json:"capacity"`
+	Available     int       `json:"available"`
+	Held          int       `json:"held"`
+	Sold          int       `json:"sold"`
+	PriceCents    int64     `json:"priceCents"`
+	Currency      string    `json:"currency"`
+	OnSaleAt      time.Time `json:"onSaleAt"`
+	PerBuyerLimit int       `json:"perBuyerLimit"`
+	HoldSeconds   int       `json:"holdSeconds"`
+	WaitingRoom   bool      `json:"waitingRoom" doc:"Buyers join the waiting room first"`
+	SaleStatus    string    `json:"saleStatus" enum:"UPCOMING,ON_SALE,SOLD_OUT,CLOSED"`
+}
+
+// StoreCatalog is a store's product list.
+type StoreCatalog struct {
+	Products []StoreProduct `json:"products"`
+}
+
+// catalogView is a store's catalog ready to send, with its ETag.
+type catalogView struct {
+	tenantID uuid.UUID
+	body     *StoreCatalog
+	etag     string
+}
+
+// profileView is a store's profile ready to send.
+type profileView struct {
+	tenantID uuid.UUID
+	body     *tenant.Profile
+	etag     string
+}
+
+// saleStatus is what a shopper is told about a product's sale.
+func saleStatus(p *product.Product, available int, now time.Time) string {
+	switch {
+	case p.Publication == product.Closed:
+		return SaleClosed
+	case available == 0:
+		return SaleSoldOut
+	case now.Before(p.OnSaleAt):
+		return SaleUpcoming
+	}
+	return SaleOnSale
+}
+
+// loadCatalog builds a store's catalog: its published and closed products
+// (never drafts) with their counters, two queries whatever the size.
+func (s *Server) loadCatalog(ctx context.Context, slug string) (*catalogView, error) {
+	tenantID, _, err := s.Tenants.StoreProfile(ctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.Products.ListInStore(ctx, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]uuid.UUID, len(list))
+	for i, p := range list {
+		ids[i] = p.ID
+	}
+	counts, err := inventory.CountsOf(ctx, s.Pool, ids)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	out := &StoreCatalog{Products: make([]StoreProduct, len(list))}
+	for i, p := range list {
+		c := counts[p.ID]
+		out.Products[i] = StoreProduct{ID: p.ID, Slug: p.Slug, Name: p.Name, Description: p.Description, ImageURL: p.ImageURL,
+			Kind: p.Kind, Capacity: p.Capacity, Available: c.Available, Held: c.Held, Sold: c.Sold,
+			PriceCents: p.PriceCents, Currency: p.Currency, OnSaleAt: p.OnSaleAt, PerBuyerLimit: p.PerBuyerLimit,
+			HoldSeconds: p.HoldSeconds, WaitingRoom: p.WaitingRoom != nil, SaleStatus: saleStatus(p, c.Available, now)}
+	}
+	return &catalogView{tenantID: tenantID, body: out, etag: etagOf(out)}, nil
+}
+
+// etagOf is a strong ETag of a JSON body.
+func etagOf(v any) string {
+	b, _ := json.Marshal(v)
+	sum := sha256.Sum256(b)
+	return `"` + hex.EncodeToString(sum[:12]) + `"`
+}
+
+// StorePath names a store.
+type StorePath struct {
+	Slug string `path:"tenantSlug" maxLength:"100" doc:"The tenant's slug"`
+}
+
+type cachedOutput[T any] struct {
+	Status       int
+	ETag         string `header:"ETag"`
+	CacheControl string `header:"Cache-Control"`
+	Body         T
+}
+
+// getStore serves GET /v1/stores/{tenantSlug}.
+func (s *Server) getStore(ctx context.Context, in *struct {
+	StorePath
+	IfNoneMatch string `header:"If-None-Match"`
+}) (*cachedOutput[*tenant.Profile], error) {
+	v, err := s.profiles.Get(ctx, in.Slug)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	setOwner(ctx, v.tenantID)
+	out := &cachedOutput[*tenant.Profile]{Status: http.StatusOK, ETag: v.etag, CacheControl: "public, max-age=60"}
+	if in.IfNoneMatch == v.etag {
+		out.Status = http.StatusNotModified
+		return out, nil
+	}
+	out.Body = v.body
+	return out, nil
+}
+
+// listStoreProducts serves GET /v1/stores/{tenantSlug}/products.
+func (s *Server) listStoreProducts(ctx context.Context, in *struct {
+	StorePath
+	IfNoneMatch string `header:"If-None-Match"`
+}) (*cachedOutput[*StoreCatalog], error) {
+	v, err := s.catalogs.Get(ctx, in.Slug)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	setOwner(ctx, v.tenantID)
+	out := &cachedOutput[*StoreCatalog]{Status: http.StatusOK, ETag: v.etag, CacheControl: "public, max-age=5"}
+	if in.IfNoneMatch == v.etag {
+		out.Status = http.StatusNotModified
+		return out, nil
+	}
+	out.Body = v.body
+	return out, nil
+}
+
+// StoreBody is what a tenant admin sets about the store.
+type StoreBody struct {
+	Name    string            `json:"name" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$" patternDescription:"no control characters"`
+	Theme   map[string]string `json:"theme,omitempty" doc:"primary, accent, background, text (#rrggbb) and logoUrl (https)"`
+	Domains []string          `json:"domains,omitempty" maxItems:"20" doc:"Hosts the store is served on (e.g. tickets.example.com); each belongs to one tenant"`
+}
+
+// putStore serves PUT /v1/store.
+func (s *Server) putStore(ctx context.Context, in *struct{ Body StoreBody }) (*struct{ Body *tenant.Profile }, error) {
+	p, err := s.Tenants.SetStore(ctx, caller(ctx).TenantID, tenant.StoreSettings{
+		Name: in.Body.Name, Theme: in.Body.Theme, Domains: in.Body.Domains})
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	s.profiles.Forget(p.Slug)
+	s.catalogs.Forget(p.Slug)
+	s.forgetDomains()
+	return &struct{ Body *tenant.Profile }{p}, nil
+}
+
+// ProductPatch is a change to a product; absent fields stay.
+type ProductPatch struct {
+	Name        *string               `json:"name,omitempty" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$" patternDescription:"no control characters"`
+	Description *string               `json:"description,omitempty" maxLength:"5000"`
+	ImageURL    *string               `json:"imageUrl,omitempty" maxLength:"500" pattern:"^(https://[^\\s\"'<>]+)?$" patternDescription:"an https URL, or empty"`
+	PriceCents  *int64                `json:"priceCents,omitempty" minimum:"0" maximum:"100000000" doc:"Not once a number is held or sold"`
+	OnSaleAt    *time.Time            `json:"onSaleAt,omitempty" doc:"Only before the sale opens, and not into the past"`
+	WaitingRoom *waitingroom.Settings `json:"waitingRoom,omitempty" doc:"Turn the room on or off or change it; only before the sale opens"`
+	Publication *string               `json:"publication,omitempty" enum:"PUBLISHED,CLOSED" doc:"PUBLISHED puts a draft in the store (or reopens a closed sale); CLOSED ends the sale"`
+}
+
+// updateProduct serves PATCH /v1/products/{id}.
+func (s *Server) updateProduct(ctx context.Context, in *struct {
+	ProductPath
+	Body ProductPatch
+}) (*struct{ Body *product.Product }, error) {
+	b := in.Body
+	p, err := s.Products.Update(ctx, caller(ctx).TenantID, in.ID, product.Update{Name: b.Name, Description: b.Description,
+		ImageURL: b.ImageURL, PriceCents: b.PriceCents, OnSaleAt: b.OnSaleAt, WaitingRoom: b.WaitingRoom, Publication: b.Publication})
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	// This process sees the change at once; others within their caches'
+	// lifetimes (seconds), and the claim transaction reads it fresh.
+	s.productCache.Forget(p.ID)
+	return &struct{ Body *product.Product }{p}, nil
+}

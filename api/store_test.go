@@ -1,0 +1,228 @@
+package api_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/product"
+	"boxoffice/internal/reservation"
+	"boxoffice/internal/tenant"
+	"boxoffice/internal/testfix"
+)
+
+// storeTenant creates a tenant through the API and returns its admin key.
+func (b *testBundle) storeTenant(t *testing.T, slug string) (key string, tn *tenant.Created) {
+	t.Helper()
+	r := b.do(t, http.MethodPost, "/v1/tenants", adminKey, map[string]any{"slug": slug, "name": "Arena " + slug})
+	require.Equal(t, http.StatusCreated, r.status, string(r.raw))
+	tn = &tenant.Created{Tenant: tenant.Tenant{ID: uuid.MustParse(r.body["id"].(string)), Slug: slug},
+		BuyerTokenSecret: r.body["buyerTokenSecret"].(string)}
+	return r.body["apiKey"].(string), tn
+}
+
+func (b *testBundle) createProduct(t *testing.T, key string, body map[string]any) string {
+	t.Helper()
+	base := map[string]any{"slug": "p-" + uuid.NewString()[:8], "name": "Show", "kind": "numbered", "capacity": 10,
+		"priceCents": 1500, "currency": "EUR"}
+	for k, v := range body {
+		base[k] = v
+	}
+	r := b.do(t, http.MethodPost, "/v1/products", key, base)
+	require.Equal(t, http.StatusCreated, r.status, string(r.raw))
+	return r.body["id"].(string)
+}
+
+func TestStoreCatalog(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	key, tn := b.storeTenant(t, "arena")
+
+	r := b.do(t, http.MethodPut, "/v1/store", key, map[string]any{"name": "The Arena",
+		"theme":   map[string]string{"primary": "#112233", "logoUrl": "https://cdn.example/logo.svg"},
+		"domains": []string{"Tickets.Arena.Example"}})
+	require.Equal(t, http.StatusOK, r.status, string(r.raw))
+	require.Equal(t, []any{"tickets.arena.example"}, r.body["domains"])
+	requireProblem(t, b.do(t, http.MethodPut, "/v1/store", key, map[string]any{"name": "X", "theme": map[string]string{"primary": "red"}}),
+		422, "INVALID_STORE")
+	otherKey, _ := b.storeTenant(t, "rival")
+	requireProblem(t, b.do(t, http.MethodPut, "/v1/store", otherKey, map[string]any{"name": "Rival", "domains": []string{"tickets.arena.example"}}),
+		409, "DOMAIN_TAKEN")
+
+	r = b.do(t, http.MethodGet, "/v1/stores/arena", "", nil)
+	require.Equal(t, http.StatusOK, r.status, string(r.raw))
+	require.Equal(t, "The Arena", r.body["name"])
+	require.Equal(t, "public, max-age=60", r.header.Get("Cache-Control"))
+	etag := r.header.Get("ETag")
+	require.NotEmpty(t, etag)
+	require.Equal(t, http.StatusNotModified, b.do(t, http.MethodGet, "/v1/stores/arena", "", nil, "If-None-Match", etag).status)
+	requireProblem(t, b.do(t, http.MethodGet, "/v1/stores/nobody", "", nil), 404, "NOT_FOUND")
+
+	now := time.Now()
+	draft := b.createProduct(t, key, map[string]any{"name": "Draft", "publication": "DRAFT"})
+	upcoming := b.createProduct(t, key, map[string]any{"name": "Upcoming", "onSaleAt": now.Add(time.Hour)})
+	onSale := b.createProduct(t, key, map[string]any{"name": "On sale", "description": "Doors at 8", "imageUrl": "https://cdn.example/a.jpg"})
+	soldOut := b.createProduct(t, key, map[string]any{"name": "Sold out", "capacity": 1})
+	closed := b.createProduct(t, key, map[string]any{"name": "Closed"})
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodPatch, "/v1/products/"+closed, key, map[string]any{"publication": "CLOSED"}).status)
+	p, err := b.env.Products.Get(t.Context(), tn.ID, uuid.MustParse(soldOut))
+	require.NoError(t, err)
+	b.env.Reserve(t, p, "buyer", reservation.Params{Quantity: 1})
+	b.env.Drain(t, p, 10)
+
+	r = b.do(t, http.MethodGet, "/v1/stores/arena/products", "", nil)
+	require.Equal(t, http.StatusOK, r.status, string(r.raw))
+	require.Equal(t, "public, max-age=5", r.header.Get("Cache-Control"))
+	status := map[string]string{}
+	for _, it := range r.body["products"].([]any) {
+		m := it.(map[string]any)
+		status[m["id"].(string)] = m["saleStatus"].(string)
+		if m["id"] == onSale {
+			require.Equal(t, "Doors at 8", m["description"])
+			require.Equal(t, "https://cdn.example/a.jpg", m["imageUrl"])
+			require.EqualValues(t, 10, m["available"])
+			require.EqualValues(t, 1500, m["priceCents"])
+			require.Equal(t, false, m["waitingRoom"])
+		}
+	}
+	require.Equal(t, map[string]string{upcoming: "UPCOMING", onSale: "ON_SALE", soldOut: "SOLD_OUT", closed: "CLOSED"}, status,
+		"drafts are never listed")
+	require.NotContains(t, status, draft)
+	etag = r.header.Get("ETag")
+	require.Equal(t, http.StatusNotModified, b.do(t, http.MethodGet, "/v1/stores/arena/products", "", nil, "If-None-Match", etag).status)
+
+	// Publishing the draft puts it in the store (this process at once).
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodPatch, "/v1/products/"+draft, key, map[string]any{"publication": "PUBLISHED"}).status)
+	require.Eventually(t, func() bool {
+		r := b.do(t, http.MethodGet, "/v1/stores/arena/products", "", nil)
+		return len(r.body["products"].([]any)) == 5
+	}, 5*time.Second, 100*time.Millisecond)
+}
+
+func TestProductLifecycle(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	key, tn := b.storeTenant(t, "lifecycle")
+	buyer := buyerToken(t, tn, "alice", time.Hour)
+	path := func(id string) string { return "/v1/products/" + id }
+	patch := func(id string, body map[string]any) response { return b.do(t, http.MethodPatch, path(id), key, body) }
+
+	// A draft: the tenant sees it, buyers do not, and it cannot be reserved.
+	draft := b.createProduct(t, key, map[string]any{"publication": "DRAFT"})
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, path(draft), key, nil).status)
+	requireProblem(t, b.do(t, http.MethodGet, path(draft), buyer, nil), 404, "NOT_FOUND")
+	requireProblem(t, b.do(t, http.MethodPost, path(draft)+"/reservations", buyer, map[string]any{"quantity": 1},
+		"Idempotency-Key", "d1"), 404, "NOT_FOUND")
+	requireProblem(t, b.do(t, http.MethodGet, path(draft)+"/availability", "", nil), 404, "NOT_FOUND")
+
+	// Changes before anything is held.
+	r := patch(draft, map[string]any{"name": "Renamed", "description": "Now with words", "priceCents": 2500,
+		"onSaleAt": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+	require.Equal(t, http.StatusOK, r.status, string(r.raw))
+	require.Equal(t, "Renamed", r.body["name"])
+	require.EqualValues(t, 2500, r.body["priceCents"])
+	requireProblem(t, patch(draft, map[string]any{"onSaleAt": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)}),
+		422, "ON_SALE_IN_PAST")
+	requireProblem(t, patch(draft, map[string]any{"publication": "DRAFT"}), 422, "VALIDATION_FAILED")
+
+	// On sale, with a number held: the price and the opening are fixed.
+	live := b.createProduct(t, key, map[string]any{})
+	r = b.do(t, http.MethodPost, path(live)+"/reservations", buyer, map[string]any{"quantity": 1}, "Idempotency-Key", "l1")
+	require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
+	p, err := b.env.Products.Get(t.Context(), tn.ID, uuid.MustParse(live))
+	require.NoError(t, err)
+	b.env.Drain(t, p, 10)
+	requireProblem(t, patch(live, map[string]any{"priceCents": 1}), 409, "PRICE_LOCKED")
+	requireProblem(t, patch(live, map[string]any{"onSaleAt": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}),
+		409, "ALREADY_ON_SALE")
+	requireProblem(t, patch(live, map[string]any{"waitingRoom": map[string]any{"enabled": true, "activeShoppers": 10,
+		"shoppingSeconds": 60}}), 409, "ALREADY_ON_SALE")
+	require.Equal(t, http.StatusOK, patch(live, map[string]any{"priceCents": 1500}).status, "the same price is no change")
+
+	// A request queued before the close is rejected by the claim; new ones
+	// are refused at the door; a published product never returns to DRAFT.
+	queued := b.do(t, http.MethodPost, path(live)+"/reservations", buyer, map[string]any{"quantity": 1}, "Idempotency-Key", "l2")
+	require.Equal(t, http.StatusAccepted, queued.status, string(queued.raw))
+	r = patch(live, map[string]any{"publication": "CLOSED"})
+	require.Equal(t, http.StatusOK, r.status, string(r.raw))
+	require.Equal(t, product.Closed, r.body["publication"])
+	requireProblem(t, patch(live, map[string]any{"publication": "DRAFT"}), 422, "VALIDATION_FAILED")
+	requireProblem(t, b.do(t, http.MethodPost, path(live)+"/reservations", buyer, map[string]any{"quantity": 1},
+		"Idempotency-Key", "l3"), 409, "SALE_CLOSED")
+	b.env.Drain(t, p, 10)
+	req := b.env.Get(t, p, uuid.MustParse(queued.body["id"].(string)))
+	require.Equal(t, reservation.StatusRejected, req.Status)
+	require.Equal(t, reservation.ReasonSaleClosed, req.Reason)
+
+	// Reopened, it sells again.
+	require.Equal(t, http.StatusOK, patch(live, map[string]any{"publication": "PUBLISHED"}).status)
+	require.Equal(t, http.StatusAccepted, b.do(t, http.MethodPost, path(live)+"/reservations", buyer, map[string]any{"quantity": 1},
+		"Idempotency-Key", "l4").status)
+
+	// Another tenant's product is not found; buyers may not patch.
+	otherKey, _ := b.storeTenant(t, "other-lifecycle")
+	requireProblem(t, b.do(t, http.MethodPatch, path(live), otherKey, map[string]any{"name": "Mine"}), 404, "NOT_FOUND")
+	require.Equal(t, http.StatusUnauthorized, b.do(t, http.MethodPatch, path(live), buyer, map[string]any{"name": "Mine"}).status)
+}
+
+func TestCORS(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	key, _ := b.storeTenant(t, "cors-a")
+	otherKey, other := b.storeTenant(t, "cors-b")
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodPut, "/v1/store", key, map[string]any{"name": "A",
+		"domains": []string{"shop.a.example", "localhost:5173"}}).status)
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodPut, "/v1/store", otherKey, map[string]any{"name": "B",
+		"domains": []string{"shop.b.example"}}).status)
+	b.createProduct(t, key, map[string]any{})
+
+	get := func(path, origin, token string) response {
+		return b.do(t, http.MethodGet, path, token, nil, "Origin", origin)
+	}
+	allowed := func(r response) string { return r.header.Get("Access-Control-Allow-Origin") }
+
+	// The tenant's own store domain reads its catalog; another tenant's
+	// store, or a foreign site, does not.
+	r := get("/v1/stores/cors-a/products", "https://shop.a.example", "")
+	require.Equal(t, http.StatusOK, r.status)
+	require.Equal(t, "https://shop.a.example", allowed(r))
+	require.Contains(t, r.header.Values("Vary"), "Origin")
+	require.Contains(t, r.header.Get("Access-Control-Expose-Headers"), "ETag")
+	require.Empty(t, allowed(get("/v1/stores/cors-a/products", "https://shop.b.example", "")))
+	require.Empty(t, allowed(get("/v1/stores/cors-a/products", "https://evil.example", "")))
+	require.Empty(t, allowed(get("/v1/stores/cors-a/products", "http://shop.a.example", "")), "http only with a port")
+	require.Equal(t, "http://localhost:5173", allowed(get("/v1/stores/cors-a/products", "http://localhost:5173", "")))
+
+	// A buyer's calls are readable on the buyer's tenant's domains only.
+	buyer := buyerToken(t, other, "bob", time.Hour)
+	bProduct := b.createProduct(t, otherKey, map[string]any{})
+	r = get("/v1/products/"+bProduct, "https://shop.b.example", buyer)
+	require.Equal(t, http.StatusOK, r.status, string(r.raw))
+	require.Equal(t, "https://shop.b.example", allowed(r))
+	r = get("/v1/products/"+bProduct, "https://shop.a.example", buyer)
+	require.Equal(t, http.StatusOK, r.status)
+	require.Empty(t, allowed(r), "the browser on another tenant's store may not read it")
+	// Errors return nothing of a tenant's and are readable from any store.
+	r = get("/v1/reservations/"+uuid.NewString(), "https://shop.a.example", "")
+	require.Equal(t, http.StatusUnauthorized, r.status)
+	require.Equal(t, "https://shop.a.example", allowed(r))
+
+	// Preflights: any store domain, cached; a foreign origin gets no grant.
+	pre := func(origin string) response {
+		return b.do(t, http.MethodOptions, "/v1/reservations/"+uuid.NewString(), "", nil, "Origin", origin,
+			"Access-Control-Request-Method", "GET", "Access-Control-Request-Headers", "authorization")
+	}
+	r = pre("https://shop.b.example")
+	require.Equal(t, http.StatusNoContent, r.status)
+	require.Equal(t, "https://shop.b.example", allowed(r))
+	require.Contains(t, r.header.Get("Access-Control-Allow-Headers"), "Authorization")
+	require.Equal(t, "600", r.header.Get("Access-Control-Max-Age"))
+	r = pre("https://evil.example")
+	require.Equal(t, http.StatusNoContent, r.status)
+	require.Empty(t, allowed(r))
+	// Without an Origin nothing changes.
+	require.Empty(t, allowed(b.do(t, http.MethodGet, "/v1/stores/cors-a/products", "", nil)))
+}

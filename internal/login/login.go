@@ -1,0 +1,196 @@
+// Package login is passwordless buyer login for stores whose tenants have
+// no login of their own: a six-digit code sent by e-mail or SMS, exchanged
+// for a buyer token. It owns the login_codes and login_buyers tables.
+//
+// Codes are stored as salted hashes and compared in constant time; a code
+// dies after ten minutes, once used, or after five wrong tries; an
+// identifier has one live code at a time and at most a few sends per window.
+// Asking for a code answers the same whether or not the identifier has
+// logged in before (nothing tells who is a customer), and no code is ever
+// logged.
+package login
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/mail"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Limits of the codes.
+const (
+	CodeTTL     = 10 * time.Minute
+	MaxTries    = 5
+	SendWindow  = 10 * time.Minute
+	MaxSends    = 3 // per identifier per window
+	codeDigits  = 6
+	buyerPrefix = "login_"
+)
+
+// Errors.
+var (
+	// ErrInvalidCode covers every failed verification alike: wrong,
+	// expired, used, dead after too many tries, or never sent.
+	ErrInvalidCode = errors.New("the code is wrong or no longer valid")
+	// ErrTooManySends: the identifier asked for too many codes lately.
+	ErrTooManySends = errors.New("too many codes asked for; wait a few minutes")
+	// ErrIdentifier: neither a valid e-mail address nor a phone number.
+	ErrIdentifier = errors.New("give a valid e-mail address or a phone number in international form (+351...)")
+)
+
+// Identifier is who logs in: an e-mail address or a phone number.
+type Identifier struct {
+	Email string
+	Phone string
+}
+
+var phone = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
+
+// Normalize checks the identifier and returns its canonical key
+// ("email:…" lower-cased, or "phone:+…" without spaces).
+func (id Identifier) Normalize() (string, error) {
+	switch {
+	case id.Email != "" && id.Phone == "":
+		a, err := mail.ParseAddress(id.Email)
+		if err != nil || a.Address != strings.TrimSpace(id.Email) || len(a.Address) > 254 {
+			return "", ErrIdentifier
+		}
+		return "email:" + strings.ToLower(a.Address), nil
+	case id.Phone != "" && id.Email == "":
+		p := strings.NewReplacer(" ", "", "-", "", "(", "", ")", "").Replace(id.Phone)
+		if !phone.MatchString(p) {
+			return "", ErrIdentifier
+		}
+		return "phone:" + p, nil
+	}
+	return "", ErrIdentifier
+}
+
+// Store issues and checks codes.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// NewStore returns a Store on pool.
+func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// Issue makes a new code for the identifier, replacing any live one, and
+// returns it for sending (never for logs). ErrTooManySends past MaxSends in
+// a window.
+func (s *Store) Issue(ctx context.Context, tenantID uuid.UUID, key string) (string, error) {
+	code, err := newCode()
+	if err != nil {
+		return "", err
+	}
+	salt := make([]byte, 16)
+	if _, err := rand.Read(salt); err != nil {
+		return "", fmt.Errorf("code salt: %w", err)
+	}
+	var sends int
+	err = s.pool.QueryRow(ctx, `
+		INSERT INTO login_codes (tenant_id, identifier, salt, code_hash, expires_at)
+		VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))
+		ON CONFLICT (tenant_id, identifier) DO UPDATE SET
+		    salt = excluded.salt, code_hash = excluded.code_hash, expires_at = excluded.expires_at,
+		    tries = 0, used_at = NULL,
+		    window_start = CASE WHEN login_codes.window_start < now() - make_interval(secs => $6)
+		                        THEN now() ELSE login_codes.window_start END,
+		    sends = CASE WHEN login_codes.window_start < now() - make_interval(secs => $6)
+		                 THEN 1 ELSE login_codes.sends + 1 END
+		RETURNING sends`,
+		tenantID, key, salt, hash(salt, code), CodeTTL.Seconds(), SendWindow.Seconds()).Scan(&sends)
+	if err != nil {
+		return "", fmt.Errorf("issue login code: %w", err)
+	}
+	if sends > MaxSends {
+		// The row now holds a code nobody received: kill it too, so the
+		// limit cannot be dodged by guessing at it.
+		if _, err := s.pool.Exec(ctx, `UPDATE login_codes SET used_at = now() WHERE tenant_id = $1 AND identifier = $2`,
+			tenantID, key); err != nil {
+			return "", fmt.Errorf("refuse login code: %w", err)
+		}
+		return "", ErrTooManySends
+	}
+	return code, nil
+}
+
+// Verify checks a code and, once, returns the identifier's buyer id. Every
+// failure is ErrInvalidCode and counts a try (committed even though the
+// verification failed).
+func (s *Store) Verify(ctx context.Context, tenantID uuid.UUID, key, code string) (string, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return "", fmt.Errorf("verify login code: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	var salt, want []byte
+	var live bool
+	var tries int
+	err = tx.QueryRow(ctx, `
+		SELECT salt, code_hash, used_at IS NULL AND expires_at > now(), tries
+		FROM login_codes WHERE tenant_id = $1 AND identifier = $2 FOR UPDATE`, tenantID, key).
+		Scan(&salt, &want, &live, &tries)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Hash and compare anyway: an unknown identifier takes as long.
+		subtle.ConstantTimeCompare(hash(make([]byte, 16), code), make([]byte, sha256.Size))
+		return "", ErrInvalidCode
+	}
+	if err != nil {
+		return "", fmt.Errorf("read login code: %w", err)
+	}
+	if subtle.ConstantTimeCompare(hash(salt, code), want) != 1 || !live || tries >= MaxTries {
+		if _, err := tx.Exec(ctx, `UPDATE login_codes SET tries = tries + 1 WHERE tenant_id = $1 AND identifier = $2`,
+			tenantID, key); err != nil {
+			return "", fmt.Errorf("count login try: %w", err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return "", fmt.Errorf("count login try: %w", err)
+		}
+		return "", ErrInvalidCode
+	}
+	if _, err := tx.Exec(ctx, `UPDATE login_codes SET used_at = now() WHERE tenant_id = $1 AND identifier = $2`,
+		tenantID, key); err != nil {
+		return "", fmt.Errorf("use login code: %w", err)
+	}
+	var buyer string
+	err = tx.QueryRow(ctx, `
+		WITH ins AS (
+			INSERT INTO login_buyers (tenant_id, identifier, buyer_id) VALUES ($1, $2, $3)
+			ON CONFLICT (tenant_id, identifier) DO NOTHING RETURNING buyer_id)
+		SELECT buyer_id FROM ins
+		UNION ALL SELECT buyer_id FROM login_buyers WHERE tenant_id = $1 AND identifier = $2
+		LIMIT 1`, tenantID, key, buyerPrefix+uuid.NewString()).Scan(&buyer)
+	if err != nil {
+		return "", fmt.Errorf("buyer of login: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return "", fmt.Errorf("verify login code: %w", err)
+	}
+	return buyer, nil
+}
+
+func hash(salt []byte, code string) []byte {
+	h := sha256.New()
+	h.Write(salt)
+	h.Write([]byte(code))
+	return h.Sum(nil)
+}
+
+func newCode() (string, error) {
+	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000))
+	if err != nil {
+		return "", fmt.Errorf("login code: %w", err)
+	}
+	return fmt.Sprintf("%0*d", codeDigits, n.Int64()), nil
+}

@@ -1,0 +1,178 @@
+package product
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"boxoffice/internal/db"
+	"boxoffice/internal/inventory"
+	"boxoffice/internal/waitingroom"
+)
+
+// Errors of a product change, each a rule a box office keeps.
+var (
+	// ErrPublication: an unknown publication, or a published or closed
+	// product sent back to DRAFT.
+	ErrPublication = errors.New("invalid publication: a product is created DRAFT or PUBLISHED, and never goes back to DRAFT")
+	// ErrPriceLocked: the price cannot change once a number is held or sold.
+	ErrPriceLocked = errors.New("the price cannot change once a number is held or sold")
+	// ErrOnSaleInPast: the on-sale time cannot move into the past.
+	ErrOnSaleInPast = errors.New("the on-sale time cannot move into the past")
+)
+
+// ErrAlreadyOnSale is returned when moving the on-sale time, or changing
+// the waiting room, of a product that is already on sale.
+var ErrAlreadyOnSale = errors.New("product already on sale")
+
+// Update is a change to a product; nil fields stay as they are.
+type Update struct {
+	Name        *string
+	Description *string
+	ImageURL    *string
+	PriceCents  *int64
+	OnSaleAt    *time.Time
+	// WaitingRoom turns the room on (Enabled), changes its settings, or
+	// turns it off; before the sale opens only.
+	WaitingRoom *waitingroom.Settings
+	Publication *string
+}
+
+// Update applies a tenant admin's change in one transaction, by the rules:
+// no price change once a number is held or sold; the on-sale time and the
+// waiting room move only before the sale opens, and the on-sale time never
+// into the past; a product never goes back to DRAFT. CLOSED stops new
+// reservations (the claim rejects what is queued); PUBLISHED reopens.
+func (s *Store) Update(ctx context.Context, tenantID, id uuid.UUID, u Update) (*Product, error) {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		cur, err := scanProduct(tx.QueryRow(ctx, selectProduct+` WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, id, tenantID))
+		if err != nil {
+			return fmt.Errorf("product %s: %w", id, db.NotFound(err))
+		}
+		var now time.Time
+		if err := tx.QueryRow(ctx, `SELECT now()`).Scan(&now); err != nil {
+			return err
+		}
+		onSale := cur.Publication == Published && !cur.OnSaleAt.After(now)
+		if u.Publication != nil && *u.Publication != cur.Publication && *u.Publication != Published && *u.Publication != Closed {
+			return ErrPublication
+		}
+		if u.PriceCents != nil && *u.PriceCents != cur.PriceCents {
+			taken, err := inventory.Taken(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			if taken > 0 {
+				return ErrPriceLocked
+			}
+		}
+		if u.OnSaleAt != nil && !u.OnSaleAt.Equal(cur.OnSaleAt) {
+			if onSale {
+				return ErrAlreadyOnSale
+			}
+			if u.OnSaleAt.Before(now) {
+				return ErrOnSaleInPast
+			}
+		}
+		var room []byte
+		if u.WaitingRoom != nil {
+			if onSale {
+				return ErrAlreadyOnSale
+			}
+			if room, err = s.changeRoom(ctx, tx, cur, *u.WaitingRoom, u.OnSaleAt); err != nil {
+				return err
+			}
+		}
+		_, err = tx.Exec(ctx, `
+			UPDATE products SET name = coalesce($2, name), description = coalesce($3, description),
+			       image_url = coalesce($4, image_url), price_cents = coalesce($5, price_cents),
+			       on_sale_at = coalesce($6, on_sale_at), publication = coalesce($7, publication),
+			       waiting_room = CASE WHEN $8 THEN $9::jsonb ELSE waiting_room END
+			WHERE id = $1`,
+			id, u.Name, u.Description, u.ImageURL, u.PriceCents, u.OnSaleAt, u.Publication, u.WaitingRoom != nil, room)
+		if err != nil {
+			return fmt.Errorf("update product %s: %w", id, err)
+		}
+		if u.OnSaleAt != nil && u.WaitingRoom == nil && cur.WaitingRoom != nil {
+			return waitingroom.Reschedule(ctx, tx, id, *u.OnSaleAt)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Get(ctx, tenantID, id)
+}
+
+// ErrSeated is returned when giving a seat map to a numbered product.
+var ErrSeated = errors.New("only seated products have a seat map")
+
+// SetLayout replaces a seated product's seat map (with its price levels)
+// until the first number is held: it must cover the same capacity.
+func (s *Store) SetLayout(ctx context.Context, tenantID, id uuid.UUID, l *Layout) (*Product, error) {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		cur, err := scanProduct(tx.QueryRow(ctx, selectProduct+` WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, id, tenantID))
+		if err != nil {
+			return fmt.Errorf("product %s: %w", id, db.NotFound(err))
+		}
+		if cur.Kind != KindSeated {
+			return ErrSeated
+		}
+		if err := l.Validate(cur.Capacity); err != nil {
+			return err
+		}
+		taken, err := inventory.Taken(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if taken > 0 {
+			return ErrLayoutLocked
+		}
+		b, err := json.Marshal(l)
+		if err != nil {
+			return fmt.Errorf("encode layout: %w", err)
+		}
+		_, err = tx.Exec(ctx, `UPDATE products SET layout = $2, layout_version = layout_version + 1 WHERE id = $1`, id, b)
+		if err != nil {
+			return fmt.Errorf("set layout of %s: %w", id, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Get(ctx, tenantID, id)
+}
+
+// ErrLayoutLocked is returned when replacing the seat map once a number is
+// held or sold.
+var ErrLayoutLocked = errors.New("the seat map cannot change once a number is held or sold")
+
+// changeRoom turns a product's room on, changes it or turns it off, and
+// returns the product's new waiting_room column (nil: off).
+func (s *Store) changeRoom(ctx context.Context, tx pgx.Tx, cur *Product, settings waitingroom.Settings, onSaleAt *time.Time) ([]byte, error) {
+	opens := cur.OnSaleAt
+	if onSaleAt != nil {
+		opens = *onSaleAt
+	}
+	switch {
+	case !settings.Enabled && cur.WaitingRoom == nil:
+		return nil, nil
+	case !settings.Enabled:
+		return nil, waitingroom.Remove(ctx, tx, cur.ID)
+	}
+	room, err := json.Marshal(settings)
+	if err != nil {
+		return nil, fmt.Errorf("encode waiting room: %w", err)
+	}
+	if cur.WaitingRoom == nil {
+		return room, waitingroom.Create(ctx, tx, waitingroom.Room{ProductID: cur.ID, TenantID: cur.TenantID,
+			OpensAt: opens, PerBuyerLimit: cur.PerBuyerLimit, Settings: settings})
+	}
+	return room, waitingroom.Configure(ctx, tx, cur.ID, settings, opens)
+}

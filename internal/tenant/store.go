@@ -1,0 +1,154 @@
+package tenant
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"boxoffice/internal/db"
+)
+
+// Profile is what a tenant's store shows of it, to anyone.
+type Profile struct {
+	Slug    string            `json:"slug"`
+	Name    string            `json:"name"`
+	Theme   map[string]string `json:"theme" doc:"Branding: colours (primary, accent, background, text) and logoUrl"`
+	Domains []string          `json:"domains" doc:"The hosts the store is served on; browsers on them may call the API"`
+}
+
+// StoreSettings is what a tenant admin sets about the store.
+type StoreSettings struct {
+	Name    string
+	Theme   map[string]string
+	Domains []string
+}
+
+// ErrDomainTaken is returned when another tenant already serves its store on
+// one of the domains.
+var ErrDomainTaken = errors.New("a store domain is already another tenant's")
+
+// ErrInvalidStore is returned for a theme or domain the store cannot use.
+var ErrInvalidStore = errors.New("invalid store settings")
+
+// themeKeys are the theme entries a store understands.
+var themeKeys = map[string]*regexp.Regexp{
+	"primary":    colour,
+	"accent":     colour,
+	"background": colour,
+	"text":       colour,
+	"logoUrl":    regexp.MustCompile(`^https://[^\s"'<>]{1,500}$`),
+}
+
+var colour = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
+
+// hostname is a DNS name, optionally with a port (local development).
+var hostname = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:[0-9]{1,5})?$`)
+
+// validate checks theme entries and domains, and lowercases the domains.
+func (p *StoreSettings) validate() error {
+	for k, v := range p.Theme {
+		re, ok := themeKeys[k]
+		if !ok {
+			return fmt.Errorf("%w: unknown theme entry %q (known: primary, accent, background, text, logoUrl)", ErrInvalidStore, k)
+		}
+		if !re.MatchString(v) {
+			return fmt.Errorf("%w: theme %s %q (colours are #rrggbb; logoUrl is an https URL)", ErrInvalidStore, k, v)
+		}
+	}
+	seen := map[string]bool{}
+	out := p.Domains[:0]
+	for _, d := range p.Domains {
+		d = strings.ToLower(strings.TrimSpace(d))
+		if !hostname.MatchString(d) {
+			return fmt.Errorf("%w: domain %q is not a host name", ErrInvalidStore, d)
+		}
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	p.Domains = out
+	return nil
+}
+
+// SetStore replaces a tenant's store name, theme and domains. A domain
+// belongs to one tenant: the stores are served by host, and browsers on a
+// domain may call the API for that tenant only.
+func (s *Store) SetStore(ctx context.Context, tenantID uuid.UUID, p StoreSettings) (*Profile, error) {
+	if p.Theme == nil {
+		p.Theme = map[string]string{}
+	}
+	if p.Domains == nil {
+		p.Domains = []string{}
+	}
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	theme, err := json.Marshal(p.Theme)
+	if err != nil {
+		return nil, fmt.Errorf("encode theme: %w", err)
+	}
+	var out Profile
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// One domain change at a time, so two tenants cannot both take a
+		// domain between the check and the write.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('boxoffice.store_domains'))`); err != nil {
+			return fmt.Errorf("lock store domains: %w", err)
+		}
+		var taken bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tenants WHERE id <> $1 AND domains && $2)`,
+			tenantID, p.Domains).Scan(&taken); err != nil {
+			return fmt.Errorf("check store domains: %w", err)
+		}
+		if taken {
+			return ErrDomainTaken
+		}
+		err := tx.QueryRow(ctx, `
+			UPDATE tenants SET name = $2, theme = $3, domains = $4 WHERE id = $1
+			RETURNING slug, name, theme, domains`, tenantID, p.Name, theme, p.Domains).
+			Scan(&out.Slug, &out.Name, &out.Theme, &out.Domains)
+		if err != nil {
+			return fmt.Errorf("set store of %s: %w", tenantID, db.NotFound(err))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// StoreProfile returns the public profile of the tenant with the slug, and
+// its id (db.ErrNotFound when there is none).
+func (s *Store) StoreProfile(ctx context.Context, slug string) (uuid.UUID, *Profile, error) {
+	var id uuid.UUID
+	var p Profile
+	err := s.pool.QueryRow(ctx, `SELECT id, slug, name, theme, domains FROM tenants WHERE slug = $1`, slug).
+		Scan(&id, &p.Slug, &p.Name, &p.Theme, &p.Domains)
+	if err != nil {
+		return uuid.Nil, nil, fmt.Errorf("store %q: %w", slug, db.NotFound(err))
+	}
+	return id, &p, nil
+}
+
+// Domains returns every tenant's store domains, by tenant: what the API's
+// CORS check allows.
+func (s *Store) Domains(ctx context.Context) (map[string]uuid.UUID, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, unnest(domains) FROM tenants`)
+	if err != nil {
+		return nil, fmt.Errorf("store domains: %w", err)
+	}
+	out := map[string]uuid.UUID{}
+	var id uuid.UUID
+	var domain string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &domain}, func() error { out[domain] = id; return nil }); err != nil {
+		return nil, fmt.Errorf("store domains: %w", err)
+	}
+	return out, nil
+}
