@@ -28,7 +28,7 @@ import (
 	"boxoffice/internal/dbtest"
 )
 
-const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|room|accept|million|onsale|faults|all [flags]
+const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|room|accept|million|onsale|stream|faults|all [flags]
 
   claim       drain queued requests: River batched vs batch size 1, and through SQS
   sqs-accept  accept with the SQS backend: SendMessageBatch vs one SendMessage per request
@@ -37,6 +37,7 @@ const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|room|accept
   accept      POST reservations over HTTP at 16/64/256 connections: micro-batched vs one transaction each
   million     a 1,000,000-number raffle: memory, availability reads cached and uncached, random claims
   onsale      the stadium on-sale end to end (waiting room, reservations, payments), oversold checked in the database
+  stream      live availability (server-sent events) to 10,000 subscribers of one product on one process: commit-to-delta delay, memory, queries
   faults      resume times after SIGKILLs of a claim worker, an SQS consumer and a payment worker (real processes, own PostgreSQL)
   all         all of them (what make bench runs)
 `
@@ -53,7 +54,10 @@ func runBench(ctx context.Context, args []string) error {
 		return nil
 	}
 	scenario := args[0]
-	if scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "room" && scenario != "accept" && scenario != "million" && scenario != "onsale" && scenario != "faults" && scenario != "all" {
+	if scenario == "stream-client" {
+		return runStreamClient(args[1:])
+	}
+	if scenario != "stream" && scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "room" && scenario != "accept" && scenario != "million" && scenario != "onsale" && scenario != "faults" && scenario != "all" {
 		return errors.New(benchUsage)
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -85,6 +89,9 @@ func runBench(ctx context.Context, args []string) error {
 	fs.IntVar(&oc.ActiveShoppers, "onsale-l", 1000, "onsale: waiting room L")
 	fs.IntVar(&oc.ShoppingSecs, "onsale-w", 5, "onsale: waiting room W (seconds)")
 	fs.IntVar(&oc.PaymentWorkers, "onsale-payment-workers", 500, "onsale: provider calls in flight at most")
+	sc := bench.StreamConfig{Baseline: 100, Commits: 20}
+	fs.IntVar(&sc.Subscribers, "stream-subscribers", 10_000, "stream: subscribers of one product (opened by a client process)")
+	fs.DurationVar(&sc.Every, "stream-every", 500*time.Millisecond, "stream: time between claim commits")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -184,6 +191,14 @@ func runBench(ctx context.Context, args []string) error {
 		figures["room"] = map[string]any{"config": rc, "result": res}
 	}
 
+	if scenario == "stream" || scenario == "all" {
+		res, err := bench.Stream(ctx, pool, sc, out)
+		if err != nil {
+			return err
+		}
+		figures["stream"] = map[string]any{"config": sc, "result": res}
+	}
+
 	if scenario == "faults" || scenario == "all" {
 		res, err := bench.Faults(out)
 		if err != nil {
@@ -233,4 +248,17 @@ func benchSchema(ctx context.Context, maxConns int) (*pgxpool.Pool, func(), erro
 		_ = s.Drop(context.WithoutCancel(ctx))
 	}
 	return s.Pool, cleanup, nil
+}
+
+// runStreamClient is the stream benchmark's client process (not for people:
+// the stream scenario starts it).
+func runStreamClient(args []string) error {
+	fs := flag.NewFlagSet("stream-client", flag.ContinueOnError)
+	addr := fs.String("addr", "", "API address")
+	path := fs.String("path", "", "stream path")
+	n := fs.Int("n", 1, "subscribers")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	return bench.StreamClient(*addr, *path, *n, os.Stdin, os.Stdout)
 }

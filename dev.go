@@ -150,6 +150,15 @@ Try:
     -H "Authorization: Bearer %[6]s" -H "Idempotency-Key: $(date +%%s%%N)" \
     -H "Content-Type: application/json" -d '{"quantity":2}'
 
+Store API (public, for the demo tenant's store):
+  curl -s %[1]s/v1/stores/demo/products
+  curl -s %[1]s/v1/products/%[7]s/layout
+  curl -sN %[1]s/v1/products/%[7]s/availability/stream
+  curl -s -X POST %[1]s/v1/stores/demo/login -H "Content-Type: application/json" -d '{"email":"you@example.com"}'
+    (the six-digit code lands in the dev inbox; SMS codes too, for {"phone":"+351912345678"})
+  curl -s -X POST %[1]s/v1/stores/demo/login/verify -H "Content-Type: application/json" \
+    -d '{"email":"you@example.com","code":"123456"}'
+
 `, base, cfg.AdminKey, demo.tenantID, demo.apiKey, demo.secret, demo.buyerToken,
 		demo.stadium.ID, demo.stadium.Capacity, demo.raffle.ID, demo.raffle.Capacity, queues,
 		cfg.PaymentProviderURL, inboxURL, cfg.MetricsAddr)

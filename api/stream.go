@@ -19,6 +19,9 @@ import (
 // heartbeat keeps idle streams (and the proxies between) open.
 const heartbeat = 15 * time.Second
 
+// streamWriteTimeout bounds one write to a stream's connection.
+const streamWriteTimeout = 30 * time.Second
+
 // availabilityStream serves GET /v1/products/{id}/availability/stream as
 // server-sent events: a snapshot, then a delta whenever numbers are taken or
 // freed (at most one a second). It is a plain Fiber handler because huma's
@@ -73,11 +76,20 @@ func (s *Server) availabilityStream(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set("X-Accel-Buffering", "no") // proxies must not hold events back
 	stopping := s.stopping
+	// fasthttp gives a response one write deadline (the server's
+	// WriteTimeout) for all of it; a stream lives longer, so each write
+	// gets its own, which also ends a stream to a client that stopped
+	// reading.
+	conn := c.Context().Conn()
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer sub.Close()
+		flush := func() bool {
+			_ = conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+			return w.Flush() == nil
+		}
 		// A dropped or ended stream is reopened by the browser after this
 		// long, with Last-Event-ID.
-		if _, err := w.WriteString("retry: 2000\n\n"); err != nil || w.Flush() != nil {
+		if _, err := w.WriteString("retry: 2000\n\n"); err != nil || !flush() {
 			return
 		}
 		tick := time.NewTicker(heartbeat)
@@ -89,12 +101,12 @@ func (s *Server) availabilityStream(c *fiber.Ctx) error {
 					return // too slow: dropped; the browser reconnects
 				}
 				fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Version, ev.Name, ev.Data)
-				if w.Flush() != nil {
+				if !flush() {
 					return
 				}
 				s.Metrics.LiveLag(time.Since(ev.Read))
 			case <-tick.C:
-				if _, err := w.WriteString(": ping\n\n"); err != nil || w.Flush() != nil {
+				if _, err := w.WriteString(": ping\n\n"); err != nil || !flush() {
 					return
 				}
 			case <-stopping:
