@@ -26,23 +26,24 @@ const (
 
 // StoreProduct is a product as a store lists it.
 type StoreProduct struct {
-	ID            uuid.UUID `json:"id"`
-	Slug          string    `json:"slug"`
-	Name          string    `json:"name"`
-	Description   string    `json:"description"`
-	ImageURL      string    `json:"imageUrl"`
-	Kind          string    `json:"kind" enum:"seated,numbered"`
-	Capacity      int       `json:"capacity"`
-	Available     int       `json:"available"`
-	Held          int       `json:"held"`
-	Sold          int       `json:"sold"`
-	PriceCents    int64     `json:"priceCents"`
-	Currency      string    `json:"currency"`
-	OnSaleAt      time.Time `json:"onSaleAt"`
-	PerBuyerLimit int       `json:"perBuyerLimit"`
-	HoldSeconds   int       `json:"holdSeconds"`
-	WaitingRoom   bool      `json:"waitingRoom" doc:"Buyers join the waiting room first"`
-	SaleStatus    string    `json:"saleStatus" enum:"UPCOMING,ON_SALE,SOLD_OUT,CLOSED"`
+	ID            uuid.UUID            `json:"id"`
+	Slug          string               `json:"slug"`
+	Name          string               `json:"name"`
+	Description   string               `json:"description"`
+	ImageURL      string               `json:"imageUrl"`
+	Kind          string               `json:"kind" enum:"seated,numbered"`
+	Capacity      int                  `json:"capacity"`
+	Available     int                  `json:"available"`
+	Held          int                  `json:"held"`
+	Sold          int                  `json:"sold"`
+	PriceCents    int64                `json:"priceCents" doc:"Price of numbers without a price level"`
+	PriceLevels   []product.PriceLevel `json:"priceLevels" doc:"Seated products' price levels (see GET /layout for which seat is which)"`
+	Currency      string               `json:"currency"`
+	OnSaleAt      time.Time            `json:"onSaleAt"`
+	PerBuyerLimit int                  `json:"perBuyerLimit"`
+	HoldSeconds   int                  `json:"holdSeconds"`
+	WaitingRoom   bool                 `json:"waitingRoom" doc:"Buyers join the waiting room first"`
+	SaleStatus    string               `json:"saleStatus" enum:"UPCOMING,ON_SALE,SOLD_OUT,CLOSED"`
 }
 
 // StoreCatalog is a store's product list.
@@ -100,7 +101,11 @@ func (s *Server) loadCatalog(ctx context.Context, slug string) (*catalogView, er
 	out := &StoreCatalog{Products: make([]StoreProduct, len(list))}
 	for i, p := range list {
 		c := counts[p.ID]
-		out.Products[i] = StoreProduct{ID: p.ID, Slug: p.Slug, Name: p.Name, Description: p.Description, ImageURL: p.ImageURL,
+		levels := []product.PriceLevel{}
+		if p.Layout != nil && p.Layout.PriceLevels != nil {
+			levels = p.Layout.PriceLevels
+		}
+		out.Products[i] = StoreProduct{PriceLevels: levels, ID: p.ID, Slug: p.Slug, Name: p.Name, Description: p.Description, ImageURL: p.ImageURL,
 			Kind: p.Kind, Capacity: p.Capacity, Available: c.Available, Held: c.Held, Sold: c.Sold,
 			PriceCents: p.PriceCents, Currency: p.Currency, OnSaleAt: p.OnSaleAt, PerBuyerLimit: p.PerBuyerLimit,
 			HoldSeconds: p.HoldSeconds, WaitingRoom: p.WaitingRoom != nil, SaleStatus: saleStatus(p, c.Available, now)}

@@ -85,6 +85,7 @@ func TestStoreCatalog(t *testing.T) {
 			require.Equal(t, "https://cdn.example/a.jpg", m["imageUrl"])
 			require.EqualValues(t, 10, m["available"])
 			require.EqualValues(t, 1500, m["priceCents"])
+			require.Equal(t, []any{}, m["priceLevels"])
 			require.Equal(t, false, m["waitingRoom"])
 		}
 	}
