@@ -27,6 +27,7 @@ test: ## bring up PostgreSQL and run every test with the race detector, then the
 	@base=$$($(PG)) && \
 	  export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$base/boxoffice_test?sslmode=disable}" && \
 	  export BOXOFFICE_PG_BIN="$${BOXOFFICE_PG_BIN:-$$($(PG) bin)}" && \
+	  export BOXOFFICE_CHROMIUM="$$(infra/dev/chromium.sh)" && \
 	  go test -race -count=1 -timeout 15m $$(go list ./... | grep -v '/internal/faults$$') && \
 	  go test -count=1 -p 1 -timeout 10m $(FAULTS)/...
 

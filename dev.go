@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sivchari/kumo"
@@ -30,6 +32,7 @@ import (
 	"boxoffice/internal/product"
 	"boxoffice/internal/pspsim"
 	"boxoffice/internal/sqsqueue"
+	"boxoffice/internal/storefront"
 	"boxoffice/internal/tenant"
 )
 
@@ -104,6 +107,29 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 	if err != nil {
 		return fmt.Errorf("seed demo data: %w", err)
 	}
+	// Stores: an S3-compatible server in this process unless S3_ENDPOINT
+	// names one; the demo tenant's store is published, and every published
+	// store is served by the API at /s/{slug}/ and on its domains.
+	if cfg.S3Endpoint == "" {
+		endpoint, stop, err := startS3(ctx)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		cfg.S3Endpoint = endpoint
+	}
+	client, err := storefront.NewS3(ctx, cfg.S3Endpoint, cfg.SQSRegion)
+	if err != nil {
+		return err
+	}
+	bucket := storefront.Bucket{Client: client, Name: cfg.StoreBucket}
+	if err := bucket.Ensure(ctx); err != nil {
+		return err
+	}
+	if err := storefront.PublishTenant(ctx, a.Tenants, bucket, "demo", cfg.StoreAPIURL); err != nil {
+		return fmt.Errorf("publish the demo store: %w", err)
+	}
+	a.Stores = &storefront.Server{Bucket: bucket, SlugOfHost: storefront.HostSlugs(a.Tenants)}
 	ln, err := listen(cfg.Addr)
 	if err != nil {
 		return err
@@ -127,6 +153,8 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 	}
 	fmt.Printf(`
 BoxOffice dev is up.
+
+  Store          %[1]s/s/demo/     (the demo tenant's store: open it and buy a ticket)
 
   API            %[1]s
   API docs       %[1]s/docs        (OpenAPI: %[1]s/openapi.json)
@@ -174,6 +202,18 @@ func randomToken() string {
 	buf := make([]byte, 24)
 	_, _ = rand.Read(buf)
 	return base64.RawURLEncoding.EncodeToString(buf)
+}
+
+// startS3 runs an S3-compatible server (gofakes3, in memory) in this
+// process on a loopback port.
+func startS3(ctx context.Context) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("s3 server: %w", err)
+	}
+	srv := &http.Server{Handler: gofakes3.New(s3mem.New()).Server(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = srv.Shutdown(context.WithoutCancel(ctx)) }, nil
 }
 
 // startPaymentSimulator runs the payment provider simulator in this process

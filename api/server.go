@@ -17,6 +17,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/google/uuid"
@@ -59,6 +60,11 @@ type Deps struct {
 	Login  *login.Store
 	Mailer *mail.Sender
 	SMS    sms.Sender
+	// Stores, when set, serves published stores at /s/{slug}/ and on their
+	// domains (`boxoffice dev`; in production a CDN does); StoreOfHost tells
+	// whether a host is a store's.
+	Stores      http.Handler
+	StoreOfHost func(ctx context.Context, host string) string
 	// DevOrigins lets pages on http://localhost and http://127.0.0.1 (any
 	// port) call the API from a browser: `boxoffice dev` only.
 	DevOrigins bool
@@ -182,6 +188,17 @@ func New(d Deps) *Server {
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
 	s.app.Get("/readyz", s.readyz)
 	s.routes()
+	if d.Stores != nil {
+		stores := adaptor.HTTPHandler(d.Stores)
+		s.app.All("/s/*", stores)
+		// Anything else on a store's own domain is the store.
+		s.app.Use(func(c *fiber.Ctx) error {
+			if d.StoreOfHost == nil || d.StoreOfHost(c.UserContext(), string(c.Request().Host())) == "" {
+				return c.Next()
+			}
+			return stores(c)
+		})
+	}
 	return s
 }
 

@@ -9,3 +9,9 @@ import "embed"
 //
 //go:embed docs
 var Docs embed.FS
+
+// Store is a tenant's store: the page template, its ES module, styles and
+// translated strings, which internal/storefront renders into a static site.
+//
+//go:embed store
+var Store embed.FS

@@ -32,6 +32,7 @@ import (
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/sms"
 	"boxoffice/internal/sqsqueue"
+	"boxoffice/internal/storefront"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/ticket"
 	"boxoffice/internal/waitingroom"
@@ -81,6 +82,10 @@ type App struct {
 	Consumer  *workers.SQSConsumer // Work only
 	SQSOps    *sqsqueue.Ops
 	Events    *sqsqueue.Events // the outbox's SQS events queue, when configured
+
+	// Stores, when set (dev), is served by the API: published stores by
+	// path and by their domains.
+	Stores *storefront.Server
 }
 
 // New builds the services on pool (the caller's, which it closes after the
@@ -222,7 +227,7 @@ func (a *App) API() *api.Server {
 		texts = sms.ToMail{Mail: mailer}
 	}
 	return api.New(api.Deps{
-		Login: login.NewStore(a.Pool), Mailer: mailer, SMS: texts,
+		Login: login.NewStore(a.Pool), Mailer: mailer, SMS: texts, Stores: a.storesHandler(), StoreOfHost: a.storeOfHost(),
 		Pool: a.Pool, Tenants: a.Tenants, Products: a.Products, Reservations: a.Reservations,
 		Metrics: a.Metrics, Logger: a.Logger, AdminKey: cfg.AdminKey, DevOrigins: cfg.DevOrigins, Ready: a.Ready,
 		River: a.River, Reporter: a.Reporter, DLQ: a.SQSOps,
@@ -334,4 +339,18 @@ func (a *App) ServeMetrics(ctx context.Context, ln net.Listener) error {
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutCtx)
+}
+
+func (a *App) storesHandler() http.Handler {
+	if a.Stores == nil {
+		return nil
+	}
+	return a.Stores
+}
+
+func (a *App) storeOfHost() func(context.Context, string) string {
+	if a.Stores == nil {
+		return nil
+	}
+	return a.Stores.SlugOfHost
 }

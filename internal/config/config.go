@@ -176,6 +176,15 @@ type Config struct {
 	// LogLevel is debug, info, warn or error. BOXOFFICE_LOG_LEVEL; default info.
 	LogLevel string
 
+	// StoreBucket is the S3 bucket stores are published to, each tenant's
+	// under its slug. STORE_BUCKET; default boxoffice-stores.
+	StoreBucket string
+	// S3Endpoint overrides S3's address (an S3-compatible server). S3_ENDPOINT.
+	S3Endpoint string
+	// StoreAPIURL is the API address built into stores (they call it from
+	// shoppers' browsers). STORE_API_URL; default none: the store's own
+	// origin, as `dev` serves both.
+	StoreAPIURL string
 	// DevOrigins lets pages on http://localhost and http://127.0.0.1 call
 	// the API from a browser (CORS). Set by `dev`; no variable.
 	DevOrigins bool
@@ -226,6 +235,10 @@ func webhookSecrets(getenv func(string) string) []string {
 	}
 	return out
 }
+
+// ChromiumPath is the browser the store's browser tests drive
+// (BOXOFFICE_CHROMIUM, set by `make test`), or "" to look for one.
+func ChromiumPath() string { return os.Getenv("BOXOFFICE_CHROMIUM") }
 
 // PostgresBinDir is where the fault harness finds PostgreSQL's server
 // binaries (BOXOFFICE_PG_BIN, set by `make test`), or "" to search for them.
@@ -288,6 +301,9 @@ func load(getenv func(string) string) (*Config, error) {
 		SMTPAddr:           getenv("SMTP_ADDR"),
 		MailFrom:           env("MAIL_FROM", "tickets@boxoffice.local"),
 		SMSProvider:        getenv("SMS_PROVIDER"),
+		StoreBucket:        env("STORE_BUCKET", "boxoffice-stores"),
+		S3Endpoint:         getenv("S3_ENDPOINT"),
+		StoreAPIURL:        strings.TrimSuffix(getenv("STORE_API_URL"), "/"),
 		TwilioAccountSID:   getenv("TWILIO_ACCOUNT_SID"),
 		TwilioAuthToken:    getenv("TWILIO_AUTH_TOKEN"),
 		TwilioFrom:         getenv("TWILIO_FROM"),

@@ -43,6 +43,7 @@ var themeKeys = map[string]*regexp.Regexp{
 	"background": colour,
 	"text":       colour,
 	"logoUrl":    regexp.MustCompile(`^https://[^\s"'<>]{1,500}$`),
+	"font":       regexp.MustCompile(`^(system|serif|humanist|mono)$`),
 }
 
 var colour = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
@@ -55,10 +56,10 @@ func (p *StoreSettings) validate() error {
 	for k, v := range p.Theme {
 		re, ok := themeKeys[k]
 		if !ok {
-			return fmt.Errorf("%w: unknown theme entry %q (known: primary, accent, background, text, logoUrl)", ErrInvalidStore, k)
+			return fmt.Errorf("%w: unknown theme entry %q (known: primary, accent, background, text, logoUrl, font)", ErrInvalidStore, k)
 		}
 		if !re.MatchString(v) {
-			return fmt.Errorf("%w: theme %s %q (colours are #rrggbb; logoUrl is an https URL)", ErrInvalidStore, k, v)
+			return fmt.Errorf("%w: theme %s %q (colours are #rrggbb; logoUrl is an https URL; font is system, serif, humanist or mono)", ErrInvalidStore, k, v)
 		}
 	}
 	seen := map[string]bool{}
@@ -148,6 +149,21 @@ func (s *Store) Domains(ctx context.Context) (map[string]uuid.UUID, error) {
 	var id uuid.UUID
 	var domain string
 	if _, err := pgx.ForEachRow(rows, []any{&id, &domain}, func() error { out[domain] = id; return nil }); err != nil {
+		return nil, fmt.Errorf("store domains: %w", err)
+	}
+	return out, nil
+}
+
+// SlugsByDomain maps every store domain to its tenant's slug: how stores
+// are found by the host they are asked for.
+func (s *Store) SlugsByDomain(ctx context.Context) (map[string]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT slug, unnest(domains) FROM tenants`)
+	if err != nil {
+		return nil, fmt.Errorf("store domains: %w", err)
+	}
+	out := map[string]string{}
+	var slug, domain string
+	if _, err := pgx.ForEachRow(rows, []any{&slug, &domain}, func() error { out[domain] = slug; return nil }); err != nil {
 		return nil, fmt.Errorf("store domains: %w", err)
 	}
 	return out, nil

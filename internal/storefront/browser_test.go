@@ -1,0 +1,282 @@
+package storefront_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/api"
+	"boxoffice/internal/config"
+	"boxoffice/internal/login"
+	"boxoffice/internal/mail"
+	"boxoffice/internal/payment"
+	"boxoffice/internal/product"
+	"boxoffice/internal/pspsim"
+	"boxoffice/internal/storefront"
+	"boxoffice/internal/tenant"
+	"boxoffice/internal/testfix"
+)
+
+const webhookSecret = "whsec_browser"
+
+// world is a deployment for a shopper: the API with workers and payments,
+// the stores published to an S3 server and served by the API, mail caught.
+type world struct {
+	env    *testfix.Env
+	base   string // the API and stores, on a real loopback port
+	sink   *mail.Sink
+	bucket storefront.Bucket
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	return newWorldWith(t, testfix.Options{Work: true})
+}
+
+func newWorldWith(t *testing.T, o testfix.Options) *world {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	base := "http://" + ln.Addr().String()
+	sim := pspsim.New(pspsim.Config{WebhookURL: base + "/v1/webhooks/payments/sim", WebhookSecret: webhookSecret,
+		Latency: 50 * time.Millisecond})
+	simSrv := httptest.NewServer(sim.Handler())
+	o.Provider = payment.NewSim(simSrv.URL, 5*time.Second)
+	env := testfix.New(t, o)
+	sink, err := mail.NewSink("127.0.0.1:0", env.Logger)
+	require.NoError(t, err)
+	mailer := &mail.Sender{Addr: sink.Addr(), From: "tickets@boxoffice.test"}
+	env.Checkout.SetMailer(mailer)
+
+	s3srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
+	client, err := storefront.NewS3(context.Background(), s3srv.URL, "us-east-1")
+	require.NoError(t, err)
+	bucket := storefront.Bucket{Client: client, Name: "stores"}
+	require.NoError(t, bucket.Ensure(context.Background()))
+	stores := &storefront.Server{Bucket: bucket, SlugOfHost: storefront.HostSlugs(env.Tenants)}
+
+	srv := api.New(api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products,
+		Reservations: env.Service, Logger: env.Logger, River: env.River, Checkout: env.Checkout,
+		WebhookSecrets: []string{webhookSecret}, WaitingRoom: env.Rooms, Login: login.NewStore(env.Schema.Pool),
+		Mailer: mailer, Stores: stores, StoreOfHost: stores.SlugOfHost})
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, srv.Start(ctx))
+	go func() { _ = srv.App().Listener(ln) }()
+	t.Cleanup(func() {
+		cancel()
+		simSrv.Close()
+		sim.Close()
+		_ = srv.App().ShutdownWithTimeout(2 * time.Second)
+		s3srv.Close()
+		sink.Close()
+	})
+	return &world{env: env, base: base, sink: sink, bucket: bucket}
+}
+
+// publish builds and publishes a tenant's store.
+func (w *world) publish(t *testing.T, slug string) string {
+	t.Helper()
+	require.NoError(t, storefront.PublishTenant(context.Background(), w.env.Tenants, w.bucket, slug, ""))
+	return w.base + "/s/" + slug + "/"
+}
+
+// browser starts a headless Chromium for one shopper.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path := config.ChromiumPath()
+	if path == "" {
+		for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+			if p, err := exec.LookPath(name); err == nil {
+				path = p
+				break
+			}
+		}
+	}
+	if path == "" {
+		t.Skip("no Chromium: `make test` installs Debian's chromium package (infra/dev/chromium.sh)")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.WindowSize(1200, 900))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	require.NoError(t, chromedp.Do(ctx)) // start the browser now
+	return ctx
+}
+
+// shot saves a screenshot of the page to a temporary folder (kept out of
+// the tree; BOXOFFICE_SCREENSHOTS names another folder).
+func shot(t *testing.T, ctx context.Context, step string) {
+	t.Helper()
+	dir := os.Getenv("BOXOFFICE_SCREENSHOTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "boxoffice-screenshots")
+	}
+	dir = filepath.Join(dir, t.Name())
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, step+".png"), png, 0o644))
+}
+
+// venue is a small seated plan: two sections, the North one at a level.
+func venue() *product.Layout {
+	row := func(name string, y float64) product.Row { return product.Row{Name: name, Seats: 10, X: 0, Y: y} }
+	return &product.Layout{
+		PriceLevels: []product.PriceLevel{{Name: "Front", PriceCents: 9000}},
+		Sections: []product.Section{
+			{Name: "North", PriceLevel: "Front", X: 0, Y: 0, Rows: []product.Row{row("A", 0), row("B", 1.5)}},
+			{Name: "South", X: 0, Y: 6, Rows: []product.Row{row("A", 0), row("B", 1.5)}},
+		},
+	}
+}
+
+// clickSeat clicks seat i of the map where it is drawn.
+func clickSeat(i int) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		pos, err := chromedp.Evaluate[struct{ X, Y float64 }](fmt.Sprintf("window.__seatMap.pos(%d)", i))(ctx, t)
+		if err != nil {
+			return chromedp.Void{}, err
+		}
+		return chromedp.MouseClickXY(pos.X, pos.Y)(ctx, t)
+	}
+}
+
+// waitJS polls a JavaScript condition.
+func waitJS(expr string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))
+}
+
+// text reads an element's text.
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	require.NoError(t, err)
+	return s
+}
+
+// Journey: open the store, pick two seats on the map, hold them, pay with
+// sim_ok, get two tickets with QR codes and the e-mail.
+func TestBuyTwoSeats(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
+	token, err := tenant.SignBuyerToken([]byte(w.env.Tenant.BuyerTokenSecret), w.env.Tenant.ID, "ana", time.Hour)
+	require.NoError(t, err)
+	store := w.publish(t, w.env.Tenant.Slug)
+	ctx := browser(t)
+
+	// A tenant with its own login hands its token over.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(store+"#/login?token="+token),
+		chromedp.WaitVisible(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
+	))
+	shot(t, ctx, "1-home")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`canvas.map`)),
+		waitJS(`window.__seatMap && window.__seatMap.version() >= 0`),
+		clickSeat(2), clickSeat(3),
+		waitJS(`window.__seatMap.picked.size === 2`),
+	))
+	total := text(t, ctx, ".total")
+	require.Contains(t, total, "2 picked")
+	require.Contains(t, total, "180.00", "two Front seats at 90.00")
+	shot(t, ctx, "2-picked")
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
+	))
+	seats := text(t, ctx, "ul.seats")
+	require.Contains(t, seats, "North · Row A · Seat 3")
+	require.Contains(t, seats, "North · Row A · Seat 4")
+	shot(t, ctx, "3-held")
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`#email`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), "ana@example.test"),
+		chromedp.SetValue(chromedp.CSS(`#method`), pspsim.MethodOK),
+		chromedp.Click(chromedp.CSS(`form.checkout button.primary`)),
+		waitJS(`document.querySelectorAll('.tickets img.qr').length === 2 && [...document.querySelectorAll('.tickets img.qr')].every(i => i.complete && i.naturalWidth > 0)`),
+	))
+	tickets := text(t, ctx, ".tickets")
+	require.Contains(t, tickets, "North · Row A · Seat 3")
+	shot(t, ctx, "4-confirmed")
+
+	require.Eventually(t, func() bool {
+		for _, m := range w.sink.Messages() {
+			if m.To == "ana@example.test" && strings.Contains(m.Data, "North · Row A · Seat 4") {
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 100*time.Millisecond, "the tickets are mailed")
+	w.env.RequireInvariants(t)
+}
+
+// The store's files carry their cache headers: the page short-lived, the
+// hashed assets immutable.
+func TestStoreFilesAndHeaders(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	store := w.publish(t, w.env.Tenant.Slug)
+	resp, err := http.Get(store)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
+	require.Equal(t, "public, max-age=60", resp.Header.Get("Cache-Control"))
+	page := new(strings.Builder)
+	_, _ = fmt.Fprint(page, readAll(t, resp))
+	var asset string
+	for _, part := range strings.Split(page.String(), `"`) {
+		if strings.HasPrefix(part, "assets/app.") {
+			asset = part
+		}
+	}
+	require.NotEmpty(t, asset, "the module has a hashed name")
+	a, err := http.Get(store + asset)
+	require.NoError(t, err)
+	defer a.Body.Close()
+	require.Equal(t, "public, max-age=31536000, immutable", a.Header.Get("Cache-Control"))
+	require.Equal(t, "text/javascript; charset=utf-8", a.Header.Get("Content-Type"))
+	// Nothing from another host.
+	require.NotContains(t, page.String(), "http://")
+	require.NotContains(t, page.String(), "https://cdn")
+	missing, err := http.Get(w.base + "/s/nobody/")
+	require.NoError(t, err)
+	missing.Body.Close()
+	require.Equal(t, http.StatusNotFound, missing.StatusCode)
+}
+
+func readAll(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	b := new(strings.Builder)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return b.String()
+}

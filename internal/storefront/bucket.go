@@ -1,0 +1,145 @@
+package storefront
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// NewS3 returns an S3 client from the standard AWS configuration. A
+// non-empty endpoint overrides the service address (the in-process S3
+// server of development and tests, with path-style addressing and static
+// dummy credentials when none are configured).
+func NewS3(ctx context.Context, endpoint, region string) (*s3.Client, error) {
+	opts := []func(*awsconfig.LoadOptions) error{}
+	if region != "" {
+		opts = append(opts, awsconfig.WithRegion(region))
+	}
+	if endpoint != "" {
+		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("aws configuration: %w", err)
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	return s3.NewFromConfig(cfg, func(o *s3.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+			o.UsePathStyle = true
+		}
+	}), nil
+}
+
+// Bucket is where stores are published: each tenant's under its slug.
+type Bucket struct {
+	Client *s3.Client
+	Name   string
+}
+
+// Publish uploads a built store under the tenant's prefix: hashed assets
+// first (immutable), the page last, so a visitor never gets a page whose
+// assets are not there yet. Assets of earlier builds stay: pages cached
+// for a minute may still name them.
+func (b Bucket) Publish(ctx context.Context, slug string, site Site) error {
+	put := func(name string, f File) error {
+		_, err := b.Client.PutObject(ctx, &s3.PutObjectInput{
+			Bucket: aws.String(b.Name), Key: aws.String(slug + "/" + name), Body: bytes.NewReader(f.Body),
+			ContentType: aws.String(f.ContentType), CacheControl: aws.String(f.CacheControl),
+		})
+		if err != nil {
+			return fmt.Errorf("publish %s/%s: %w", slug, name, err)
+		}
+		return nil
+	}
+	for name, f := range site {
+		if name != "index.html" {
+			if err := put(name, f); err != nil {
+				return err
+			}
+		}
+	}
+	return put("index.html", site["index.html"])
+}
+
+// Ensure creates the bucket when it does not exist (development).
+func (b Bucket) Ensure(ctx context.Context) error {
+	_, err := b.Client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(b.Name)})
+	if err == nil {
+		return nil
+	}
+	if _, err := b.Client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(b.Name)}); err != nil {
+		var owned *types.BucketAlreadyOwnedByYou
+		if !errors.As(err, &owned) {
+			return fmt.Errorf("create bucket %s: %w", b.Name, err)
+		}
+	}
+	return nil
+}
+
+// Server serves published stores from the bucket, as a CDN does in
+// production: /s/{slug}/… by path, and any path on a host that is one of a
+// tenant's store domains. It is what `boxoffice dev` puts in front of its
+// in-process S3 server.
+type Server struct {
+	Bucket Bucket
+	// SlugOfHost maps a request's host to a tenant's slug ("" when the host
+	// is no store's).
+	SlugOfHost func(ctx context.Context, host string) string
+}
+
+// ServeHTTP serves one store file.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	slug, rest := "", ""
+	if p, ok := strings.CutPrefix(r.URL.Path, "/s/"); ok {
+		slug, rest, _ = strings.Cut(p, "/")
+		if rest == "" && !strings.HasSuffix(r.URL.Path, "/") {
+			http.Redirect(w, r, r.URL.Path+"/", http.StatusMovedPermanently)
+			return
+		}
+	} else if s.SlugOfHost != nil {
+		slug, rest = s.SlugOfHost(r.Context(), r.Host), strings.TrimPrefix(r.URL.Path, "/")
+	}
+	if slug == "" || strings.Contains(rest, "..") {
+		http.NotFound(w, r)
+		return
+	}
+	if rest == "" {
+		rest = "index.html"
+	}
+	// Behind Fiber's adaptor the request's context is fasthttp's, whose
+	// Done races with the server's shutdown when watched: a file read
+	// needs none of its cancellation, only its bound.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
+	defer cancel()
+	obj, err := s.Bucket.Client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.Bucket.Name), Key: aws.String(path.Join(slug, rest))})
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	defer obj.Body.Close()
+	w.Header().Set("Content-Type", aws.ToString(obj.ContentType))
+	cache := aws.ToString(obj.CacheControl)
+	if cache == "" {
+		// Not every S3-compatible server keeps the header: the rule is
+		// the same as the publisher's.
+		cache = cacheControl(rest)
+	}
+	w.Header().Set("Cache-Control", cache)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = io.Copy(w, obj.Body)
+}

@@ -1,0 +1,263 @@
+package storefront_test
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/pspsim"
+	"boxoffice/internal/tenant"
+	"boxoffice/internal/testfix"
+	"boxoffice/internal/waitingroom"
+)
+
+// shopper opens a store logged in as buyer (a token handed over).
+func (w *world) shopper(t *testing.T, tn *tenant.Created, store, buyer string) context.Context {
+	t.Helper()
+	tok, err := tenant.SignBuyerToken([]byte(tn.BuyerTokenSecret), tn.ID, buyer, time.Hour)
+	require.NoError(t, err)
+	ctx := browser(t)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(store+"#/login?token="+tok), chromedp.WaitVisible(chromedp.CSS(`ul.cards`))))
+	return ctx
+}
+
+// pickAndHold opens a product, clicks the seats and reserves them.
+func pickAndHold(productID string, seats ...int) chromedp.Action[chromedp.Void] {
+	steps := []chromedp.Action[chromedp.Void]{
+		chromedp.Click(chromedp.CSS(`a[href="#/p/` + productID + `"]`)),
+		waitJS(`window.__seatMap && window.__seatMap.version() >= 0`),
+	}
+	for _, s := range seats {
+		steps = append(steps, clickSeat(s))
+	}
+	return chromedp.Steps(append(steps, chromedp.Click(chromedp.CSS(`.bar button.primary`)))...)
+}
+
+// Two shoppers pick the same seat: one holds it, the other is told, sees
+// the map updated and picks another.
+func TestSameSeatTwoBrowsers(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
+	store := w.publish(t, w.env.Tenant.Slug)
+	ana := w.shopper(t, w.env.Tenant, store, "ana")
+	bo := w.shopper(t, w.env.Tenant, store, "bo")
+	id := p.ID.String()
+	// Both have seat 6 picked before either reserves.
+	for _, ctx := range []context.Context{ana, bo} {
+		require.NoError(t, chromedp.Do(ctx,
+			chromedp.Click(chromedp.CSS(`a[href="#/p/`+id+`"]`)),
+			waitJS(`window.__seatMap && window.__seatMap.version() >= 0`),
+			clickSeat(5), waitJS(`window.__seatMap.picked.size === 1`)))
+	}
+	require.NoError(t, chromedp.Do(ana, chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`))))
+	require.NoError(t, chromedp.Do(bo,
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.error[role="alert"]`)),
+		waitJS(`window.__seatMap && window.__seatMap.taken(5)`), // the map shows it taken
+	))
+	require.Contains(t, text(t, bo, "p.error"), "Someone was faster")
+	shot(t, bo, "1-seat-taken")
+	require.NoError(t, chromedp.Do(bo, clickSeat(6), chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`))))
+	require.Contains(t, text(t, bo, "ul.seats"), "North · Row A · Seat 7")
+	shot(t, bo, "2-another")
+}
+
+// A declined payment, then paying again while the seats are held.
+func TestDeclineThenPayAgain(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
+	store := w.publish(t, w.env.Tenant.Slug)
+	ctx := w.shopper(t, w.env.Tenant, store, "cy")
+	require.NoError(t, chromedp.Do(ctx,
+		pickAndHold(p.ID.String(), 12),
+		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`#email`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), "cy@example.test"),
+		chromedp.SetValue(chromedp.CSS(`#method`), pspsim.MethodDecline),
+		chromedp.Click(chromedp.CSS(`form.checkout button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.error[role="alert"]`)),
+	))
+	require.Contains(t, text(t, ctx, "p.error"), "declined")
+	shot(t, ctx, "1-declined")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`button.primary`)), // pay again
+		chromedp.WaitVisible(chromedp.CSS(`#email`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), "cy@example.test"),
+		chromedp.SetValue(chromedp.CSS(`#method`), pspsim.MethodOK),
+		chromedp.Click(chromedp.CSS(`form.checkout button.primary`)),
+		waitJS(`document.querySelectorAll('.tickets img.qr').length === 1`),
+	))
+	require.Contains(t, text(t, ctx, ".tickets"), "North · Row B · Seat 3")
+	shot(t, ctx, "2-paid")
+}
+
+// The hold's time runs out: the page says the seats were released.
+func TestHoldRunsOut(t *testing.T) {
+	t.Parallel()
+	w := newWorldWith(t, testfix.Options{Work: true, SweepInterval: time.Second})
+	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40, HoldSeconds: 30})
+	store := w.publish(t, w.env.Tenant.Slug)
+	ctx := w.shopper(t, w.env.Tenant, store, "dee")
+	// The South section, through the section overview (it starts below
+	// the fold of the whole-venue view).
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
+		waitJS(`window.__seatMap && window.__seatMap.version() >= 0`),
+		chromedp.Click(chromedp.CSS(`nav.sections button:nth-child(2)`)),
+		clickSeat(20), waitJS(`window.__seatMap.picked.size === 1`),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`.countdown`))))
+	require.Contains(t, text(t, ctx, "ul.seats"), "South · Row A · Seat 1")
+	shot(t, ctx, "1-held")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`document.querySelector('p.expired') !== null`,
+		chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(200*time.Millisecond))))
+	require.Contains(t, text(t, ctx, "p.expired"), "released")
+	shot(t, ctx, "2-expired")
+	w.env.RequireInvariants(t)
+}
+
+var sixDigits = regexp.MustCompile(`\b[0-9]{6}\b`)
+
+// Passwordless login: ask for a code, read it from the mail, log in, and
+// the account menu appears.
+func TestPasswordlessLoginInTheStore(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	store := w.publish(t, w.env.Tenant.Slug)
+	ctx := browser(t)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(store+"#/login"),
+		chromedp.WaitVisible(chromedp.CSS(`#login-email`)),
+		chromedp.SendKeys(chromedp.CSS(`#login-email`), "eve@example.test"),
+		chromedp.Click(chromedp.CSS(`form button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#login-code`)),
+	))
+	shot(t, ctx, "1-code-sent")
+	var code string
+	require.Eventually(t, func() bool {
+		for _, m := range w.sink.Messages() {
+			if m.To == "eve@example.test" {
+				code = sixDigits.FindString(m.Data[strings.Index(m.Data, "\r\n\r\n"):])
+			}
+		}
+		return code != ""
+	}, 10*time.Second, 50*time.Millisecond)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#login-code`), code),
+		chromedp.Click(chromedp.CSS(`#login-code ~ button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#account a[href="#/orders"]`)),
+	))
+	shot(t, ctx, "2-logged-in")
+}
+
+// Two tenants' stores: each shows its own name, colours and products only.
+func TestTwoTenantsTwoStores(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	other := w.env.NewTenant(t)
+	_, err := w.env.Tenants.SetStore(context.Background(), w.env.Tenant.ID, tenant.StoreSettings{Name: "Blue Arena",
+		Theme: map[string]string{"primary": "#1040c0", "font": "serif"}})
+	require.NoError(t, err)
+	_, err = w.env.Tenants.SetStore(context.Background(), other.ID, tenant.StoreSettings{Name: "Red Club",
+		Theme: map[string]string{"primary": "#c01010"}})
+	require.NoError(t, err)
+	mine := w.env.Product(t, testfix.ProductOpts{Capacity: 10})
+	theirs := w.env.Product(t, testfix.ProductOpts{Tenant: other.ID, Capacity: 10})
+	blue, red := w.publish(t, w.env.Tenant.Slug), w.publish(t, other.Slug)
+	ctx := browser(t)
+	for _, c := range []struct {
+		url, name, colour, shows, hides string
+	}{{blue, "Blue Arena", "#1040c0", mine.ID.String(), theirs.ID.String()}, {red, "Red Club", "#c01010", theirs.ID.String(), mine.ID.String()}} {
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(c.url), chromedp.WaitVisible(chromedp.CSS(`ul.cards`))))
+		title, err := chromedp.Run(ctx, chromedp.Title())
+		require.NoError(t, err)
+		require.Equal(t, c.name, title)
+		primary, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.documentElement).getPropertyValue('--primary').trim()`))
+		require.NoError(t, err)
+		require.Equal(t, c.colour, primary)
+		html, err := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS(`ul.cards`)))
+		require.NoError(t, err)
+		require.Contains(t, html, c.shows)
+		require.NotContains(t, html, c.hides)
+		shot(t, ctx, c.name)
+	}
+}
+
+// A million-number raffle: search a number and buy it.
+func TestRaffleSearchAndBuy(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := w.env.Product(t, testfix.ProductOpts{Capacity: 1_000_000})
+	store := w.publish(t, w.env.Tenant.Slug)
+	ctx := w.shopper(t, w.env.Tenant, store, "fay")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#number`)),
+		chromedp.SendKeys(chromedp.CSS(`#number`), "777777"),
+		chromedp.Click(chromedp.CSS(`form.search button`)),
+		waitJS(`document.querySelector('main').textContent.includes('777777 is free')`),
+	))
+	shot(t, ctx, "1-found")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`main p button`)), // pick it
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`#email`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), "fay@example.test"),
+		chromedp.Click(chromedp.CSS(`form.checkout button.primary`)),
+		waitJS(`document.querySelectorAll('.tickets img.qr').length === 1`),
+	))
+	require.Contains(t, text(t, ctx, ".tickets"), "Number 777777")
+	shot(t, ctx, "2-bought")
+}
+
+// Behind a waiting room: join (solving the proof of work), get admitted,
+// pick two seats, hold, pay, two tickets.
+func TestWaitingRoomJourney(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40,
+		WaitingRoom: &waitingroom.Settings{Enabled: true, ActiveShoppers: 10, ShoppingSeconds: 10, ChallengeBits: 10}})
+	store := w.publish(t, w.env.Tenant.Slug)
+	ctx := w.shopper(t, w.env.Tenant, store, "gus")
+	id := p.ID.String()
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`a[href="#/p/`+id+`"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`main button.primary`)),
+	))
+	shot(t, ctx, "1-room")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`main button.primary`)), // join
+		chromedp.Poll[chromedp.Void](`window.__seatMap && window.__seatMap.version() >= 0`,
+			chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(100*time.Millisecond)),
+	))
+	shot(t, ctx, "2-admitted")
+	require.NoError(t, chromedp.Do(ctx,
+		clickSeat(0), clickSeat(1),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`#email`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), "gus@example.test"),
+		chromedp.Click(chromedp.CSS(`form.checkout button.primary`)),
+		waitJS(`document.querySelectorAll('.tickets img.qr').length === 2`),
+	))
+	shot(t, ctx, "3-confirmed")
+	require.Eventually(t, func() bool {
+		for _, m := range w.sink.Messages() {
+			if m.To == "gus@example.test" && strings.Contains(m.Data, "North · Row A · Seat 1") {
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 100*time.Millisecond, "the tickets are mailed")
+}

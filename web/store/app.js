@@ -1,0 +1,798 @@
+// BoxOffice store: a single-page app on the public store API. Everything it
+// needs (tenant, API address, strings) is in the page's data-config.
+
+const cfg = JSON.parse(document.documentElement.dataset.config);
+const main = document.getElementById("main");
+const live = document.getElementById("announce");
+let cleanup = []; // what the current view must stop when leaving
+
+// ---------- small helpers ----------
+
+function t(key, vars = {}) {
+  let s = cfg.strings[key] ?? key;
+  for (const [k, v] of Object.entries(vars)) s = s.replaceAll(`{${k}}`, v);
+  return s;
+}
+
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "class") el.className = v;
+    else el.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined) el.append(c instanceof Node ? c : String(c));
+  return el;
+}
+
+function show(...nodes) {
+  main.replaceChildren(...nodes.flat().filter((n) => n !== null && n !== undefined));
+}
+
+function announce(text) {
+  live.textContent = "";
+  setTimeout(() => (live.textContent = text), 20);
+}
+
+function money(cents, currency) {
+  try {
+    return new Intl.NumberFormat(cfg.lang, { style: "currency", currency }).format(cents / 100);
+  } catch {
+    return `${(cents / 100).toFixed(2)} ${currency}`;
+  }
+}
+
+function duration(ms) {
+  const s = Math.max(0, Math.round(ms / 1000));
+  const d = Math.floor(s / 86400), hh = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60), ss = s % 60;
+  if (d) return `${d}d ${hh}h`;
+  if (hh) return `${hh}h ${m}m`;
+  return `${m}:${String(ss).padStart(2, "0")}`;
+}
+
+function every(ms, fn) {
+  fn();
+  const id = setInterval(fn, ms);
+  cleanup.push(() => clearInterval(id));
+}
+
+const key = (name) => `bo.${cfg.slug}.${name}`;
+const token = () => localStorage.getItem(key("token"));
+const accessToken = (productId) => sessionStorage.getItem(key(`access.${productId}`));
+
+class APIError extends Error {
+  constructor(status, body) {
+    super(body?.detail || body?.title || `HTTP ${status}`);
+    this.status = status;
+    this.code = body?.code;
+  }
+}
+
+async function api(method, path, { body, auth = false, headers = {} } = {}) {
+  const h2 = { ...headers };
+  if (body !== undefined) h2["Content-Type"] = "application/json";
+  if (auth && token()) h2.Authorization = `Bearer ${token()}`;
+  const res = await fetch(cfg.apiBase + path, { method, headers: h2, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!res.ok) throw new APIError(res.status, data);
+  return data;
+}
+
+function errorView(err) {
+  show(h("p", { class: "error", role: "alert" }, t("error", { detail: err.message })),
+    h("button", { onclick: () => route() }, t("retry")));
+}
+
+function needLogin() {
+  sessionStorage.setItem(key("after"), location.hash);
+  location.hash = "#/login";
+}
+
+// ---------- catalog ----------
+
+let catalog = null;
+async function products(force = false) {
+  if (!catalog || force) catalog = (await api("GET", `/v1/stores/${cfg.slug}/products`)).products;
+  return catalog;
+}
+
+function statusText(p) {
+  switch (p.saleStatus) {
+    case "UPCOMING": return t("upcoming", { time: duration(new Date(p.onSaleAt) - Date.now()) });
+    case "SOLD_OUT": return t("soldOut");
+    case "CLOSED": return t("closed");
+    default: return t("onSale");
+  }
+}
+
+async function home() {
+  const list = await products(true);
+  if (!list.length) return show(h("h1", {}, t("events")), h("p", {}, t("noEvents")));
+  const cards = list.map((p) => {
+    const badge = h("span", { class: `badge ${p.saleStatus.toLowerCase()}` }, statusText(p));
+    if (p.saleStatus === "UPCOMING") every(1000, () => (badge.textContent = statusText(p)));
+    const low = Math.min(p.priceCents, ...p.priceLevels.map((l) => l.priceCents));
+    return h("li", { class: "card" },
+      p.imageUrl ? h("img", { src: p.imageUrl, alt: "", loading: "lazy" }) : null,
+      h("h2", {}, h("a", { href: `#/p/${p.id}` }, p.name)),
+      badge,
+      p.description ? h("p", {}, p.description) : null,
+      h("p", { class: "muted" }, t("from", { price: money(low, p.currency) }), " · ",
+        t("available", { n: p.available, total: p.capacity })));
+  });
+  show(h("h1", {}, t("events")), h("ul", { class: "cards" }, cards));
+}
+
+// ---------- availability: the stream, with a polling fallback ----------
+
+function decodeBitmap(b64, capacity) {
+  const raw = atob(b64);
+  const bits = new Uint8Array(Math.ceil(capacity / 8));
+  for (let i = 0; i < raw.length; i++) bits[i] = raw.charCodeAt(i);
+  return bits;
+}
+
+function watchAvailability(productId, capacity, onChange) {
+  const state = { bits: new Uint8Array(Math.ceil(capacity / 8)), version: -1 };
+  const taken = (n) => (state.bits[(n - 1) >> 3] >> ((n - 1) & 7)) & 1;
+  const set = (n, on) => {
+    const i = (n - 1) >> 3, m = 1 << ((n - 1) & 7);
+    state.bits[i] = on ? state.bits[i] | m : state.bits[i] & ~m;
+  };
+  let es, poll, failures = 0;
+  const apply = (ev, kind) => {
+    const d = JSON.parse(ev.data);
+    if (kind === "snapshot") state.bits = decodeBitmap(d.bitmap, capacity);
+    else {
+      d.taken.forEach((n) => set(n, true));
+      d.freed.forEach((n) => set(n, false));
+    }
+    state.version = d.version;
+    onChange(state, kind === "snapshot" ? null : d);
+  };
+  const startPolling = () => {
+    const tick = async () => {
+      try {
+        const a = await api("GET", `/v1/products/${productId}/availability`);
+        if (a.version !== state.version) {
+          state.bits = decodeBitmap(a.bitmap, capacity);
+          state.version = a.version;
+          onChange(state, null);
+        }
+      } catch { /* next tick */ }
+    };
+    tick();
+    poll = setInterval(tick, 2000);
+  };
+  if (window.EventSource) {
+    es = new EventSource(`${cfg.apiBase}/v1/products/${productId}/availability/stream`);
+    es.addEventListener("snapshot", (ev) => { failures = 0; apply(ev, "snapshot"); });
+    es.addEventListener("delta", (ev) => apply(ev, "delta"));
+    es.onerror = () => {
+      if (++failures >= 3 && !poll) {
+        es.close();
+        startPolling();
+      }
+    };
+  } else startPolling();
+  cleanup.push(() => { es?.close(); clearInterval(poll); });
+  return { state, taken };
+}
+
+// ---------- product page ----------
+
+async function productPage(id) {
+  const p = (await products()).find((x) => x.id === id);
+  if (!p) throw new Error("no such event");
+  const head = [h("p", {}, h("a", { href: "#/" }, t("back"))), h("h1", {}, p.name),
+    p.description ? h("p", {}, p.description) : null];
+  if (p.waitingRoom && !accessToken(id) && p.saleStatus !== "SOLD_OUT" && p.saleStatus !== "CLOSED") {
+    return show(...head, h("p", {}, t("queueExplain")),
+      h("button", { class: "primary", onclick: () => (location.hash = `#/q/${id}`) }, t("queueJoin")));
+  }
+  if (p.saleStatus === "UPCOMING") {
+    const when = h("p", { class: "badge upcoming" });
+    every(1000, () => {
+      when.textContent = t("upcoming", { time: duration(new Date(p.onSaleAt) - Date.now()) });
+      if (Date.now() >= new Date(p.onSaleAt)) route();
+    });
+    return show(...head, when);
+  }
+  if (p.saleStatus === "CLOSED") return show(...head, h("p", {}, t("closed")));
+  const flash = sessionStorage.getItem(key("flash"));
+  sessionStorage.removeItem(key("flash"));
+  const notice = flash ? h("p", { class: "error", role: "alert" }, t(flash)) : null;
+  if (p.kind === "seated") return seatedPage(p, head, notice);
+  return numberedPage(p, head, notice);
+}
+
+async function reserve(p, body) {
+  if (!token()) return needLogin();
+  const headers = { "Idempotency-Key": crypto.randomUUID() };
+  const access = accessToken(p.id);
+  if (access) headers["X-Access-Token"] = access;
+  try {
+    const r = await api("POST", `/v1/products/${p.id}/reservations`, { body, auth: true, headers });
+    location.hash = `#/r/${r.id}?p=${p.id}`;
+  } catch (err) {
+    if (err.status === 401) return needLogin();
+    announce(err.message);
+    alert(err.message);
+  }
+}
+
+async function seatedPage(p, head, notice) {
+  const layout = await api("GET", `/v1/products/${p.id}/layout`);
+  // Flatten the plan: one entry per seat, rows kept for keyboard moves.
+  const seats = [], rows = [], sections = [];
+  for (const s of layout.sections) {
+    const first = seats.length;
+    for (const r of s.rows) {
+      rows.push({ start: seats.length, end: seats.length + r.seats.length, name: r.name, section: s.name });
+      for (const seat of r.seats) seats.push({ ...seat, row: rows.length - 1, full: `${s.name} · Row ${r.name} · Seat ${seat.label}` });
+    }
+    sections.push({ name: s.name, first, last: seats.length });
+  }
+  const levels = new Map(layout.priceLevels.map((l, i) => [l.name, { ...l, hue: (i * 67 + 200) % 360 }]));
+  const price = (seat) => levels.get(seat.priceLevel)?.priceCents ?? layout.priceCents;
+  const byNumber = new Map(seats.map((s, i) => [s.number, i]));
+  const picked = new Set();
+  let focus = 0;
+
+  const canvas = h("canvas", { class: "map", tabindex: "0", role: "application", "aria-label": t("mapHelp") });
+  const total = h("p", { class: "total", "aria-live": "polite" });
+  const reserveBtn = h("button", { class: "primary", disabled: true, onclick: () => reserve(p, { numbers: [...picked].map((i) => seats[i].number) }) }, t("reserve"));
+  const avail = watchAvailability(p.id, p.capacity, (_, delta) => {
+    // A seat taken by someone else drops out of the selection.
+    for (const i of [...picked]) if (avail.taken(seats[i].number)) picked.delete(i);
+    updateTotal();
+    draw();
+    if (delta) canvas.dataset.version = avail.state.version;
+  });
+
+  // View transform: plan units → CSS pixels.
+  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+  for (const s of seats) { minX = Math.min(minX, s.x); minY = Math.min(minY, s.y); maxX = Math.max(maxX, s.x); maxY = Math.max(maxY, s.y); }
+  const view = { scale: 1, ox: 0, oy: 0 };
+  const fitTo = (x0, y0, x1, y1) => {
+    const w = canvas.clientWidth || 600, hgt = canvas.clientHeight || 400;
+    view.scale = Math.min(w / (x1 - x0 + 2), hgt / (y1 - y0 + 2));
+    view.ox = (w - (x1 - x0) * view.scale) / 2 - x0 * view.scale;
+    view.oy = (hgt - (y1 - y0) * view.scale) / 2 - y0 * view.scale;
+    draw();
+  };
+  let frame = 0;
+  function draw() {
+    if (frame) return;
+    frame = requestAnimationFrame(() => {
+      frame = 0;
+      const dpr = window.devicePixelRatio || 1;
+      const w = canvas.clientWidth, hgt = canvas.clientHeight;
+      if (canvas.width !== w * dpr) { canvas.width = w * dpr; canvas.height = hgt * dpr; }
+      const g = canvas.getContext("2d");
+      g.setTransform(dpr, 0, 0, dpr, 0, 0);
+      g.clearRect(0, 0, w, hgt);
+      const r = Math.max(1, Math.min(view.scale * 0.4, 12));
+      const free = getComputedStyle(document.documentElement).getPropertyValue("--primary");
+      for (let i = 0; i < seats.length; i++) {
+        const s = seats[i];
+        const x = s.x * view.scale + view.ox, y = s.y * view.scale + view.oy;
+        if (x < -r || y < -r || x > w + r || y > hgt + r) continue;
+        const lv = levels.get(s.priceLevel);
+        if (avail.taken(s.number)) {
+          g.strokeStyle = "#9a9a9a";
+          g.lineWidth = 1;
+          g.beginPath();
+          g.moveTo(x - r, y - r); g.lineTo(x + r, y + r); g.moveTo(x + r, y - r); g.lineTo(x - r, y + r);
+          g.stroke();
+        } else {
+          g.fillStyle = lv ? `hsl(${lv.hue} 65% 45%)` : free;
+          g.fillRect(x - r, y - r, 2 * r, 2 * r);
+        }
+        if (picked.has(i)) {
+          g.strokeStyle = getComputedStyle(document.documentElement).getPropertyValue("--accent");
+          g.lineWidth = 3;
+          g.strokeRect(x - r - 2, y - r - 2, 2 * r + 4, 2 * r + 4);
+        }
+        if (i === focus && document.activeElement === canvas) {
+          g.strokeStyle = "#000";
+          g.lineWidth = 2;
+          g.strokeRect(x - r - 4, y - r - 4, 2 * r + 8, 2 * r + 8);
+        }
+      }
+    });
+  }
+  const describe = (i) => {
+    const s = seats[i];
+    if (avail.taken(s.number) && !picked.has(i)) return t("seatTaken", { label: s.full });
+    return t(picked.has(i) ? "seatPicked" : "seatFree", { label: s.full, price: money(price(s), layout.currency) });
+  };
+  function updateTotal() {
+    let cents = 0;
+    for (const i of picked) cents += price(seats[i]);
+    total.textContent = t("selection", { n: picked.size, total: money(cents, layout.currency) });
+    reserveBtn.disabled = picked.size === 0;
+  }
+  function toggle(i) {
+    if (picked.has(i)) picked.delete(i);
+    else if (avail.taken(seats[i].number)) return announce(describe(i));
+    else if (picked.size >= p.perBuyerLimit) return announce(t("limit", { n: p.perBuyerLimit }));
+    else picked.add(i);
+    updateTotal();
+    draw();
+    announce(describe(i));
+  }
+  const seatAt = (px, py) => {
+    let best = -1, bestD = Infinity;
+    const lim = Math.max(8, view.scale * 0.6);
+    for (let i = 0; i < seats.length; i++) {
+      const dx = seats[i].x * view.scale + view.ox - px, dy = seats[i].y * view.scale + view.oy - py;
+      const d = dx * dx + dy * dy;
+      if (d < bestD) { bestD = d; best = i; }
+    }
+    return bestD <= lim * lim ? best : -1;
+  };
+  let drag = null;
+  canvas.addEventListener("pointerdown", (e) => { drag = { x: e.clientX, y: e.clientY, ox: view.ox, oy: view.oy, moved: false }; canvas.setPointerCapture(e.pointerId); });
+  canvas.addEventListener("pointermove", (e) => {
+    if (!drag) return;
+    const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
+    if (Math.abs(dx) + Math.abs(dy) > 4) drag.moved = true;
+    view.ox = drag.ox + dx; view.oy = drag.oy + dy;
+    if (drag.moved) draw();
+  });
+  canvas.addEventListener("pointerup", (e) => {
+    const wasDrag = drag?.moved;
+    drag = null;
+    if (wasDrag) return;
+    const b = canvas.getBoundingClientRect();
+    const i = seatAt(e.clientX - b.left, e.clientY - b.top);
+    if (i >= 0) { focus = i; toggle(i); }
+  });
+  const zoom = (f, cx = canvas.clientWidth / 2, cy = canvas.clientHeight / 2) => {
+    view.ox = cx - (cx - view.ox) * f; view.oy = cy - (cy - view.oy) * f; view.scale *= f; draw();
+  };
+  canvas.addEventListener("wheel", (e) => {
+    e.preventDefault();
+    const b = canvas.getBoundingClientRect();
+    zoom(e.deltaY < 0 ? 1.2 : 1 / 1.2, e.clientX - b.left, e.clientY - b.top);
+  }, { passive: false });
+  canvas.addEventListener("focus", () => { draw(); announce(describe(focus)); });
+  canvas.addEventListener("blur", draw);
+  canvas.addEventListener("keydown", (e) => {
+    const s = seats[focus], row = rows[s.row];
+    let next = focus;
+    if (e.key === "ArrowRight") next = Math.min(focus + 1, row.end - 1);
+    else if (e.key === "ArrowLeft") next = Math.max(focus - 1, row.start);
+    else if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      const other = rows[s.row + (e.key === "ArrowDown" ? 1 : -1)];
+      if (other) {
+        let bestD = Infinity;
+        for (let i = other.start; i < other.end; i++) {
+          const d = Math.abs(seats[i].x - s.x);
+          if (d < bestD) { bestD = d; next = i; }
+        }
+      }
+    } else if (e.key === "Enter" || e.key === " ") {
+      e.preventDefault();
+      return toggle(focus);
+    } else if (e.key === "+" || e.key === "=") return zoom(1.25);
+    else if (e.key === "-") return zoom(0.8);
+    else return;
+    e.preventDefault();
+    focus = next;
+    const x = seats[focus].x * view.scale + view.ox, y = seats[focus].y * view.scale + view.oy;
+    if (x < 0 || y < 0 || x > canvas.clientWidth || y > canvas.clientHeight) {
+      view.ox += canvas.clientWidth / 2 - x; view.oy += canvas.clientHeight / 2 - y;
+    }
+    draw();
+    announce(describe(focus));
+  });
+
+  // Best available in a level: adjacent free seats of one row, chosen here
+  // from the live map (the claim decides; a race ends in SEAT_TAKEN).
+  const qty = h("select", { "aria-label": t("quantity") }, Array.from({ length: p.perBuyerLimit }, (_, i) => h("option", { value: i + 1 }, i + 1)));
+  const lvl = h("select", { "aria-label": t("level") }, h("option", { value: "" }, t("anyLevel")),
+    [...levels.values()].map((l) => h("option", { value: l.name }, `${l.name} · ${money(l.priceCents, layout.currency)}`)));
+  const findBest = () => {
+    const n = Number(qty.value), want = lvl.value;
+    for (const row of rows) {
+      let run = [];
+      for (let i = row.start; i < row.end; i++) {
+        const ok = !avail.taken(seats[i].number) && (!want || seats[i].priceLevel === want);
+        run = ok ? [...run, i] : [];
+        if (run.length === n) {
+          picked.clear();
+          run.forEach((j) => picked.add(j));
+          focus = run[0];
+          updateTotal();
+          fitTo(seats[run[0]].x - 10, seats[run[0]].y - 6, seats[run[n - 1]].x + 10, seats[run[0]].y + 6);
+          return announce(run.map((j) => seats[j].full).join(", "));
+        }
+      }
+    }
+    announce(t("noneFree"));
+    alert(t("noneFree"));
+  };
+
+  const legend = h("ul", { class: "legend", "aria-label": t("legend") },
+    [...levels.values()].map((l) => h("li", {}, h("span", { class: "swatch", style: `background:hsl(${l.hue} 65% 45%)` }), `${l.name} ${money(l.priceCents, layout.currency)}`)),
+    h("li", {}, h("span", { class: "swatch free" }), `${t("legendFree")}${levels.size ? "" : " " + money(layout.priceCents, layout.currency)}`),
+    h("li", {}, h("span", { class: "swatch taken" }, "×"), t("legendTaken")),
+    h("li", {}, h("span", { class: "swatch mine" }), t("legendMine")));
+  const overview = h("nav", { class: "sections", "aria-label": t("sections") },
+    sections.map((s) => h("button", {
+      onclick: () => {
+        let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+        for (let i = s.first; i < s.last; i++) { x0 = Math.min(x0, seats[i].x); y0 = Math.min(y0, seats[i].y); x1 = Math.max(x1, seats[i].x); y1 = Math.max(y1, seats[i].y); }
+        focus = s.first;
+        fitTo(x0, y0, x1, y1);
+      },
+    }, s.name)),
+    h("button", { onclick: () => fitTo(minX, minY, maxX, maxY) }, t("fit")));
+  const tools = h("div", { class: "tools" },
+    h("button", { onclick: () => zoom(1.25), "aria-label": t("zoomIn") }, "+"),
+    h("button", { onclick: () => zoom(0.8), "aria-label": t("zoomOut") }, "−"),
+    h("span", { class: "best" }, h("label", {}, t("quantity"), " ", qty), h("label", {}, t("level"), " ", lvl),
+      h("button", { onclick: findBest }, t("findBest"))));
+  show(...head, notice, h("p", { class: "muted" }, t("mapHelp")), overview, tools, canvas, legend,
+    h("div", { class: "bar" }, total, h("button", { onclick: () => { picked.clear(); updateTotal(); draw(); } }, t("clear")), reserveBtn));
+  updateTotal();
+  const onResize = () => draw();
+  window.addEventListener("resize", onResize);
+  cleanup.push(() => window.removeEventListener("resize", onResize));
+  requestAnimationFrame(() => fitTo(minX, minY, maxX, maxY));
+  // For the browser tests: where a seat is on the page, to click it.
+  window.__seatMap = {
+    seats, picked,
+    pos: (i) => {
+      const b = canvas.getBoundingClientRect();
+      return { x: b.left + seats[i].x * view.scale + view.ox, y: b.top + seats[i].y * view.scale + view.oy };
+    },
+    taken: (i) => !!avail.taken(seats[i].number),
+    version: () => avail.state.version,
+  };
+}
+
+async function numberedPage(p, head, notice) {
+  const avail = watchAvailability(p.id, p.capacity, () => renderRanges());
+  const picked = new Set();
+  const total = h("p", { class: "total", "aria-live": "polite" });
+  const reserveBtn = h("button", { class: "primary", disabled: true, onclick: () => reserve(p, { numbers: [...picked] }) }, t("reserve"));
+  const update = () => {
+    total.textContent = t("selection", { n: picked.size, total: money(picked.size * p.priceCents, p.currency) });
+    reserveBtn.disabled = picked.size === 0;
+    pickedList.replaceChildren(...[...picked].map((n) => h("li", {}, `#${n} `, h("button", { "aria-label": `${t("clear")} ${n}`, onclick: () => { picked.delete(n); update(); } }, "×"))));
+  };
+  const pickedList = h("ul", { class: "picked" });
+  const add = (n) => {
+    if (picked.size >= p.perBuyerLimit) return announce(t("limit", { n: p.perBuyerLimit }));
+    picked.add(n);
+    update();
+    announce(`#${n}`);
+  };
+  const input = h("input", { type: "number", min: 1, max: p.capacity, id: "number", inputmode: "numeric" });
+  const result = h("p", { "aria-live": "polite" });
+  const search = (e) => {
+    e.preventDefault();
+    const n = Number(input.value);
+    if (!Number.isInteger(n) || n < 1 || n > p.capacity) return result.replaceChildren(t("numberOut", { n: input.value }));
+    if (avail.taken(n)) return result.replaceChildren(t("numberTaken", { n }));
+    result.replaceChildren(t("numberFree", { n }), " ", h("button", { onclick: () => add(n) }, t("pick")));
+  };
+  const block = p.capacity > 100000 ? 10000 : p.capacity > 1000 ? 100 : 10;
+  const ranges = h("ul", { class: "ranges" });
+  let shown = 0;
+  function renderRanges() {
+    const items = [];
+    for (let from = 1; from <= Math.min(p.capacity, 50 * block) && items.length < 50; from += block) {
+      const to = Math.min(p.capacity, from + block - 1);
+      let free = 0;
+      for (let n = from; n <= to; n++) if (!avail.taken(n)) free++;
+      items.push(h("li", {}, h("button", {
+        onclick: () => {
+          for (let n = from; n <= to; n++) if (!avail.taken(n) && !picked.has(n)) return add(n);
+        },
+      }, t("range", { from, to, free }))));
+    }
+    ranges.replaceChildren(...items);
+    shown++;
+  }
+  const count = h("select", { "aria-label": t("quantity") }, Array.from({ length: p.perBuyerLimit }, (_, i) => h("option", { value: i + 1 }, i + 1)));
+  show(...head, notice,
+    h("form", { onsubmit: search, class: "search" }, h("label", { for: "number" }, t("searchNumber")), input, h("button", {}, t("search"))),
+    result, h("h2", {}, t("random")),
+    h("p", {}, count, " ", h("button", { onclick: () => reserve(p, { quantity: Number(count.value), mode: "random" }) }, t("getRandom", { n: "" }))),
+    ranges, pickedList, h("div", { class: "bar" }, total, reserveBtn));
+  update();
+  renderRanges();
+}
+
+// ---------- waiting room ----------
+
+async function solve(challenge, bits) {
+  const enc = new TextEncoder();
+  for (let i = 0; ; i++) {
+    const sum = new Uint8Array(await crypto.subtle.digest("SHA-256", enc.encode(`${challenge}:${i}`)));
+    let zeros = 0;
+    for (const b of sum) {
+      if (b === 0) { zeros += 8; continue; }
+      zeros += Math.clz32(b) - 24;
+      break;
+    }
+    if (zeros >= bits) return String(i);
+  }
+}
+
+async function queuePage(id) {
+  if (!token()) return needLogin();
+  const p = (await products()).find((x) => x.id === id);
+  const status = h("div", { class: "queue", "aria-live": "polite" }, t("queueSolving"));
+  show(h("h1", {}, t("queueTitle"), " · ", p?.name ?? ""), status,
+    h("p", {}, h("a", { href: `${cfg.apiBase}/v1/products/${id}/queue/fairness`, target: "_blank", rel: "noopener" }, t("fairness"))));
+  let qt = sessionStorage.getItem(key(`queue.${id}`));
+  if (!qt) {
+    const headers = {};
+    const ch = await api("GET", `/v1/products/${id}/queue/challenge`, { auth: true });
+    if (ch.bits > 0) {
+      headers["X-Queue-Challenge"] = ch.challenge;
+      headers["X-Queue-Solution"] = await solve(ch.challenge, ch.bits);
+    }
+    const j = await api("POST", `/v1/products/${id}/queue`, { auth: true, headers });
+    qt = j.queueToken;
+    sessionStorage.setItem(key(`queue.${id}`), qt);
+  }
+  let delay = 1000;
+  const tick = async () => {
+    let st;
+    try {
+      st = await api("GET", `/v1/queue/${qt}`);
+    } catch (err) {
+      status.textContent = err.message;
+      return;
+    }
+    if (st.status === "ADMITTED" && st.accessToken) {
+      sessionStorage.setItem(key(`access.${id}`), st.accessToken);
+      announce(t("queueAdmitted"));
+      location.hash = `#/p/${id}`;
+      return;
+    }
+    const parts = [];
+    if (st.status === "SOLD_OUT") parts.push(h("p", {}, t("queueSoldOut")));
+    else if (["EXPIRED", "LEFT", "RECLAIMED"].includes(st.status)) parts.push(h("p", {}, t("queueEnded")));
+    else if (!st.position) parts.push(h("p", {}, t("queueBeforeDraw", { time: st.opensAt ? new Date(st.opensAt).toLocaleString(cfg.lang) : "" })));
+    else {
+      parts.push(h("p", {}, t("queuePosition", { position: st.position, serving: st.nowServing })));
+      if (st.etaSeconds) parts.push(h("p", {}, t("queueEta", { time: duration(st.etaSeconds * 1000) })));
+      parts.push(h("progress", { max: st.position, value: Math.min(st.nowServing, st.position), "aria-label": t("queueTitle") }));
+    }
+    status.replaceChildren(...parts);
+    const id2 = setTimeout(tick, delay);
+    cleanup.push(() => clearTimeout(id2));
+  };
+  tick();
+}
+
+// ---------- reserving ----------
+
+async function reservationPage(id, params) {
+  const productId = params.get("p");
+  const box = h("div", { "aria-live": "polite" }, h("h1", {}, t("reserving")), h("p", {}, t("queued")));
+  show(box);
+  let delay = 400, stopped = false;
+  cleanup.push(() => (stopped = true));
+  const poll = async () => {
+    if (stopped) return;
+    let r;
+    try {
+      r = await api("GET", `/v1/reservations/${id}`, { auth: true });
+    } catch (err) {
+      return errorView(err);
+    }
+    if (r.status === "QUEUED") {
+      delay = Math.min(delay * 1.5, 3000);
+      return setTimeout(poll, delay);
+    }
+    if (r.status === "REJECTED") {
+      if (r.reason === "SEAT_TAKEN") {
+        sessionStorage.setItem(key("flash"), "SEAT_TAKEN");
+        location.hash = `#/p/${productId}`;
+        return;
+      }
+      return box.replaceChildren(h("p", { class: "error", role: "alert" }, t(r.reason)), h("a", { href: `#/p/${productId}` }, t("back")));
+    }
+    if (r.status === "EXPIRED" || r.status === "RELEASED") {
+      return box.replaceChildren(h("p", { role: "alert" }, t(r.status === "EXPIRED" ? "expired" : "released")), h("a", { href: `#/p/${productId}` }, t("back")));
+    }
+    if (r.status === "CONVERTED") {
+      location.hash = "#/orders";
+      return;
+    }
+    // HELD
+    const clock = h("strong", { class: "countdown" });
+    const heading = h("h1", {}, t("held", { time: "" }), clock);
+    box.replaceChildren(heading, h("h2", {}, t("heldSeats")), h("ul", { class: "seats" }, (r.seats ?? r.numbers.map((n) => `#${n}`)).map((s) => h("li", {}, s))),
+      h("div", { class: "bar" },
+        h("button", { class: "primary", onclick: () => (location.hash = `#/checkout/${r.holdId}?p=${productId}&r=${id}`) }, t("pay")),
+        h("button", { onclick: async () => { await api("DELETE", `/v1/holds/${r.holdId}`, { auth: true }); box.replaceChildren(h("p", { role: "alert" }, t("released")), h("a", { href: `#/p/${productId}` }, t("back"))); } }, t("release"))));
+    const end = new Date(r.expiresAt);
+    let up = false;
+    every(1000, () => {
+      const left = end - Date.now();
+      clock.textContent = duration(left);
+      if (left <= 0 && !up) {
+        up = true;
+        box.replaceChildren(h("p", { role: "alert" }, t("timeUp")));
+        const check = async () => {
+          if (stopped) return;
+          const again = await api("GET", `/v1/reservations/${id}`, { auth: true });
+          if (again.status === "EXPIRED") box.replaceChildren(h("p", { role: "alert", class: "expired" }, t("expired")), h("a", { href: `#/p/${productId}` }, t("back")));
+          else setTimeout(check, 1000);
+        };
+        check();
+      }
+    });
+  };
+  poll();
+}
+
+// ---------- checkout and orders ----------
+
+async function checkoutPage(holdId, params) {
+  const productId = params.get("p"), requestId = params.get("r");
+  const r = requestId ? await api("GET", `/v1/reservations/${requestId}`, { auth: true }) : null;
+  const email = h("input", { type: "email", id: "email", required: true, autocomplete: "email" });
+  const method = h("select", { id: "method" },
+    ["sim_ok", "sim_decline", "sim_timeout_after_auth"].map((m) => h("option", { value: m }, m)));
+  const form = h("form", {
+    class: "checkout",
+    onsubmit: async (e) => {
+      e.preventDefault();
+      const headers = { "Idempotency-Key": crypto.randomUUID() };
+      const access = accessToken(productId);
+      if (access) headers["X-Access-Token"] = access;
+      try {
+        const o = await api("POST", "/v1/orders", { auth: true, headers, body: { holdId, paymentMethod: method.value, email: email.value } });
+        location.hash = `#/o/${o.id}?p=${productId}&r=${requestId ?? ""}`;
+      } catch (err) {
+        announce(err.message);
+        form.append(h("p", { class: "error", role: "alert" }, err.message));
+      }
+    },
+  }, h("label", { for: "email" }, t("emailTickets")), email, h("label", { for: "method" }, t("payWith")), method,
+  h("button", { class: "primary" }, t("pay")));
+  show(h("h1", {}, t("checkout")), r?.seats ? h("ul", { class: "seats" }, r.seats.map((s) => h("li", {}, s))) : null, form);
+}
+
+async function qrImage(ticketId, label) {
+  const res = await fetch(`${cfg.apiBase}/v1/tickets/${ticketId}/qr.svg`, { headers: { Authorization: `Bearer ${token()}` } });
+  const url = URL.createObjectURL(await res.blob());
+  cleanup.push(() => URL.revokeObjectURL(url));
+  return h("img", { src: url, alt: `${t("ticket")} ${label}`, width: 160, height: 160, class: "qr" });
+}
+
+async function orderPage(id, params) {
+  const box = h("div", { "aria-live": "polite" }, h("h1", {}, t("order")), h("p", {}, t("confirming")));
+  show(box);
+  let stopped = false;
+  cleanup.push(() => (stopped = true));
+  const poll = async () => {
+    if (stopped) return;
+    const o = await api("GET", `/v1/orders/${id}`, { auth: true });
+    if (o.status === "PENDING_PAYMENT") return setTimeout(poll, 700);
+    if (o.status === "FAILED") {
+      return box.replaceChildren(h("h1", {}, t("order")), h("p", { class: "error", role: "alert" }, t("declined")),
+        h("button", { class: "primary", onclick: () => (location.hash = `#/checkout/${o.holdId}?p=${params.get("p") ?? o.productId}&r=${params.get("r") ?? ""}`) }, t("payAgain")));
+    }
+    if (o.status !== "CONFIRMED") return box.replaceChildren(h("p", { role: "alert" }, t("orderFailed", { reason: o.reason || o.status })));
+    const tickets = await Promise.all(o.tickets.map(async (tk) => h("li", { class: "ticket" }, h("strong", {}, tk.seat), await qrImage(tk.id, tk.seat), h("code", {}, tk.code))));
+    box.replaceChildren(h("h1", {}, t("confirmed")), h("p", {}, t("total"), ": ", money(o.amountCents, o.currency)), h("ul", { class: "tickets" }, tickets));
+    announce(t("confirmed"));
+  };
+  poll();
+}
+
+async function ordersPage() {
+  if (!token()) return needLogin();
+  const { orders } = await api("GET", "/v1/orders", { auth: true });
+  if (!orders.length) return show(h("h1", {}, t("myOrders")), h("p", {}, t("noOrders")));
+  show(h("h1", {}, t("myOrders")), h("ul", { class: "orders" }, orders.map((o) =>
+    h("li", {}, h("a", { href: `#/o/${o.id}` }, `${new Date(o.createdAt).toLocaleString(cfg.lang)} · ${o.seats.join(", ")}`), " ", o.status))));
+}
+
+// ---------- login ----------
+
+function loginPage(params) {
+  const handed = params.get("token");
+  if (handed) {
+    // A tenant with its own login hands its buyer token over.
+    localStorage.setItem(key("token"), handed);
+    return afterLogin();
+  }
+  const email = h("input", { type: "email", id: "login-email", autocomplete: "email" });
+  const phone = h("input", { type: "tel", id: "login-phone", autocomplete: "tel" });
+  const code = h("input", { id: "login-code", inputmode: "numeric", autocomplete: "one-time-code", pattern: "[0-9]{6}", maxlength: 6 });
+  const msg = h("p", { "aria-live": "polite" });
+  const who = () => (email.value ? { email: email.value } : { phone: phone.value });
+  const step2 = h("form", {
+    hidden: true,
+    onsubmit: async (e) => {
+      e.preventDefault();
+      try {
+        const r = await api("POST", `/v1/stores/${cfg.slug}/login/verify`, { body: { ...who(), code: code.value } });
+        localStorage.setItem(key("token"), r.buyerToken);
+        announce(t("loggedIn"));
+        afterLogin();
+      } catch {
+        msg.textContent = t("badCode");
+      }
+    },
+  }, h("label", { for: "login-code" }, t("code")), code, h("button", { class: "primary" }, t("verify")));
+  const step1 = h("form", {
+    onsubmit: async (e) => {
+      e.preventDefault();
+      try {
+        await api("POST", `/v1/stores/${cfg.slug}/login`, { body: who() });
+        msg.textContent = t("codeSent");
+        step2.hidden = false;
+        code.focus();
+      } catch (err) {
+        msg.textContent = err.message;
+      }
+    },
+  }, h("label", { for: "login-email" }, t("email")), email, h("label", { for: "login-phone" }, t("phone")), phone,
+  h("button", {}, t("sendCode")));
+  show(h("h1", {}, t("loginTitle")), h("p", {}, t("loginHelp")), step1, msg, step2);
+}
+
+function afterLogin() {
+  const back = sessionStorage.getItem(key("after")) || "#/";
+  sessionStorage.removeItem(key("after"));
+  location.hash = back;
+  renderAccount();
+}
+
+function renderAccount() {
+  const nav = document.getElementById("account");
+  if (token()) {
+    nav.replaceChildren(h("a", { href: "#/orders" }, t("myOrders")), " ",
+      h("button", { class: "link", onclick: () => { localStorage.removeItem(key("token")); renderAccount(); location.hash = "#/"; } }, t("logOut")));
+  } else nav.replaceChildren(h("a", { href: "#/login" }, t("logIn")));
+}
+
+// ---------- router ----------
+
+async function route() {
+  cleanup.forEach((f) => f());
+  cleanup = [];
+  const [path, query] = (location.hash.slice(1) || "/").split("?");
+  const params = new URLSearchParams(query);
+  const parts = path.split("/").filter(Boolean);
+  main.dataset.view = parts[0] ?? "home";
+  try {
+    switch (parts[0]) {
+      case undefined: return await home();
+      case "p": return await productPage(parts[1]);
+      case "q": return await queuePage(parts[1]);
+      case "r": return await reservationPage(parts[1], params);
+      case "checkout": return await checkoutPage(parts[1], params);
+      case "o": return await orderPage(parts[1], params);
+      case "orders": return await ordersPage();
+      case "login": return loginPage(params);
+      default: return await home();
+    }
+  } catch (err) {
+    errorView(err);
+  }
+}
+
+window.addEventListener("hashchange", route);
+renderAccount();
+route();
