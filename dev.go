@@ -98,6 +98,19 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 		}
 		defer emulator.Close()
 	}
+	// Stores: an S3-compatible server in this process unless S3_ENDPOINT
+	// names one; stores are republished when their settings change, the
+	// demo tenant's is published now, and every published store is served
+	// by the API at /s/{slug}/ and on its domains.
+	if cfg.S3Endpoint == "" {
+		endpoint, stop, err := startS3(ctx)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		cfg.S3Endpoint = endpoint
+	}
+	cfg.StoreAutoPublish = true
 	a, closeDB, err := build(ctx, cfg, logger, true)
 	if err != nil {
 		return err
@@ -107,22 +120,7 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 	if err != nil {
 		return fmt.Errorf("seed demo data: %w", err)
 	}
-	// Stores: an S3-compatible server in this process unless S3_ENDPOINT
-	// names one; the demo tenant's store is published, and every published
-	// store is served by the API at /s/{slug}/ and on its domains.
-	if cfg.S3Endpoint == "" {
-		endpoint, stop, err := startS3(ctx)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		cfg.S3Endpoint = endpoint
-	}
-	client, err := storefront.NewS3(ctx, cfg.S3Endpoint, cfg.SQSRegion)
-	if err != nil {
-		return err
-	}
-	bucket := storefront.Bucket{Client: client, Name: cfg.StoreBucket}
+	bucket := a.StorePublisher.Bucket
 	if err := bucket.Ensure(ctx); err != nil {
 		return err
 	}

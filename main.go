@@ -23,6 +23,8 @@ Usage:
   boxoffice token -tenant ID -secret S -buyer B [-ttl 24h]
                                 mint a buyer token as a tenant's login would
   boxoffice psp-sim [flags]     run the payment provider simulator on its own
+  boxoffice store build|publish -tenant SLUG [-out DIR]
+                                render a tenant's static store, or publish it to STORE_BUCKET
   boxoffice bench SCENARIO|all [flags]
                                 benchmarks (see README; -tags dev builds)
 
@@ -51,6 +53,8 @@ func main() {
 		err = runToken(args)
 	case "psp-sim":
 		err = runPSPSim(ctx, args)
+	case "store":
+		err = runStore(ctx, args)
 	case "bench":
 		err = runBench(ctx, args)
 	case "help", "-h", "--help":

@@ -118,6 +118,17 @@ func (s *Server) routes() {
 		Errors:       []int{401, 404, 422, 429},
 	}, s.verifyLogin)
 	huma.Register(s.api, huma.Operation{
+		OperationID:  "store-logo-upload",
+		Method:       http.MethodPost,
+		Path:         "/v1/store/logo",
+		Summary:      "A presigned URL to upload the store's logo straight to the bucket (tenant admin)",
+		Description:  "PUT the file to uploadUrl within 10 minutes with the same Content-Type, then set theme.logoUrl to logoUrl with PUT /v1/store.",
+		Tags:         []string{"Store"},
+		Security:     security(schemeAPI),
+		MaxBodyBytes: maxSmallBody,
+		Errors:       []int{401, 403, 422, 503},
+	}, s.logoUpload)
+	huma.Register(s.api, huma.Operation{
 		OperationID:  "put-store",
 		Method:       http.MethodPut,
 		Path:         "/v1/store",

@@ -38,6 +38,7 @@ import (
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/sms"
 	"boxoffice/internal/sqsqueue"
+	"boxoffice/internal/storefront"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/waitingroom"
 	"boxoffice/web"
@@ -63,7 +64,10 @@ type Deps struct {
 	// Stores, when set, serves published stores at /s/{slug}/ and on their
 	// domains (`boxoffice dev`; in production a CDN does); StoreOfHost tells
 	// whether a host is a store's.
-	Stores      http.Handler
+	Stores http.Handler
+	// StoreBucket, when set, takes tenants' logo uploads (presigned) and
+	// PUT /v1/store queues a republish of the tenant's store.
+	StoreBucket *storefront.Bucket
 	StoreOfHost func(ctx context.Context, host string) string
 	// DevOrigins lets pages on http://localhost and http://127.0.0.1 (any
 	// port) call the API from a browser: `boxoffice dev` only.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/product"
+	"boxoffice/internal/storefront"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/waitingroom"
 )
@@ -187,7 +189,46 @@ func (s *Server) putStore(ctx context.Context, in *struct{ Body StoreBody }) (*s
 	s.profiles.Forget(p.Slug)
 	s.catalogs.Forget(p.Slug)
 	s.forgetDomains()
+	if s.StoreBucket != nil && s.River != nil {
+		// The store is rebuilt with the new name, theme and domains by a
+		// work process; a failure is retried there, not shown here.
+		if _, err := s.River.Insert(ctx, storefront.PublishArgs{TenantSlug: p.Slug}, nil); err != nil {
+			return nil, s.toProblem(fmt.Errorf("queue the store's republish: %w", err))
+		}
+	}
 	return &struct{ Body *tenant.Profile }{p}, nil
+}
+
+// logoTypes are the logo formats a store takes, by content type.
+var logoTypes = map[string]string{"image/png": "png", "image/svg+xml": "svg", "image/jpeg": "jpg", "image/webp": "webp"}
+
+// LogoUpload is where to PUT a logo, and what to set as the theme's logoUrl.
+type LogoUpload struct {
+	UploadURL string    `json:"uploadUrl" doc:"PUT the file here with the same Content-Type, straight to the bucket (never through the API)"`
+	LogoURL   string    `json:"logoUrl" doc:"Then set theme.logoUrl to this (relative to the store) with PUT /v1/store"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// logoUpload serves POST /v1/store/logo.
+func (s *Server) logoUpload(ctx context.Context, in *struct {
+	Body struct {
+		ContentType string `json:"contentType" enum:"image/png,image/svg+xml,image/jpeg,image/webp"`
+	}
+}) (*struct{ Body LogoUpload }, error) {
+	if s.StoreBucket == nil {
+		return nil, problem(http.StatusServiceUnavailable, "STORES_UNAVAILABLE", "this deployment publishes no stores")
+	}
+	v, err := s.Tenants.ProfileOf(ctx, caller(ctx).TenantID)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	name := "logo/" + uuid.NewString() + "." + logoTypes[in.Body.ContentType]
+	const ttl = 10 * time.Minute
+	url, err := s.StoreBucket.PresignPut(ctx, v.Slug+"/"+name, in.Body.ContentType, ttl)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct{ Body LogoUpload }{LogoUpload{UploadURL: url, LogoURL: name, ExpiresAt: time.Now().Add(ttl).UTC()}}, nil
 }
 
 // ProductPatch is a change to a product; absent fields stay.

@@ -18,6 +18,7 @@ import (
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/outbox"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/storefront"
 	"boxoffice/internal/waitingroom"
 	"boxoffice/jobs"
 )
@@ -46,7 +47,10 @@ type RiverOptions struct {
 	// Events, when set, receives the outbox (the SQS events queue).
 	Events outbox.Publisher
 	// Rooms, when set, adds the waiting rooms' admission controller.
-	Rooms   *waitingroom.Service
+	Rooms *waitingroom.Service
+	// Stores, when set, adds the store publisher (rebuilds a tenant's store
+	// when its settings change).
+	Stores  *storefront.Publisher
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
 	// RiverLogger receives River's own logs. Default Logger.
@@ -79,6 +83,10 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 			jobs.QueueTicks:         {MaxWorkers: 2},
 		}
 		cfg.PeriodicJobs = jobs.Periodic(o.Jobs, o.Checkout != nil, o.Rooms != nil)
+		if o.Stores != nil {
+			river.AddWorker(w, &storefront.PublishWorker{Publisher: o.Stores})
+			cfg.Queues[storefront.QueueStores] = river.QueueConfig{MaxWorkers: 1}
+		}
 		if o.Checkout != nil {
 			addPaymentWorkers(w, o.Checkout)
 			// Provider calls mostly wait: by Little's law the calls in flight

@@ -58,6 +58,9 @@ type Options struct {
 	RiverLogger *slog.Logger
 	// BeforeJob, when set, is called as each periodic job starts (tests).
 	BeforeJob func(ctx context.Context, kind string)
+	// StorePublisher, when set, publishes stores to its bucket instead of
+	// the one the configuration names (tests).
+	StorePublisher *storefront.Publisher
 }
 
 // App is one process's services.
@@ -82,6 +85,11 @@ type App struct {
 	Consumer  *workers.SQSConsumer // Work only
 	SQSOps    *sqsqueue.Ops
 	Events    *sqsqueue.Events // the outbox's SQS events queue, when configured
+
+	// StorePublisher publishes tenants' stores to the bucket (nil unless
+	// STORE_AUTO_PUBLISH: then the API queues a republish on each change
+	// of a store's settings, and the work processes run it).
+	StorePublisher *storefront.Publisher
 
 	// Stores, when set (dev), is served by the API: published stores by
 	// path and by their domains.
@@ -128,6 +136,15 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 		a.Rooms.SetFeedback(waitingroom.Feedback{SlowClaimsAfter: cfg.AdmissionSlowClaims,
 			PaymentTroubleAt: int64(cfg.AdmissionPaymentTrouble)})
 	}
+	a.StorePublisher = o.StorePublisher
+	if a.StorePublisher == nil && cfg.StoreAutoPublish {
+		client, err := storefront.NewS3(ctx, cfg.S3Endpoint, cfg.SQSRegion)
+		if err != nil {
+			return nil, err
+		}
+		a.StorePublisher = &storefront.Publisher{Tenants: a.Tenants, APIBase: cfg.StoreAPIURL,
+			Bucket: storefront.Bucket{Client: client, Name: cfg.StoreBucket}}
+	}
 	var events outbox.Publisher
 	if a.Events != nil {
 		events = a.Events
@@ -140,7 +157,7 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 			RepairInterval: min(cfg.RepublishAfter, cfg.RequeueAfter) / 2,
 			RepublishAfter: cfg.RepublishAfter, RedeliveryWindow: cfg.RedeliveryWindow()},
 		Claimer: a.Claimer, Enqueuer: enqueuer, Metrics: a.Metrics, Logger: logger, RiverLogger: o.RiverLogger,
-		Checkout: a.Checkout, PaymentWorkers: cfg.PaymentWorkers, BeforeJob: o.BeforeJob,
+		Checkout: a.Checkout, PaymentWorkers: cfg.PaymentWorkers, BeforeJob: o.BeforeJob, Stores: a.StorePublisher,
 	})
 	if err != nil {
 		return nil, err
@@ -228,7 +245,8 @@ func (a *App) API() *api.Server {
 	}
 	return api.New(api.Deps{
 		Login: login.NewStore(a.Pool), Mailer: mailer, SMS: texts, Stores: a.storesHandler(), StoreOfHost: a.storeOfHost(),
-		Pool: a.Pool, Tenants: a.Tenants, Products: a.Products, Reservations: a.Reservations,
+		StoreBucket: a.storeBucket(),
+		Pool:        a.Pool, Tenants: a.Tenants, Products: a.Products, Reservations: a.Reservations,
 		Metrics: a.Metrics, Logger: a.Logger, AdminKey: cfg.AdminKey, DevOrigins: cfg.DevOrigins, Ready: a.Ready,
 		River: a.River, Reporter: a.Reporter, DLQ: a.SQSOps,
 		Checkout: a.Checkout, WebhookSecrets: cfg.WebhookSecrets, WaitingRoom: a.Rooms,
@@ -353,4 +371,13 @@ func (a *App) storeOfHost() func(context.Context, string) string {
 		return nil
 	}
 	return a.Stores.SlugOfHost
+}
+
+// storeBucket is where logos are uploaded and stores published (nil
+// without auto-publishing).
+func (a *App) storeBucket() *storefront.Bucket {
+	if a.StorePublisher == nil {
+		return nil
+	}
+	return &a.StorePublisher.Bucket
 }

@@ -181,6 +181,10 @@ type Config struct {
 	StoreBucket string
 	// S3Endpoint overrides S3's address (an S3-compatible server). S3_ENDPOINT.
 	S3Endpoint string
+	// StoreAutoPublish rebuilds and republishes a tenant's store (a River
+	// job on the work processes) whenever the tenant changes its store
+	// settings. STORE_AUTO_PUBLISH=1; `dev` turns it on.
+	StoreAutoPublish bool
 	// StoreAPIURL is the API address built into stores (they call it from
 	// shoppers' browsers). STORE_API_URL; default none: the store's own
 	// origin, as `dev` serves both.
@@ -302,6 +306,7 @@ func load(getenv func(string) string) (*Config, error) {
 		MailFrom:           env("MAIL_FROM", "tickets@boxoffice.local"),
 		SMSProvider:        getenv("SMS_PROVIDER"),
 		StoreBucket:        env("STORE_BUCKET", "boxoffice-stores"),
+		StoreAutoPublish:   getenv("STORE_AUTO_PUBLISH") == "1",
 		S3Endpoint:         getenv("S3_ENDPOINT"),
 		StoreAPIURL:        strings.TrimSuffix(getenv("STORE_API_URL"), "/"),
 		TwilioAccountSID:   getenv("TWILIO_ACCOUNT_SID"),

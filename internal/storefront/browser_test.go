@@ -54,24 +54,25 @@ func newWorldWith(t *testing.T, o testfix.Options) *world {
 	sim := pspsim.New(pspsim.Config{WebhookURL: base + "/v1/webhooks/payments/sim", WebhookSecret: webhookSecret,
 		Latency: 50 * time.Millisecond})
 	simSrv := httptest.NewServer(sim.Handler())
+	s3srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
+	client, err := storefront.NewS3(context.Background(), s3srv.URL, "us-east-1")
+	require.NoError(t, err)
+	bucket := storefront.Bucket{Client: client, Name: "stores"}
+	require.NoError(t, bucket.Ensure(context.Background()))
 	o.Provider = payment.NewSim(simSrv.URL, 5*time.Second)
+	o.Stores = &storefront.Publisher{Bucket: bucket}
 	env := testfix.New(t, o)
 	sink, err := mail.NewSink("127.0.0.1:0", env.Logger)
 	require.NoError(t, err)
 	mailer := &mail.Sender{Addr: sink.Addr(), From: "tickets@boxoffice.test"}
 	env.Checkout.SetMailer(mailer)
 
-	s3srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
-	client, err := storefront.NewS3(context.Background(), s3srv.URL, "us-east-1")
-	require.NoError(t, err)
-	bucket := storefront.Bucket{Client: client, Name: "stores"}
-	require.NoError(t, bucket.Ensure(context.Background()))
 	stores := &storefront.Server{Bucket: bucket, SlugOfHost: storefront.HostSlugs(env.Tenants)}
 
 	srv := api.New(api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products,
 		Reservations: env.Service, Logger: env.Logger, River: env.River, Checkout: env.Checkout,
 		WebhookSecrets: []string{webhookSecret}, WaitingRoom: env.Rooms, Login: login.NewStore(env.Schema.Pool),
-		Mailer: mailer, Stores: stores, StoreOfHost: stores.SlugOfHost})
+		Mailer: mailer, Stores: stores, StoreOfHost: stores.SlugOfHost, StoreBucket: &bucket})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, srv.Start(ctx))
 	go func() { _ = srv.App().Listener(ln) }()

@@ -42,6 +42,10 @@ func NewS3(ctx context.Context, endpoint, region string) (*s3.Client, error) {
 			o.BaseEndpoint = aws.String(endpoint)
 			o.UsePathStyle = true
 		}
+		// Checksums only where S3 requires them: S3-compatible servers
+		// return none, and the SDK would log each response it cannot check.
+		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	}), nil
 }
 
@@ -74,6 +78,20 @@ func (b Bucket) Publish(ctx context.Context, slug string, site Site) error {
 		}
 	}
 	return put("index.html", site["index.html"])
+}
+
+// PresignPut returns a URL that lets whoever holds it PUT one object of
+// the content type at key, until ttl passes: uploads go straight to the
+// bucket.
+func (b Bucket) PresignPut(ctx context.Context, key, contentType string, ttl time.Duration) (string, error) {
+	req, err := s3.NewPresignClient(b.Client).PresignPutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(b.Name), Key: aws.String(key), ContentType: aws.String(contentType),
+		CacheControl: aws.String(cacheControl("assets/")), // a logo's name is new each upload
+	}, s3.WithPresignExpires(ttl))
+	if err != nil {
+		return "", fmt.Errorf("presign upload: %w", err)
+	}
+	return req.URL, nil
 }
 
 // Ensure creates the bucket when it does not exist (development).

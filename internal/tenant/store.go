@@ -42,8 +42,9 @@ var themeKeys = map[string]*regexp.Regexp{
 	"accent":     colour,
 	"background": colour,
 	"text":       colour,
-	"logoUrl":    regexp.MustCompile(`^https://[^\s"'<>]{1,500}$`),
-	"font":       regexp.MustCompile(`^(system|serif|humanist|mono)$`),
+	// An https URL, or a logo uploaded to the store's own files.
+	"logoUrl": regexp.MustCompile(`^(https://[^\s"'<>]{1,500}|logo/[0-9a-f-]{36}\.(png|svg|jpg|webp))$`),
+	"font":    regexp.MustCompile(`^(system|serif|humanist|mono)$`),
 }
 
 var colour = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
@@ -123,6 +124,17 @@ func (s *Store) SetStore(ctx context.Context, tenantID uuid.UUID, p StoreSetting
 		return nil, err
 	}
 	return &out, nil
+}
+
+// ProfileOf returns a tenant's store profile by id.
+func (s *Store) ProfileOf(ctx context.Context, tenantID uuid.UUID) (*Profile, error) {
+	var p Profile
+	err := s.pool.QueryRow(ctx, `SELECT slug, name, theme, domains FROM tenants WHERE id = $1`, tenantID).
+		Scan(&p.Slug, &p.Name, &p.Theme, &p.Domains)
+	if err != nil {
+		return nil, fmt.Errorf("store of tenant %s: %w", tenantID, db.NotFound(err))
+	}
+	return &p, nil
 }
 
 // StoreProfile returns the public profile of the tenant with the slug, and

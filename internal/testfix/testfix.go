@@ -32,6 +32,7 @@ import (
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/sqsqueue"
+	"boxoffice/internal/storefront"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/waitingroom"
 )
@@ -75,6 +76,8 @@ type Options struct {
 	AuditInterval time.Duration
 	// BeforeJob, when set, is called as each periodic job starts.
 	BeforeJob func(ctx context.Context, kind string)
+	// Stores, when set, publishes stores (its Tenants is filled in).
+	Stores *storefront.Publisher
 }
 
 var slugs atomic.Int64
@@ -108,8 +111,12 @@ func New(t testing.TB, o Options) *Env {
 	// Each accept in a transaction of its own: tests count what one
 	// request does.
 	cfg.AcceptLinger = 0
+	if o.Stores != nil {
+		o.Stores.Tenants = tenant.NewStore(schema.Pool)
+	}
 	a, err := app.New(context.Background(), cfg, schema.Pool, logger, app.Options{
-		Work: true, Metrics: o.Metrics, Provider: o.Provider, Schema: schema.Name, BeforeJob: o.BeforeJob})
+		Work: true, Metrics: o.Metrics, Provider: o.Provider, Schema: schema.Name, BeforeJob: o.BeforeJob,
+		StorePublisher: o.Stores})
 	require.NoError(t, err)
 	e := &Env{
 		App:      a,

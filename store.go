@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"boxoffice/internal/config"
+	"boxoffice/internal/storefront"
+	"boxoffice/internal/tenant"
+)
+
+const storeUsage = `usage:
+  boxoffice store build -tenant SLUG -out DIR [-api URL]   render the tenant's store into DIR
+  boxoffice store publish -tenant SLUG [-api URL]          build it and upload it to STORE_BUCKET under SLUG/
+`
+
+// runStore builds or publishes a tenant's static store.
+func runStore(ctx context.Context, args []string) error {
+	if len(args) == 0 || (args[0] != "build" && args[0] != "publish") {
+		return errors.New(storeUsage)
+	}
+	fs := flag.NewFlagSet("store "+args[0], flag.ContinueOnError)
+	slug := fs.String("tenant", "", "the tenant's slug")
+	out := fs.String("out", "", "build: the folder to write the store to")
+	apiBase := fs.String("api", "", "the API's address built into the store (default STORE_API_URL; empty: the store's own origin)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *slug == "" || (args[0] == "build" && *out == "") {
+		return errors.New(storeUsage)
+	}
+	return withConfig(ctx, func(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
+		if *apiBase == "" {
+			*apiBase = cfg.StoreAPIURL
+		}
+		pool, err := openDatabase(ctx, cfg, 2)
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		tenants := tenant.NewStore(pool)
+		if args[0] == "publish" {
+			client, err := storefront.NewS3(ctx, cfg.S3Endpoint, cfg.SQSRegion)
+			if err != nil {
+				return err
+			}
+			bucket := storefront.Bucket{Client: client, Name: cfg.StoreBucket}
+			if err := storefront.PublishTenant(ctx, tenants, bucket, *slug, *apiBase); err != nil {
+				return err
+			}
+			logger.Info("store published", "tenant", *slug, "bucket", cfg.StoreBucket, "prefix", *slug+"/")
+			return nil
+		}
+		_, profile, err := tenants.StoreProfile(ctx, *slug)
+		if err != nil {
+			return err
+		}
+		site, err := storefront.Build(storefront.Source{Profile: *profile, APIBase: *apiBase})
+		if err != nil {
+			return err
+		}
+		for name, f := range site {
+			path := filepath.Join(*out, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(path, f.Body, 0o644); err != nil {
+				return err
+			}
+		}
+		fmt.Printf("store of %s written to %s (%d files)\n", *slug, *out, len(site))
+		return nil
+	})
+}
