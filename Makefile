@@ -42,6 +42,7 @@ bench: ## run the benchmark scenarios and print figures and ratios
 	@base=$$($(PG)) && \
 	  export BENCH_DATABASE_URL="$${BENCH_DATABASE_URL:-$$base/boxoffice_bench?sslmode=disable}" && \
 	  export BOXOFFICE_PG_BIN="$${BOXOFFICE_PG_BIN:-$$($(PG) bin)}" && \
+	  export BOXOFFICE_CHROMIUM="$$(infra/dev/chromium.sh)" && \
 	  go run -tags dev . bench all
 
 # The production binary leaves out `dev` and `bench` (and with them the SQS

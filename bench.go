@@ -28,7 +28,7 @@ import (
 	"boxoffice/internal/dbtest"
 )
 
-const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|room|accept|million|onsale|stream|faults|all [flags]
+const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|room|accept|million|onsale|stream|store|faults|all [flags]
 
   claim       drain queued requests: River batched vs batch size 1, and through SQS
   sqs-accept  accept with the SQS backend: SendMessageBatch vs one SendMessage per request
@@ -38,6 +38,7 @@ const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|room|accept
   million     a 1,000,000-number raffle: memory, availability reads cached and uncached, random claims
   onsale      the stadium on-sale end to end (waiting room, reservations, payments), oversold checked in the database
   stream      live availability (server-sent events) to 10,000 subscribers of one product on one process: commit-to-delta delay, memory, queries
+  store       the store in headless Chromium: home page bytes, the 60,000-seat plan's first draw, live deltas to the map
   faults      resume times after SIGKILLs of a claim worker, an SQS consumer and a payment worker (real processes, own PostgreSQL)
   all         all of them (what make bench runs)
 `
@@ -57,7 +58,7 @@ func runBench(ctx context.Context, args []string) error {
 	if scenario == "stream-client" {
 		return runStreamClient(args[1:])
 	}
-	if scenario != "stream" && scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "room" && scenario != "accept" && scenario != "million" && scenario != "onsale" && scenario != "faults" && scenario != "all" {
+	if scenario != "store" && scenario != "stream" && scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "room" && scenario != "accept" && scenario != "million" && scenario != "onsale" && scenario != "faults" && scenario != "all" {
 		return errors.New(benchUsage)
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -197,6 +198,14 @@ func runBench(ctx context.Context, args []string) error {
 			return err
 		}
 		figures["stream"] = map[string]any{"config": sc, "result": res}
+	}
+
+	if scenario == "store" || scenario == "all" {
+		res, err := bench.Store(ctx, pool, 60_000, out)
+		if err != nil {
+			return err
+		}
+		figures["store"] = map[string]any{"result": res}
 	}
 
 	if scenario == "faults" || scenario == "all" {

@@ -229,6 +229,7 @@ async function reserve(p, body) {
 }
 
 async function seatedPage(p, head, notice) {
+  const started = performance.now();
   const layout = await api("GET", `/v1/products/${p.id}/layout`);
   // Flatten the plan: one entry per seat, rows kept for keyboard moves.
   const seats = [], rows = [], sections = [];
@@ -249,7 +250,12 @@ async function seatedPage(p, head, notice) {
   const canvas = h("canvas", { class: "map", tabindex: "0", role: "application", "aria-label": t("mapHelp") });
   const total = h("p", { class: "total", "aria-live": "polite" });
   const reserveBtn = h("button", { class: "primary", disabled: true, onclick: () => reserve(p, { numbers: [...picked].map((i) => seats[i].number) }) }, t("reserve"));
+  // How long drawing takes: the first full map, and each delta (kept for
+  // the store benchmark's budgets).
+  const timing = { firstDrawMs: null, deltaMs: [] };
+  let deltaAt = null;
   const avail = watchAvailability(p.id, p.capacity, (_, delta) => {
+    if (delta) deltaAt = performance.now();
     // A seat taken by someone else drops out of the selection.
     for (const i of [...picked]) if (avail.taken(seats[i].number)) picked.delete(i);
     updateTotal();
@@ -306,6 +312,11 @@ async function seatedPage(p, head, notice) {
           g.lineWidth = 2;
           g.strokeRect(x - r - 4, y - r - 4, 2 * r + 8, 2 * r + 8);
         }
+      }
+      if (avail.state.version >= 0 && timing.firstDrawMs === null) timing.firstDrawMs = performance.now() - started;
+      if (deltaAt !== null) {
+        timing.deltaMs.push(performance.now() - deltaAt);
+        deltaAt = null;
       }
     });
   }
@@ -458,6 +469,7 @@ async function seatedPage(p, head, notice) {
     },
     taken: (i) => !!avail.taken(seats[i].number),
     version: () => avail.state.version,
+    timing,
   };
 }
 
