@@ -124,7 +124,7 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 	if err := bucket.Ensure(ctx); err != nil {
 		return err
 	}
-	if err := storefront.PublishTenant(ctx, a.Tenants, bucket, "demo", cfg.StoreAPIURL); err != nil {
+	if err := a.StorePublisher.Publish(ctx, "demo"); err != nil {
 		return fmt.Errorf("publish the demo store: %w", err)
 	}
 	a.Stores = &storefront.Server{Bucket: bucket, SlugOfHost: storefront.HostSlugs(a.Tenants)}

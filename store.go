@@ -43,24 +43,20 @@ func runStore(ctx context.Context, args []string) error {
 			return err
 		}
 		defer pool.Close()
-		tenants := tenant.NewStore(pool)
+		pub := &storefront.Publisher{Tenants: tenant.NewStore(pool), APIBase: *apiBase, StripeKey: cfg.StoreStripeKey}
 		if args[0] == "publish" {
 			client, err := storefront.NewS3(ctx, cfg.S3Endpoint, cfg.SQSRegion)
 			if err != nil {
 				return err
 			}
-			bucket := storefront.Bucket{Client: client, Name: cfg.StoreBucket}
-			if err := storefront.PublishTenant(ctx, tenants, bucket, *slug, *apiBase); err != nil {
+			pub.Bucket = storefront.Bucket{Client: client, Name: cfg.StoreBucket}
+			if err := pub.Publish(ctx, *slug); err != nil {
 				return err
 			}
 			logger.Info("store published", "tenant", *slug, "bucket", cfg.StoreBucket, "prefix", *slug+"/")
 			return nil
 		}
-		_, profile, err := tenants.StoreProfile(ctx, *slug)
-		if err != nil {
-			return err
-		}
-		site, err := storefront.Build(storefront.Source{Profile: *profile, APIBase: *apiBase})
+		site, err := pub.Build(ctx, *slug)
 		if err != nil {
 			return err
 		}

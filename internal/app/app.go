@@ -142,7 +142,7 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 		if err != nil {
 			return nil, err
 		}
-		a.StorePublisher = &storefront.Publisher{Tenants: a.Tenants, APIBase: cfg.StoreAPIURL,
+		a.StorePublisher = &storefront.Publisher{Tenants: a.Tenants, APIBase: cfg.StoreAPIURL, StripeKey: cfg.StoreStripeKey,
 			Bucket: storefront.Bucket{Client: client, Name: cfg.StoreBucket}}
 	}
 	var events outbox.Publisher

@@ -84,7 +84,7 @@ func Store(ctx context.Context, pool *pgxpool.Pool, seats int, out io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := storefront.PublishTenant(ctx, a.Tenants, bucket, t.Slug, ""); err != nil {
+	if err := (&storefront.Publisher{Tenants: a.Tenants, Bucket: bucket}).Publish(ctx, t.Slug); err != nil {
 		return nil, err
 	}
 	a.Stores = &storefront.Server{Bucket: bucket}

@@ -189,6 +189,10 @@ type Config struct {
 	// shoppers' browsers). STORE_API_URL; default none: the store's own
 	// origin, as `dev` serves both.
 	StoreAPIURL string
+	// StoreStripeKey is the Stripe publishable key built into stores when
+	// PAYMENT_PROVIDER=stripe: checkout takes cards with Stripe.js.
+	// STORE_STRIPE_KEY.
+	StoreStripeKey string
 	// DevOrigins lets pages on http://localhost and http://127.0.0.1 call
 	// the API from a browser (CORS). Set by `dev`; no variable.
 	DevOrigins bool
@@ -307,6 +311,7 @@ func load(getenv func(string) string) (*Config, error) {
 		SMSProvider:        getenv("SMS_PROVIDER"),
 		StoreBucket:        env("STORE_BUCKET", "boxoffice-stores"),
 		StoreAutoPublish:   getenv("STORE_AUTO_PUBLISH") == "1",
+		StoreStripeKey:     getenv("STORE_STRIPE_KEY"),
 		S3Endpoint:         getenv("S3_ENDPOINT"),
 		StoreAPIURL:        strings.TrimSuffix(getenv("STORE_API_URL"), "/"),
 		TwilioAccountSID:   getenv("TWILIO_ACCOUNT_SID"),

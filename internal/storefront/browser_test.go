@@ -90,7 +90,8 @@ func newWorldWith(t *testing.T, o testfix.Options) *world {
 // publish builds and publishes a tenant's store.
 func (w *world) publish(t *testing.T, slug string) string {
 	t.Helper()
-	require.NoError(t, storefront.PublishTenant(context.Background(), w.env.Tenants, w.bucket, slug, ""))
+	p := &storefront.Publisher{Tenants: w.env.Tenants, Bucket: w.bucket}
+	require.NoError(t, p.Publish(context.Background(), slug))
 	return w.base + "/s/" + slug + "/"
 }
 
@@ -192,7 +193,7 @@ func TestBuyTwoSeats(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`canvas.map`)),
-		waitJS(`window.__seatMap && window.__seatMap.version() >= 0`),
+		waitJS(`window.__seatMap && window.__seatMap.ready()`),
 		clickSeat(2), clickSeat(3),
 		waitJS(`window.__seatMap.picked.size === 2`),
 	))

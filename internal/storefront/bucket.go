@@ -122,6 +122,12 @@ type Server struct {
 
 // ServeHTTP serves one store file.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Behind Fiber's adaptor the request's context is fasthttp's request,
+	// which is reused once the handler returns while the S3 client's
+	// transport may still look values up in it (a dial finishing later):
+	// a file read needs nothing of it but a bound.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	slug, rest := "", ""
 	if p, ok := strings.CutPrefix(r.URL.Path, "/s/"); ok {
 		slug, rest, _ = strings.Cut(p, "/")
@@ -130,7 +136,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else if s.SlugOfHost != nil {
-		slug, rest = s.SlugOfHost(r.Context(), r.Host), strings.TrimPrefix(r.URL.Path, "/")
+		slug, rest = s.SlugOfHost(ctx, r.Host), strings.TrimPrefix(r.URL.Path, "/")
 	}
 	if slug == "" || strings.Contains(rest, "..") {
 		http.NotFound(w, r)
@@ -139,11 +145,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rest == "" {
 		rest = "index.html"
 	}
-	// Behind Fiber's adaptor the request's context is fasthttp's, whose
-	// Done races with the server's shutdown when watched: a file read
-	// needs none of its cancellation, only its bound.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
-	defer cancel()
 	obj, err := s.Bucket.Client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.Bucket.Name), Key: aws.String(path.Join(slug, rest))})
 	if err != nil {
 		http.NotFound(w, r)

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-
-	"boxoffice/internal/tenant"
 )
 
 // PublishArgs rebuilds and republishes one tenant's store: queued when the
@@ -29,14 +27,6 @@ func (PublishArgs) InsertOpts() river.InsertOpts {
 // QueueStores is the River queue of store publishing.
 const QueueStores = "stores"
 
-// Publisher publishes tenants' stores.
-type Publisher struct {
-	Tenants *tenant.Store
-	Bucket  Bucket
-	// APIBase is built into the stores (see Source).
-	APIBase string
-}
-
 // PublishWorker runs PublishArgs.
 type PublishWorker struct {
 	river.WorkerDefaults[PublishArgs]
@@ -48,6 +38,5 @@ func (*PublishWorker) Timeout(*river.Job[PublishArgs]) time.Duration { return ti
 
 // Work builds and publishes the store.
 func (w *PublishWorker) Work(ctx context.Context, job *river.Job[PublishArgs]) error {
-	p := w.Publisher
-	return PublishTenant(ctx, p.Tenants, p.Bucket, job.Args.TenantSlug, p.APIBase)
+	return w.Publisher.Publish(ctx, job.Args.TenantSlug)
 }

@@ -30,7 +30,7 @@ func (w *world) shopper(t *testing.T, tn *tenant.Created, store, buyer string) c
 func pickAndHold(productID string, seats ...int) chromedp.Action[chromedp.Void] {
 	steps := []chromedp.Action[chromedp.Void]{
 		chromedp.Click(chromedp.CSS(`a[href="#/p/` + productID + `"]`)),
-		waitJS(`window.__seatMap && window.__seatMap.version() >= 0`),
+		waitJS(`window.__seatMap && window.__seatMap.ready()`),
 	}
 	for _, s := range seats {
 		steps = append(steps, clickSeat(s))
@@ -48,24 +48,37 @@ func TestSameSeatTwoBrowsers(t *testing.T) {
 	ana := w.shopper(t, w.env.Tenant, store, "ana")
 	bo := w.shopper(t, w.env.Tenant, store, "bo")
 	id := p.ID.String()
-	// Both have seat 6 picked before either reserves.
+	// Both have seat 6 picked; both reserve at once (before either hold
+	// can reach the other's map through the stream).
 	for _, ctx := range []context.Context{ana, bo} {
 		require.NoError(t, chromedp.Do(ctx,
 			chromedp.Click(chromedp.CSS(`a[href="#/p/`+id+`"]`)),
-			waitJS(`window.__seatMap && window.__seatMap.version() >= 0`),
+			waitJS(`window.__seatMap && window.__seatMap.ready()`),
 			clickSeat(5), waitJS(`window.__seatMap.picked.size === 1`)))
 	}
-	require.NoError(t, chromedp.Do(ana, chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`))))
-	require.NoError(t, chromedp.Do(bo,
-		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
-		chromedp.WaitVisible(chromedp.CSS(`p.error[role="alert"]`)),
-		waitJS(`window.__seatMap && window.__seatMap.taken(5)`), // the map shows it taken
-	))
-	require.Contains(t, text(t, bo, "p.error"), "Someone was faster")
-	shot(t, bo, "1-seat-taken")
-	require.NoError(t, chromedp.Do(bo, clickSeat(6), chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`))))
-	require.Contains(t, text(t, bo, "ul.seats"), "North · Row A · Seat 7")
-	shot(t, bo, "2-another")
+	errs := make(chan error, 2)
+	for _, ctx := range []context.Context{ana, bo} {
+		go func() { errs <- chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.bar button.primary`))) }()
+	}
+	require.NoError(t, <-errs)
+	require.NoError(t, <-errs)
+	outcome := `document.querySelector('.countdown') ? 'held' : document.querySelector('p.error[role="alert"]:not([hidden])') ? 'taken' : ''`
+	results := map[string]context.Context{}
+	for _, ctx := range []context.Context{ana, bo} {
+		got, err := chromedp.Run(ctx, chromedp.Poll[string](outcome, chromedp.WithPollingTimeout(30*time.Second)))
+		require.NoError(t, err)
+		results[got] = ctx
+	}
+	require.Len(t, results, 2, "one holds the seat, the other is told it was taken")
+	loser := results["taken"]
+	require.Contains(t, text(t, loser, "p.error:not([hidden])"), "Someone was faster")
+	require.NoError(t, chromedp.Do(loser, waitJS(`window.__seatMap && window.__seatMap.ready() && window.__seatMap.taken(5)`)),
+		"the map shows it taken")
+	shot(t, loser, "1-seat-taken")
+	require.NoError(t, chromedp.Do(loser, clickSeat(6), waitJS(`window.__seatMap.picked.size === 1`),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`))))
+	require.Contains(t, text(t, loser, "ul.seats"), "North · Row A · Seat 7")
+	shot(t, loser, "2-another")
 }
 
 // A declined payment, then paying again while the seats are held.
@@ -83,9 +96,9 @@ func TestDeclineThenPayAgain(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#email`), "cy@example.test"),
 		chromedp.SetValue(chromedp.CSS(`#method`), pspsim.MethodDecline),
 		chromedp.Click(chromedp.CSS(`form.checkout button.primary`)),
-		chromedp.WaitVisible(chromedp.CSS(`p.error[role="alert"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.error[role="alert"]:not([hidden])`)),
 	))
-	require.Contains(t, text(t, ctx, "p.error"), "declined")
+	require.Contains(t, text(t, ctx, "p.error:not([hidden])"), "declined")
 	shot(t, ctx, "1-declined")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`button.primary`)), // pay again
@@ -110,7 +123,7 @@ func TestHoldRunsOut(t *testing.T) {
 	// the fold of the whole-venue view).
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
-		waitJS(`window.__seatMap && window.__seatMap.version() >= 0`),
+		waitJS(`window.__seatMap && window.__seatMap.ready()`),
 		chromedp.Click(chromedp.CSS(`nav.sections button:nth-child(2)`)),
 		clickSeat(20), waitJS(`window.__seatMap.picked.size === 1`),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
@@ -237,7 +250,7 @@ func TestWaitingRoomJourney(t *testing.T) {
 	shot(t, ctx, "1-room")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`main button.primary`)), // join
-		chromedp.Poll[chromedp.Void](`window.__seatMap && window.__seatMap.version() >= 0`,
+		chromedp.Poll[chromedp.Void](`window.__seatMap && window.__seatMap.ready()`,
 			chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(100*time.Millisecond)),
 	))
 	shot(t, ctx, "2-admitted")
@@ -260,4 +273,25 @@ func TestWaitingRoomJourney(t *testing.T) {
 		}
 		return false
 	}, 20*time.Second, 100*time.Millisecond, "the tickets are mailed")
+}
+
+// At 360 px wide every page fits: nothing scrolls sideways, and the map's
+// seats can still be picked.
+func TestNarrowScreen(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
+	store := w.publish(t, w.env.Tenant.Slug)
+	ctx := w.shopper(t, w.env.Tenant, store, "hal")
+	fits := `document.documentElement.scrollWidth <= 360`
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile),
+		chromedp.Navigate(store+"#/"), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)), waitJS(fits)))
+	shot(t, ctx, "1-home")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
+		waitJS(`window.__seatMap && window.__seatMap.ready()`), waitJS(fits),
+		clickSeat(0), waitJS(`window.__seatMap.picked.size === 1`),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`.countdown`)), waitJS(fits)))
+	shot(t, ctx, "2-held")
 }

@@ -10,19 +10,32 @@ import (
 	"boxoffice/internal/tenant"
 )
 
-// PublishTenant builds a tenant's store from its current profile and
-// publishes it: what `boxoffice store publish`, `boxoffice dev` and the
-// republish job do.
-func PublishTenant(ctx context.Context, tenants *tenant.Store, b Bucket, slug, apiBase string) error {
-	_, profile, err := tenants.StoreProfile(ctx, slug)
+// Publisher publishes tenants' stores.
+type Publisher struct {
+	Tenants *tenant.Store
+	Bucket  Bucket
+	// APIBase and StripeKey are built into the stores (see Source).
+	APIBase   string
+	StripeKey string
+}
+
+// Build renders a tenant's store from its current profile.
+func (p *Publisher) Build(ctx context.Context, slug string) (Site, error) {
+	_, profile, err := p.Tenants.StoreProfile(ctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	return Build(Source{Profile: *profile, APIBase: p.APIBase, StripeKey: p.StripeKey})
+}
+
+// Publish builds a tenant's store and uploads it: what `boxoffice store
+// publish`, `boxoffice dev` and the republish job do.
+func (p *Publisher) Publish(ctx context.Context, slug string) error {
+	site, err := p.Build(ctx, slug)
 	if err != nil {
 		return err
 	}
-	site, err := Build(Source{Profile: *profile, APIBase: apiBase})
-	if err != nil {
-		return err
-	}
-	return b.Publish(ctx, slug, site)
+	return p.Bucket.Publish(ctx, slug, site)
 }
 
 // HostSlugs returns a SlugOfHost that looks hosts up among the tenants'

@@ -38,8 +38,13 @@ type Source struct {
 	// APIBase is where the API answers, without a trailing slash; empty
 	// means the store's own origin (development serves both together).
 	APIBase string
-	// Language picks the strings (default "en").
+	// Language picks the strings (default: the theme's language, else "en").
 	Language string
+	// StripeKey, when set, is the Stripe publishable key: checkout takes
+	// cards with Stripe.js from Stripe's own host (the one script from
+	// another host a store loads), so card data never touches the store or
+	// the API; without it checkout offers the simulator's test methods.
+	StripeKey string
 }
 
 // fonts are the font stacks a theme may name; anything else is "system".
@@ -56,6 +61,9 @@ var defaults = map[string]string{"primary": "#1f4fd1", "accent": "#c2185b", "bac
 // Build renders the store.
 func Build(src Source) (Site, error) {
 	lang := src.Language
+	if lang == "" {
+		lang = src.Profile.Theme["language"]
+	}
 	if lang == "" {
 		lang = "en"
 	}
@@ -89,10 +97,14 @@ func Build(src Source) (Site, error) {
 	}
 	config, err := json.Marshal(map[string]any{
 		"slug": src.Profile.Slug, "name": src.Profile.Name, "apiBase": src.APIBase, "lang": lang,
-		"strings": json.RawMessage(strs), "logoUrl": theme["logoUrl"],
+		"strings": json.RawMessage(strs), "logoUrl": theme["logoUrl"], "stripeKey": src.StripeKey,
 	})
 	if err != nil {
 		return nil, err
+	}
+	var words map[string]string
+	if err := json.Unmarshal(strs, &words); err != nil {
+		return nil, fmt.Errorf("store strings %q: %w", lang, err)
 	}
 	tmpl, err := template.ParseFS(web.Store, "store/index.html")
 	if err != nil {
@@ -106,6 +118,7 @@ func Build(src Source) (Site, error) {
 		"Style": template.CSS(fmt.Sprintf(":root{--primary:%s;--accent:%s;--bg:%s;--text:%s;--font:%s}",
 			theme["primary"], theme["accent"], theme["background"], theme["text"], font)),
 		"Config": string(config), "Script": assets["app.js"], "CSS": assets["style.css"],
+		"Skip": words["skip"], "NoScript": words["noscript"],
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store page: %w", err)

@@ -43,8 +43,9 @@ var themeKeys = map[string]*regexp.Regexp{
 	"background": colour,
 	"text":       colour,
 	// An https URL, or a logo uploaded to the store's own files.
-	"logoUrl": regexp.MustCompile(`^(https://[^\s"'<>]{1,500}|logo/[0-9a-f-]{36}\.(png|svg|jpg|webp))$`),
-	"font":    regexp.MustCompile(`^(system|serif|humanist|mono)$`),
+	"logoUrl":  regexp.MustCompile(`^(https://[^\s"'<>]{1,500}|logo/[0-9a-f-]{36}\.(png|svg|jpg|webp))$`),
+	"font":     regexp.MustCompile(`^(system|serif|humanist|mono)$`),
+	"language": regexp.MustCompile(`^(en|pt)$`),
 }
 
 var colour = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
@@ -57,10 +58,10 @@ func (p *StoreSettings) validate() error {
 	for k, v := range p.Theme {
 		re, ok := themeKeys[k]
 		if !ok {
-			return fmt.Errorf("%w: unknown theme entry %q (known: primary, accent, background, text, logoUrl, font)", ErrInvalidStore, k)
+			return fmt.Errorf("%w: unknown theme entry %q (known: primary, accent, background, text, logoUrl, font, language)", ErrInvalidStore, k)
 		}
 		if !re.MatchString(v) {
-			return fmt.Errorf("%w: theme %s %q (colours are #rrggbb; logoUrl is an https URL; font is system, serif, humanist or mono)", ErrInvalidStore, k, v)
+			return fmt.Errorf("%w: theme %s %q (colours are #rrggbb; logoUrl is an https URL; font is system, serif, humanist or mono; language is en or pt)", ErrInvalidStore, k, v)
 		}
 	}
 	seen := map[string]bool{}

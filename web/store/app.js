@@ -254,10 +254,18 @@ async function seatedPage(p, head, notice) {
   // the store benchmark's budgets).
   const timing = { firstDrawMs: null, deltaMs: [] };
   let deltaAt = null;
+  const lost = h("p", { class: "error", role: "alert", hidden: true }, t("SEAT_TAKEN"));
   const avail = watchAvailability(p.id, p.capacity, (_, delta) => {
     if (delta) deltaAt = performance.now();
-    // A seat taken by someone else drops out of the selection.
-    for (const i of [...picked]) if (avail.taken(seats[i].number)) picked.delete(i);
+    // A seat taken by someone else drops out of the selection, and the
+    // shopper is told.
+    for (const i of [...picked]) {
+      if (avail.taken(seats[i].number)) {
+        picked.delete(i);
+        lost.hidden = false;
+        announce(t("SEAT_TAKEN"));
+      }
+    }
     updateTotal();
     draw();
     if (delta) canvas.dataset.version = avail.state.version;
@@ -267,7 +275,9 @@ async function seatedPage(p, head, notice) {
   let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
   for (const s of seats) { minX = Math.min(minX, s.x); minY = Math.min(minY, s.y); maxX = Math.max(maxX, s.x); maxY = Math.max(maxY, s.y); }
   const view = { scale: 1, ox: 0, oy: 0 };
+  let fitted = false; // the first fit sets the view; before it nothing is where it will be
   const fitTo = (x0, y0, x1, y1) => {
+    fitted = true;
     const w = canvas.clientWidth || 600, hgt = canvas.clientHeight || 400;
     view.scale = Math.min(w / (x1 - x0 + 2), hgt / (y1 - y0 + 2));
     view.ox = (w - (x1 - x0) * view.scale) / 2 - x0 * view.scale;
@@ -313,7 +323,7 @@ async function seatedPage(p, head, notice) {
           g.strokeRect(x - r - 4, y - r - 4, 2 * r + 8, 2 * r + 8);
         }
       }
-      if (avail.state.version >= 0 && timing.firstDrawMs === null) timing.firstDrawMs = performance.now() - started;
+      if (fitted && avail.state.version >= 0 && timing.firstDrawMs === null) timing.firstDrawMs = performance.now() - started;
       if (deltaAt !== null) {
         timing.deltaMs.push(performance.now() - deltaAt);
         deltaAt = null;
@@ -453,7 +463,7 @@ async function seatedPage(p, head, notice) {
     h("button", { onclick: () => zoom(0.8), "aria-label": t("zoomOut") }, "−"),
     h("span", { class: "best" }, h("label", {}, t("quantity"), " ", qty), h("label", {}, t("level"), " ", lvl),
       h("button", { onclick: findBest }, t("findBest"))));
-  show(...head, notice, h("p", { class: "muted" }, t("mapHelp")), overview, tools, canvas, legend,
+  show(...head, notice, lost, h("p", { class: "muted" }, t("mapHelp")), overview, tools, canvas, legend,
     h("div", { class: "bar" }, total, h("button", { onclick: () => { picked.clear(); updateTotal(); draw(); } }, t("clear")), reserveBtn));
   updateTotal();
   const onResize = () => draw();
@@ -469,6 +479,8 @@ async function seatedPage(p, head, notice) {
     },
     taken: (i) => !!avail.taken(seats[i].number),
     version: () => avail.state.version,
+    // Drawn in its place with the availability known: seats can be clicked.
+    ready: () => timing.firstDrawMs !== null,
     timing,
   };
 }
@@ -657,12 +669,39 @@ async function reservationPage(id, params) {
 
 // ---------- checkout and orders ----------
 
+// Stripe.js, loaded from Stripe's host only when the store takes cards:
+// the card is entered in Stripe's own frame and becomes a payment method id
+// before anything reaches the API.
+let stripe = null;
+async function loadStripe() {
+  if (stripe) return stripe;
+  await new Promise((resolve, reject) => {
+    const s = h("script", { src: "https://js.stripe.com/v3/", onload: resolve, onerror: reject });
+    document.head.append(s);
+  });
+  stripe = window.Stripe(cfg.stripeKey);
+  return stripe;
+}
+
 async function checkoutPage(holdId, params) {
   const productId = params.get("p"), requestId = params.get("r");
   const r = requestId ? await api("GET", `/v1/reservations/${requestId}`, { auth: true }) : null;
   const email = h("input", { type: "email", id: "email", required: true, autocomplete: "email" });
-  const method = h("select", { id: "method" },
+  let card = null;
+  const method = cfg.stripeKey ? h("div", { id: "method", class: "card-element" }) : h("select", { id: "method" },
     ["sim_ok", "sim_decline", "sim_timeout_after_auth"].map((m) => h("option", { value: m }, m)));
+  if (cfg.stripeKey) {
+    loadStripe().then((s) => {
+      card = s.elements().create("card");
+      card.mount(method);
+    }).catch((err) => method.replaceChildren(t("error", { detail: err.message || "Stripe" })));
+  }
+  const paymentMethod = async () => {
+    if (!cfg.stripeKey) return method.value;
+    const res = await stripe.createPaymentMethod({ type: "card", card, billing_details: { email: email.value } });
+    if (res.error) throw new Error(res.error.message);
+    return res.paymentMethod.id;
+  };
   const form = h("form", {
     class: "checkout",
     onsubmit: async (e) => {
@@ -671,7 +710,7 @@ async function checkoutPage(holdId, params) {
       const access = accessToken(productId);
       if (access) headers["X-Access-Token"] = access;
       try {
-        const o = await api("POST", "/v1/orders", { auth: true, headers, body: { holdId, paymentMethod: method.value, email: email.value } });
+        const o = await api("POST", "/v1/orders", { auth: true, headers, body: { holdId, paymentMethod: await paymentMethod(), email: email.value } });
         location.hash = `#/o/${o.id}?p=${productId}&r=${requestId ?? ""}`;
       } catch (err) {
         announce(err.message);
