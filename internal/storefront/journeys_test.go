@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/pspsim"
@@ -294,4 +295,32 @@ func TestNarrowScreen(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)), waitJS(fits)))
 	shot(t, ctx, "2-held")
+}
+
+// Picking with the keyboard alone: focus the map, move with the arrow keys,
+// pick with Enter; each seat is announced with its label and price.
+func TestKeyboardPicking(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
+	store := w.publish(t, w.env.Tenant.Slug)
+	ctx := w.shopper(t, w.env.Tenant, store, "ivy")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
+		waitJS(`window.__seatMap && window.__seatMap.ready()`),
+		chromedp.Focus(chromedp.CSS(`canvas.map`)),
+		chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.Enter),
+		waitJS(`window.__seatMap.picked.size === 1`),
+		waitJS(`document.getElementById('announce').textContent.includes('North · Row B · Seat 2')`),
+	))
+	said := text(t, ctx, "#announce")
+	require.Contains(t, said, "90.00", "the price is said with the seat")
+	require.Contains(t, said, "picked")
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(" "),
+		waitJS(`window.__seatMap.picked.size === 2`),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`))))
+	seats := text(t, ctx, "ul.seats")
+	require.Contains(t, seats, "North · Row B · Seat 2")
+	require.Contains(t, seats, "North · Row B · Seat 3")
+	shot(t, ctx, "1-held-by-keyboard")
 }
