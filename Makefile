@@ -28,6 +28,9 @@ test: ## bring up PostgreSQL and run every test with the race detector, then the
 	  export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$base/boxoffice_test?sslmode=disable}" && \
 	  export BOXOFFICE_PG_BIN="$${BOXOFFICE_PG_BIN:-$$($(PG) bin)}" && \
 	  export BOXOFFICE_CHROMIUM="$$(infra/dev/chromium.sh)" && \
+	  promtool=$$(infra/dev/promtool.sh) && \
+	  $$promtool check rules infra/observability/alerts.yml && \
+	  (cd infra/observability && $$promtool test rules alerts_test.yml) && \
 	  go test -race -count=1 -timeout 15m $$(go list ./... | grep -v '/internal/faults$$') && \
 	  go test -count=1 -p 1 -timeout 10m $(FAULTS)/...
 

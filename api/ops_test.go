@@ -189,4 +189,9 @@ func TestMetricsWithWaitingRoom(t *testing.T) {
 	m := b.scrape(t)
 	require.Contains(t, m, fmt.Sprintf(`boxoffice_waiting_room_depth{product="%s"} 0`, p.ID))
 	require.Contains(t, m, "boxoffice_invariant_violations_total 0")
+	// What the alert rules watch is there, from the scrape's first second.
+	for _, gauge := range []string{"boxoffice_payments_unresolved 0", "boxoffice_payments_oldest_unresolved_age_seconds 0",
+		"boxoffice_holds_expiry_backlog_seconds 0", "boxoffice_outbox_lag_seconds"} {
+		require.Contains(t, m, gauge)
+	}
 }

@@ -103,6 +103,9 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 		Tenants: tenant.NewStore(pool), Products: product.NewStore(pool)}
 	if a.Metrics == nil {
 		a.Metrics = metrics.New()
+		// Every process reports its own pool (a registry given by a caller
+		// may already have it).
+		a.Metrics.Registry.MustRegister(ops.NewPoolCollector(pool))
 	}
 	a.Products.SetDefaultQuota(tenant.Quota{Products: cfg.TenantMaxProducts, Capacity: int64(cfg.TenantMaxCapacity)})
 	a.Claimer = reservation.NewClaimer(pool, logger, a.Metrics)

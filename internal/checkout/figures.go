@@ -42,3 +42,15 @@ func BuyersWhoBought(ctx context.Context, q db.DBTX, tenantID, productID uuid.UU
 	}
 	return out, nil
 }
+
+// Unresolved counts payment attempts still pending or unknown and how long
+// the oldest has been so (zero when none): what the reconciler is behind on.
+func Unresolved(ctx context.Context, q db.DBTX) (n int64, oldest float64, err error) {
+	err = q.QueryRow(ctx, `
+		SELECT count(*), coalesce(extract(epoch FROM now() - min(updated_at)), 0)::float8
+		FROM payment_attempts WHERE status IN ('PENDING', 'UNKNOWN')`).Scan(&n, &oldest)
+	if err != nil {
+		return 0, 0, fmt.Errorf("unresolved payments: %w", err)
+	}
+	return n, oldest, nil
+}

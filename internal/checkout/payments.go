@@ -56,6 +56,7 @@ func (s *Service) Authorize(ctx context.Context, attemptID uuid.UUID) error {
 		Currency: a.Currency, PaymentMethod: a.Method, OrderID: a.OrderID.String()})
 	switch {
 	case err == nil:
+		s.metrics.PaymentEvent("answered") // whatever the answer: the call did not time out
 		return s.Apply(ctx, attemptID, p)
 	case errors.Is(err, payment.ErrRateLimited):
 		s.metrics.PaymentEvent("rate_limited")

@@ -35,14 +35,18 @@ func NewCollector(reporter *Reporter, logger *slog.Logger) *Collector {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
 	return &Collector{reporter: reporter, logger: logger, descs: map[string]*prometheus.Desc{
-		"river_jobs":    d("boxoffice_river_jobs", "River jobs by queue and state.", "queue", "state"),
-		"river_oldest":  d("boxoffice_river_oldest_available_age_seconds", "Age of the oldest available River job.", "queue"),
-		"sqs_messages":  d("boxoffice_sqs_messages", "Approximate SQS messages by queue (main, dlq) and state.", "queue", "state"),
-		"sqs_oldest":    d("boxoffice_sqs_oldest_message_age_seconds", "Age of the oldest message by queue (main, dlq).", "queue"),
-		"requests":      d("boxoffice_requests", "Reservation requests by status.", "status"),
-		"oldest_queued": d("boxoffice_requests_oldest_queued_age_seconds", "Age of the oldest QUEUED request."),
-		"dead":          d("boxoffice_requests_dead_lettered", "QUEUED requests whose message is in the dead-letter queue."),
-		"room_waiting":  d("boxoffice_waiting_room_depth", "Shoppers waiting (not yet admitted) by product.", "product"),
+		"river_jobs":          d("boxoffice_river_jobs", "River jobs by queue and state.", "queue", "state"),
+		"river_oldest":        d("boxoffice_river_oldest_available_age_seconds", "Age of the oldest available River job.", "queue"),
+		"sqs_messages":        d("boxoffice_sqs_messages", "Approximate SQS messages by queue (main, dlq) and state.", "queue", "state"),
+		"sqs_oldest":          d("boxoffice_sqs_oldest_message_age_seconds", "Age of the oldest message by queue (main, dlq).", "queue"),
+		"requests":            d("boxoffice_requests", "Reservation requests by status.", "status"),
+		"oldest_queued":       d("boxoffice_requests_oldest_queued_age_seconds", "Age of the oldest QUEUED request."),
+		"dead":                d("boxoffice_requests_dead_lettered", "QUEUED requests whose message is in the dead-letter queue."),
+		"room_waiting":        d("boxoffice_waiting_room_depth", "Shoppers waiting (not yet admitted) by product.", "product"),
+		"payments_unresolved": d("boxoffice_payments_unresolved", "Payment attempts pending or unknown."),
+		"payments_oldest":     d("boxoffice_payments_oldest_unresolved_age_seconds", "Age of the oldest unresolved payment attempt."),
+		"expiry_backlog":      d("boxoffice_holds_expiry_backlog_seconds", "How long the longest-expired ACTIVE hold is past its expiry."),
+		"outbox_lag":          d("boxoffice_outbox_lag_seconds", "Age of the oldest unpublished outbox event."),
 	}}
 }
 
@@ -107,6 +111,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	g("oldest_queued", rep.Requests.OldestQueuedAgeSeconds)
 	g("dead", float64(rep.Requests.DeadLettered))
+	if h := rep.Health; h != nil {
+		g("payments_unresolved", float64(h.PaymentsUnresolved))
+		g("payments_oldest", h.PaymentsOldestUnresolvedSecs)
+		g("expiry_backlog", h.ExpiryBacklogSeconds)
+		g("outbox_lag", h.OutboxLagSeconds)
+	}
 	for _, w := range rep.WaitingRooms {
 		g("room_waiting", float64(w.Waiting), w.ProductID.String())
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"boxoffice/internal/checkout"
+	"boxoffice/internal/outbox"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/sqsqueue"
@@ -66,6 +68,15 @@ type Report struct {
 	SQS          *SQS          `json:"sqs,omitempty"`
 	Requests     Requests      `json:"requests"`
 	WaitingRooms []WaitingRoom `json:"waitingRooms"`
+	Health       *Health       `json:"health,omitempty" doc:"Platform only: what the alert rules watch"`
+}
+
+// Health are the figures that page someone when they grow (platform-wide).
+type Health struct {
+	PaymentsUnresolved           int64   `json:"paymentsUnresolved" doc:"payment attempts pending or unknown"`
+	PaymentsOldestUnresolvedSecs float64 `json:"paymentsOldestUnresolvedSeconds"`
+	ExpiryBacklogSeconds         float64 `json:"expiryBacklogSeconds" doc:"how long the longest-expired ACTIVE hold is past its expiry"`
+	OutboxLagSeconds             float64 `json:"outboxLagSeconds" doc:"age of the oldest unpublished outbox event"`
 }
 
 // Reporter builds reports.
@@ -96,6 +107,19 @@ func (r *Reporter) Report(ctx context.Context, scope Scope) (*Report, error) {
 	}
 	if rep.WaitingRooms, err = r.rooms(ctx, scope); err != nil {
 		return nil, err
+	}
+	if scope.platform() {
+		h := &Health{}
+		if h.PaymentsUnresolved, h.PaymentsOldestUnresolvedSecs, err = checkout.Unresolved(ctx, r.pool); err != nil {
+			return nil, err
+		}
+		if h.ExpiryBacklogSeconds, err = reservation.ExpiryBacklog(ctx, r.pool); err != nil {
+			return nil, err
+		}
+		if h.OutboxLagSeconds, err = outbox.Lag(ctx, r.pool); err != nil {
+			return nil, err
+		}
+		rep.Health = h
 	}
 	if r.sqs != nil && scope.platform() {
 		mainQ, dlq, err := r.sqs.Stats(ctx)

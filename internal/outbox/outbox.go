@@ -88,3 +88,15 @@ func MarkPublished(ctx context.Context, q db.DBTX, ids []int64) error {
 	}
 	return nil
 }
+
+// Lag is how long the oldest unpublished event has waited (zero when none).
+func Lag(ctx context.Context, q db.DBTX) (float64, error) {
+	var seconds float64
+	err := q.QueryRow(ctx, `
+		SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8
+		FROM outbox WHERE published_at IS NULL`).Scan(&seconds)
+	if err != nil {
+		return 0, fmt.Errorf("outbox lag: %w", err)
+	}
+	return seconds, nil
+}

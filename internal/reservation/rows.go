@@ -322,3 +322,16 @@ func ImportQueued(ctx context.Context, q db.DBTX, tenantID, productID uuid.UUID,
 	}
 	return refs, nil
 }
+
+// ExpiryBacklog is how long the longest-expired hold still ACTIVE has been
+// past its expiry (zero when the sweeper is up to date).
+func ExpiryBacklog(ctx context.Context, q db.DBTX) (float64, error) {
+	var seconds float64
+	err := q.QueryRow(ctx, `
+		SELECT coalesce(extract(epoch FROM now() - min(expires_at)), 0)::float8
+		FROM holds WHERE state = 'ACTIVE' AND expires_at <= now()`).Scan(&seconds)
+	if err != nil {
+		return 0, fmt.Errorf("expiry backlog: %w", err)
+	}
+	return seconds, nil
+}
