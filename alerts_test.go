@@ -8,12 +8,17 @@ import (
 	"testing"
 )
 
-// TestAlertMetricsExist: every metric the alert rules watch is one the code
-// exports (a renamed metric must not leave an alert silently blind).
+// TestAlertMetricsExist: every metric the alert rules and the dashboard
+// watch is one the code exports (a renamed metric must not leave an alert
+// silently blind or a panel empty).
 func TestAlertMetricsExist(t *testing.T) {
-	rules, err := os.ReadFile("infra/observability/alerts.yml")
-	if err != nil {
-		t.Fatal(err)
+	var rules []byte
+	for _, f := range []string{"infra/observability/alerts.yml", "infra/observability/grafana-dashboard.json"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = append(rules, b...)
 	}
 	var source strings.Builder
 	for _, dir := range []string{"internal/metrics", "internal/ops"} {
@@ -37,8 +42,9 @@ func TestAlertMetricsExist(t *testing.T) {
 		t.Fatalf("found only %d metric names in the rules", len(names))
 	}
 	for _, name := range names {
-		if !strings.Contains(source.String(), `"`+name+`"`) {
-			t.Errorf("alerts.yml watches %s, which no collector exports", name)
+		base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, "_bucket"), "_count"), "_sum")
+		if !strings.Contains(source.String(), `"`+base+`"`) {
+			t.Errorf("the rules or the dashboard watch %s, which no collector exports", name)
 		}
 	}
 }

@@ -25,6 +25,7 @@ var owners = map[string][]string{
 	"internal/checkout":    {"orders", "payment_attempts", "checkout_control", "webhook_events", "tickets"},
 	"internal/waitingroom": {"waiting_rooms", "queue_entries", "admission_steps"},
 	"internal/login":       {"login_codes", "login_buyers"},
+	"internal/audit":       {"audit_log"},
 }
 
 // checkers verify outcomes in tests and benchmarks independently of the code

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/api"
+	"boxoffice/internal/audit"
 	"boxoffice/internal/login"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/metrics"
@@ -80,6 +81,7 @@ func (b *testBundle) newServer(t *testing.T) *api.Server {
 		Ready: func(ctx context.Context) error { return env.Schema.Pool.Ping(ctx) },
 		River: env.River, Reporter: b.reporter, DLQ: b.dlq, WaitingRoom: env.Rooms,
 		Checkout: env.Checkout, Login: login.NewStore(env.Schema.Pool), Mailer: b.mailer, SMS: b.sms,
+		Audit: audit.New(env.Schema.Pool),
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, srv.Start(ctx))

@@ -39,6 +39,7 @@ type principal struct {
 	Admin    bool
 	TenantID uuid.UUID
 	Role     string
+	KeyID    uuid.UUID // the API key's, for the audit log
 	BuyerID  string
 }
 
@@ -91,7 +92,7 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		case err != nil:
 		case owner.Role == tenant.RoleTenantAdmin && (allowed(schemeAPI) || allowed(schemeOperator)),
 			owner.Role == tenant.RoleOperator && allowed(schemeOperator):
-			who.TenantID, who.Role = owner.TenantID, owner.Role
+			who.TenantID, who.Role, who.KeyID = owner.TenantID, owner.Role, owner.KeyID
 		default:
 			err = errForbidden
 		}

@@ -273,6 +273,17 @@ func (s *Server) routes() {
 		Errors:      []int{401, 403, 404},
 	}, s.opsRiverRetry)
 
+	huma.Register(s.api, huma.Operation{
+		OperationID: "list-audit",
+		Method:      http.MethodGet,
+		Path:        "/v1/audit",
+		Summary:     "The audit log: who did what, when and from where",
+		Description: "Newest first. The platform admin sees every entry; a tenant's keys see their tenant's. Page with before = the last id seen.",
+		Tags:        []string{"Operations"},
+		Security:    security(schemeAdmin, schemeOperator),
+		Errors:      []int{401, 403},
+	}, s.listAudit)
+
 	// API keys and buyer-token secrets (keys.go)
 	huma.Register(s.api, huma.Operation{
 		OperationID:   "create-api-key",

@@ -26,6 +26,7 @@ import (
 	"github.com/riverqueue/river"
 	"riverqueue.com/riverui"
 
+	"boxoffice/internal/audit"
 	"boxoffice/internal/cache"
 	"boxoffice/internal/checkout"
 	"boxoffice/internal/inventory"
@@ -56,6 +57,8 @@ type Deps struct {
 	Logger                 *slog.Logger
 	// AdminKey is the platform admin's bearer key.
 	AdminKey string
+	// Audit, when set, records operators' and admins' actions.
+	Audit *audit.Log
 	// Login issues passwordless login codes; Mailer and SMS deliver them
 	// (a nil one turns that channel off).
 	Login  *login.Store
@@ -185,7 +188,7 @@ func New(d Deps) *Server {
 		c, cancel := context.WithTimeout(ctx.Context(), requestTimeout)
 		defer cancel()
 		next(huma.WithContext(ctx, c))
-	}, s.ipLimit(d.RateLimits), s.loginLimit(d.RateLimits), s.authenticate, s.buyerLimit(d.RateLimits.PerBuyer))
+	}, s.ipLimit(d.RateLimits), s.loginLimit(d.RateLimits), s.authenticate, s.buyerLimit(d.RateLimits.PerBuyer), s.auditTrail)
 
 	docs, _ := fs.Sub(web.Docs, "docs")
 	s.app.Use("/docs", filesystem.New(filesystem.Config{Root: http.FS(docs), Index: "index.html", MaxAge: 300}))

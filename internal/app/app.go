@@ -20,6 +20,7 @@ import (
 
 	"boxoffice/api"
 	"boxoffice/internal/admission"
+	"boxoffice/internal/audit"
 	"boxoffice/internal/checkout"
 	"boxoffice/internal/config"
 	"boxoffice/internal/login"
@@ -247,7 +248,7 @@ func (a *App) API() *api.Server {
 		texts = sms.ToMail{Mail: mailer}
 	}
 	return api.New(api.Deps{
-		Login: login.NewStore(a.Pool), Mailer: mailer, SMS: texts, Stores: a.storesHandler(), StoreOfHost: a.storeOfHost(),
+		Audit: audit.New(a.Pool), Login: login.NewStore(a.Pool), Mailer: mailer, SMS: texts, Stores: a.storesHandler(), StoreOfHost: a.storeOfHost(),
 		StoreBucket: a.storeBucket(),
 		Pool:        a.Pool, Tenants: a.Tenants, Products: a.Products, Reservations: a.Reservations,
 		Metrics: a.Metrics, Logger: a.Logger, AdminKey: cfg.AdminKey, DevOrigins: cfg.DevOrigins, Ready: a.Ready,

@@ -203,6 +203,7 @@ func insertKey(ctx context.Context, q db.DBTX, tenantID uuid.UUID, role, label, 
 
 // KeyOwner is who an API key belongs to.
 type KeyOwner struct {
+	KeyID    uuid.UUID
 	TenantID uuid.UUID
 	Role     string
 }
@@ -211,8 +212,8 @@ type KeyOwner struct {
 // key is unknown or revoked.
 func (s *Store) LookupKey(ctx context.Context, key string) (KeyOwner, error) {
 	var o KeyOwner
-	err := s.pool.QueryRow(ctx, `SELECT tenant_id, role FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`,
-		HashKey(key)).Scan(&o.TenantID, &o.Role)
+	err := s.pool.QueryRow(ctx, `SELECT id, tenant_id, role FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`,
+		HashKey(key)).Scan(&o.KeyID, &o.TenantID, &o.Role)
 	if err != nil {
 		return KeyOwner{}, fmt.Errorf("look up api key: %w", db.NotFound(err))
 	}
