@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -27,6 +28,25 @@ func TestAPIKeyRevoke(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status, string(r.raw))
 	require.Contains(t, string(r.raw), `"label":"gate scanner"`)
 	require.NotContains(t, string(r.raw), key)
+	// The list tells keys apart by their first characters, and says when
+	// each was last used.
+	listed := func() map[string]any {
+		r := b.do(t, http.MethodGet, base, b.env.Tenant.APIKey, nil)
+		var keys []map[string]any
+		require.NoError(t, json.Unmarshal(r.raw, &keys))
+		for _, k := range keys {
+			if k["id"] == id {
+				return k
+			}
+		}
+		t.Fatalf("key %s not listed", id)
+		return nil
+	}
+	k := listed()
+	require.Equal(t, key[:9], k["prefix"])
+	require.Nil(t, k["lastUsedAt"], "never used yet")
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/v1/ops/queues", key, nil).status)
+	require.NotNil(t, listed()["lastUsedAt"])
 
 	other := b.env.NewTenant(t)
 	requireProblem(t, b.do(t, http.MethodGet, base, other.APIKey, nil), 404, "NOT_FOUND")

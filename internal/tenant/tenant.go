@@ -102,11 +102,13 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Created, error) {
 
 // Key is an API key as listed: never the key itself, which is shown once.
 type Key struct {
-	ID        uuid.UUID  `json:"id"`
-	Role      string     `json:"role"`
-	Label     string     `json:"label,omitempty"`
-	CreatedAt time.Time  `json:"createdAt"`
-	RevokedAt *time.Time `json:"revokedAt,omitempty"`
+	ID         uuid.UUID  `json:"id"`
+	Role       string     `json:"role"`
+	Label      string     `json:"label,omitempty"`
+	Prefix     string     `json:"prefix,omitempty" doc:"The key's first characters, to tell keys apart (keys made before prefixes were kept have none)"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	LastUsedAt *time.Time `json:"lastUsedAt,omitempty" doc:"Within a minute: use is recorded at most once a minute"`
+	RevokedAt  *time.Time `json:"revokedAt,omitempty"`
 }
 
 // CreateKey issues another API key for a tenant and returns its id and the
@@ -133,7 +135,7 @@ func (s *Store) CreateKey(ctx context.Context, tenantID uuid.UUID, role, label s
 // ListKeys returns a tenant's keys, newest first.
 func (s *Store) ListKeys(ctx context.Context, tenantID uuid.UUID) ([]Key, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT id, role, label, created_at, revoked_at FROM api_keys
+		SELECT id, role, label, prefix, created_at, last_used_at, revoked_at FROM api_keys
 		WHERE tenant_id = $1 ORDER BY created_at DESC, id`, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("list api keys: %w", err)
@@ -190,8 +192,8 @@ func (s *Store) RotateBuyerTokenSecret(ctx context.Context, tenantID uuid.UUID, 
 
 func insertKey(ctx context.Context, q db.DBTX, tenantID uuid.UUID, role, label, key string) (uuid.UUID, error) {
 	id := uuid.New()
-	_, err := q.Exec(ctx, `INSERT INTO api_keys (id, tenant_id, role, label, key_hash) VALUES ($1, $2, $3, $4, $5)`,
-		id, tenantID, role, label, HashKey(key))
+	_, err := q.Exec(ctx, `INSERT INTO api_keys (id, tenant_id, role, label, key_hash, prefix) VALUES ($1, $2, $3, $4, $5, $6)`,
+		id, tenantID, role, label, HashKey(key), KeyPrefix(key))
 	if db.IsForeignKeyViolation(err) {
 		return uuid.Nil, fmt.Errorf("tenant %s: %w", tenantID, db.ErrNotFound)
 	}
@@ -212,7 +214,14 @@ type KeyOwner struct {
 // key is unknown or revoked.
 func (s *Store) LookupKey(ctx context.Context, key string) (KeyOwner, error) {
 	var o KeyOwner
-	err := s.pool.QueryRow(ctx, `SELECT id, tenant_id, role FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`,
+	// The lookup records the use, at most once a minute per key (the API
+	// caches lookups for seconds, so this writes rarely).
+	err := s.pool.QueryRow(ctx, `
+		WITH k AS (SELECT id, tenant_id, role, last_used_at FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL),
+		used AS (
+			UPDATE api_keys SET last_used_at = now() FROM k
+			WHERE api_keys.id = k.id AND (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute'))
+		SELECT id, tenant_id, role FROM k`,
 		HashKey(key)).Scan(&o.KeyID, &o.TenantID, &o.Role)
 	if err != nil {
 		return KeyOwner{}, fmt.Errorf("look up api key: %w", db.NotFound(err))
@@ -244,6 +253,15 @@ const APIKeyPrefix = "bo_"
 
 // NewAPIKey returns a fresh random API key.
 func NewAPIKey() string { return APIKeyPrefix + randomString(32) }
+
+// KeyPrefix is the part of a key kept to tell keys apart: "bo_" and six
+// characters of its 32 random ones (too few to guess the rest by).
+func KeyPrefix(key string) string {
+	if len(key) < len(APIKeyPrefix)+6 {
+		return ""
+	}
+	return key[:len(APIKeyPrefix)+6]
+}
 
 // HashKey is how API keys are stored.
 func HashKey(key string) []byte {
