@@ -34,6 +34,15 @@ test: ## bring up PostgreSQL and run every test with the race detector, then the
 	  go test -race -count=1 -timeout 15m $$(go list ./... | grep -v '/internal/faults$$') && \
 	  go test -count=1 -p 1 -timeout 10m $(FAULTS)/...
 
+# A real Prometheus next to `make run` (run it in another terminal): it
+# scrapes the dev process's /metrics and evaluates the alert rules; its UI is
+# on 127.0.0.1:9091. Data lives under .data/prometheus (git-ignored).
+.PHONY: observe
+observe: ## run Prometheus scraping `make run` with the alert rules (UI on 127.0.0.1:9091)
+	@infra/dev/promtool.sh >/dev/null && mkdir -p .data/prometheus && \
+	  exec prometheus --config.file=infra/observability/prometheus.yml --storage.tsdb.path=.data/prometheus \
+	    --web.listen-address=127.0.0.1:9091
+
 .PHONY: lint
 lint: ## gofmt check and go vet
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
