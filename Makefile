@@ -11,7 +11,7 @@ help: ## list the targets
 # The binary is built under .data/ (git-ignored) and run directly, not with
 # `go run`: Ctrl-C then stops it cleanly instead of ending in "Error 1".
 .PHONY: run
-run: ## bring up PostgreSQL, migrate, seed a demo tenant, run API + workers + jobs
+run: ## bring up PostgreSQL, migrate, seed a demo tenant and its store, run API + workers + jobs
 	@base=$$($(PG)) && \
 	  export DATABASE_URL="$${DATABASE_URL:-$$base/boxoffice?sslmode=disable}" && \
 	  mkdir -p .data/bin && go build -tags dev -o .data/bin/boxoffice . && \
@@ -23,7 +23,7 @@ run: ## bring up PostgreSQL, migrate, seed a demo tenant, run API + workers + jo
 FAULTS := ./internal/faults
 
 .PHONY: test
-test: ## bring up PostgreSQL and run every test with the race detector, then the fault suite
+test: ## bring up PostgreSQL, Chromium and promtool; alert-rule tests, every test with -race, then the fault suite
 	@base=$$($(PG)) && \
 	  export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$base/boxoffice_test?sslmode=disable}" && \
 	  export BOXOFFICE_PG_BIN="$${BOXOFFICE_PG_BIN:-$$($(PG) bin)}" && \
