@@ -93,14 +93,10 @@ func (s *Server) getLayout(ctx context.Context, in *struct {
 	ProductPath
 	IfNoneMatch string `header:"If-None-Match"`
 }) (*cachedOutput[*LayoutView], error) {
-	p, err := s.productCache.Get(ctx, in.ID)
+	p, err := s.publicProduct(ctx, in.ID)
 	if err != nil {
-		return nil, s.toProblem(err)
+		return nil, err
 	}
-	if p.Publication == product.Draft {
-		return nil, problem(http.StatusNotFound, "NOT_FOUND", "no such product")
-	}
-	setOwner(ctx, p.TenantID)
 	v, err := s.layouts.Get(ctx, layoutKey{p.ID, p.LayoutVersion})
 	if err != nil {
 		return nil, s.toProblem(err)
@@ -111,13 +107,7 @@ func (s *Server) getLayout(ctx context.Context, in *struct {
 	if a, err := s.availability.Get(ctx, p.ID); err == nil && a.body.Held+a.body.Sold > 0 {
 		cacheControl = "public, max-age=86400, immutable"
 	}
-	out := &cachedOutput[*LayoutView]{Status: http.StatusOK, ETag: v.etag, CacheControl: cacheControl}
-	if in.IfNoneMatch == v.etag {
-		out.Status = http.StatusNotModified
-		return out, nil
-	}
-	out.Body = v.body
-	return out, nil
+	return cached(v.body, v.etag, cacheControl, in.IfNoneMatch), nil
 }
 
 // putLayout serves PUT /v1/products/{id}/layout.

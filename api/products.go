@@ -62,11 +62,40 @@ type ProductPath struct {
 	ID uuid.UUID `path:"id" doc:"Product id"`
 }
 
-type availabilityOutput struct {
+// publicProduct is a product anyone may see (from the cache: only its
+// tenant and publication are read), marked as the response's owner for
+// CORS; drafts are not found.
+func (s *Server) publicProduct(ctx context.Context, id uuid.UUID) (*product.Product, error) {
+	p, err := s.productCache.Get(ctx, id)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	if p.Publication == product.Draft {
+		return nil, problem(http.StatusNotFound, "NOT_FOUND", "no such product")
+	}
+	setOwner(ctx, p.TenantID)
+	return p, nil
+}
+
+// cachedOutput is a response browsers and CDNs may keep, revalidated with
+// its ETag.
+type cachedOutput[T any] struct {
 	Status       int
 	ETag         string `header:"ETag"`
 	CacheControl string `header:"Cache-Control"`
-	Body         *Availability
+	Body         T
+}
+
+// cached answers with body, or 304 without it when the caller already has
+// this version (ifNoneMatch is its ETag).
+func cached[T any](body T, etag, cacheControl, ifNoneMatch string) *cachedOutput[T] {
+	out := &cachedOutput[T]{Status: http.StatusOK, ETag: etag, CacheControl: cacheControl}
+	if ifNoneMatch == etag {
+		out.Status = http.StatusNotModified
+		return out
+	}
+	out.Body = body
+	return out
 }
 
 // createProduct serves POST /v1/products.
@@ -121,24 +150,13 @@ func (s *Server) getProduct(ctx context.Context, in *struct {
 func (s *Server) getAvailability(ctx context.Context, in *struct {
 	ProductPath
 	IfNoneMatch string `header:"If-None-Match"`
-}) (*availabilityOutput, error) {
-	p, err := s.productCache.Get(ctx, in.ID)
-	if err != nil {
-		return nil, s.toProblem(err)
+}) (*cachedOutput[*Availability], error) {
+	if _, err := s.publicProduct(ctx, in.ID); err != nil {
+		return nil, err
 	}
-	if p.Publication == product.Draft {
-		return nil, problem(http.StatusNotFound, "NOT_FOUND", "no such product")
-	}
-	setOwner(ctx, p.TenantID)
 	v, err := s.availability.Get(ctx, in.ID)
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	out := &availabilityOutput{Status: http.StatusOK, ETag: v.etag, CacheControl: "public, max-age=1"}
-	if in.IfNoneMatch == v.etag {
-		out.Status = http.StatusNotModified
-		return out, nil
-	}
-	out.Body = v.body
-	return out, nil
+	return cached(v.body, v.etag, "public, max-age=1", in.IfNoneMatch), nil
 }

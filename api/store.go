@@ -83,10 +83,11 @@ func saleStatus(p *product.Product, available int, now time.Time) string {
 // loadCatalog builds a store's catalog: its published and closed products
 // (never drafts) with their counters, two queries whatever the size.
 func (s *Server) loadCatalog(ctx context.Context, slug string) (*catalogView, error) {
-	tenantID, _, err := s.Tenants.StoreProfile(ctx, slug)
+	profile, err := s.profiles.Get(ctx, slug)
 	if err != nil {
 		return nil, err
 	}
+	tenantID := profile.tenantID
 	list, err := s.Products.ListInStore(ctx, tenantID)
 	if err != nil {
 		return nil, err
@@ -127,13 +128,6 @@ type StorePath struct {
 	Slug string `path:"tenantSlug" maxLength:"100" doc:"The tenant's slug"`
 }
 
-type cachedOutput[T any] struct {
-	Status       int
-	ETag         string `header:"ETag"`
-	CacheControl string `header:"Cache-Control"`
-	Body         T
-}
-
 // getStore serves GET /v1/stores/{tenantSlug}.
 func (s *Server) getStore(ctx context.Context, in *struct {
 	StorePath
@@ -144,13 +138,7 @@ func (s *Server) getStore(ctx context.Context, in *struct {
 		return nil, s.toProblem(err)
 	}
 	setOwner(ctx, v.tenantID)
-	out := &cachedOutput[*tenant.Profile]{Status: http.StatusOK, ETag: v.etag, CacheControl: "public, max-age=60"}
-	if in.IfNoneMatch == v.etag {
-		out.Status = http.StatusNotModified
-		return out, nil
-	}
-	out.Body = v.body
-	return out, nil
+	return cached(v.body, v.etag, "public, max-age=60", in.IfNoneMatch), nil
 }
 
 // listStoreProducts serves GET /v1/stores/{tenantSlug}/products.
@@ -163,13 +151,7 @@ func (s *Server) listStoreProducts(ctx context.Context, in *struct {
 		return nil, s.toProblem(err)
 	}
 	setOwner(ctx, v.tenantID)
-	out := &cachedOutput[*StoreCatalog]{Status: http.StatusOK, ETag: v.etag, CacheControl: "public, max-age=5"}
-	if in.IfNoneMatch == v.etag {
-		out.Status = http.StatusNotModified
-		return out, nil
-	}
-	out.Body = v.body
-	return out, nil
+	return cached(v.body, v.etag, "public, max-age=5", in.IfNoneMatch), nil
 }
 
 // StoreBody is what a tenant admin sets about the store.

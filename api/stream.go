@@ -13,7 +13,6 @@ import (
 	"github.com/google/uuid"
 
 	"boxoffice/internal/live"
-	"boxoffice/internal/product"
 )
 
 // heartbeat keeps idle streams (and the proxies between) open.
@@ -36,23 +35,21 @@ func (s *Server) availabilityStream(c *fiber.Ctx) error {
 		}
 		return c.Status(p.Status).JSON(p, "application/problem+json")
 	}
+	fail := func(err error) error {
+		var pr *Problem
+		if errors.As(err, &pr) {
+			return writeProblem(pr)
+		}
+		return err
+	}
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
 		return writeProblem(problem(http.StatusNotFound, "NOT_FOUND", "no such product"))
 	}
 	ctx := c.UserContext()
-	p, err := s.productCache.Get(ctx, id)
-	if err == nil && p.Publication == product.Draft {
-		return writeProblem(problem(http.StatusNotFound, "NOT_FOUND", "no such product"))
+	if _, err := s.publicProduct(ctx, id); err != nil {
+		return fail(err)
 	}
-	if err != nil {
-		var pr *Problem
-		if errors.As(s.toProblem(err), &pr) {
-			return writeProblem(pr)
-		}
-		return err
-	}
-	setOwner(ctx, p.TenantID)
 	last := int64(-1)
 	if v := c.Get("Last-Event-ID"); v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
@@ -66,11 +63,7 @@ func (s *Server) availabilityStream(c *fiber.Ctx) error {
 		return writeProblem(pr)
 	}
 	if err != nil {
-		var pr *Problem
-		if errors.As(s.toProblem(err), &pr) {
-			return writeProblem(pr)
-		}
-		return err
+		return fail(s.toProblem(err))
 	}
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")

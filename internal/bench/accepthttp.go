@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -60,14 +59,13 @@ func HTTPAccept(ctx context.Context, pool *pgxpool.Pool, c HTTPAcceptConfig, out
 	if err != nil {
 		return nil, err
 	}
-	svc, srv := a.Reservations, a.API()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	svc := a.Reservations
+	_, base, stop, err := serve(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	go func() { _ = srv.App().Listener(ln) }()
-	defer func() { _ = srv.App().ShutdownWithTimeout(5 * time.Second) }()
-	url := "http://" + ln.Addr().String() + "/v1/products/" + p.ID.String() + "/reservations"
+	defer stop()
+	url := base + "/v1/products/" + p.ID.String() + "/reservations"
 
 	maxC := slices.Max(c.Concurrency)
 	tokens := make([]string, maxC)

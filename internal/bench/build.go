@@ -3,11 +3,13 @@ package bench
 import (
 	"context"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"boxoffice/api"
 	"boxoffice/internal/app"
 	"boxoffice/internal/config"
 	"boxoffice/internal/tenant"
@@ -37,4 +39,25 @@ func build(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, o app.O
 // newTenant creates a tenant for one scenario, under a fresh slug.
 func newTenant(ctx context.Context, pool *pgxpool.Pool, prefix string) (*tenant.Created, error) {
 	return tenant.NewStore(pool).Create(ctx, tenant.CreateParams{Slug: prefix + uuid.NewString()[:8], Name: "Bench"})
+}
+
+// serve runs the App's API on a loopback port until stop is called, and
+// returns its base URL ("http://127.0.0.1:port").
+func serve(ctx context.Context, a *app.App) (srv *api.Server, base string, stop func(), err error) {
+	srv = a.API()
+	srvCtx, cancel := context.WithCancel(ctx)
+	if err := srv.Start(srvCtx); err != nil {
+		cancel()
+		return nil, "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		return nil, "", nil, err
+	}
+	go func() { _ = srv.App().Listener(ln) }()
+	return srv, "http://" + ln.Addr().String(), func() {
+		_ = srv.App().ShutdownWithTimeout(5 * time.Second)
+		cancel()
+	}, nil
 }

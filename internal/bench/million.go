@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -93,14 +92,12 @@ func Million(ctx context.Context, pool *pgxpool.Pool, c MillionConfig, out io.Wr
 	}
 	fmt.Fprintf(out, "  random claims: %d numbers at %.0f numbers/s (violations %d)\n", numbers, res.RandomClaimPerSec, res.Violations)
 
-	srv := a.API()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	_, base, stop, err := serve(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	go func() { _ = srv.App().Listener(ln) }()
-	defer func() { _ = srv.App().ShutdownWithTimeout(5 * time.Second) }()
-	url := "http://" + ln.Addr().String() + "/v1/products/" + p.ID.String() + "/availability"
+	defer stop()
+	url := base + "/v1/products/" + p.ID.String() + "/availability"
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 	defer client.CloseIdleConnections()
 

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http/httptest"
 	"os/exec"
+	"slices"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -88,19 +88,12 @@ func Store(ctx context.Context, pool *pgxpool.Pool, seats int, out io.Writer) (*
 		return nil, err
 	}
 	a.Stores = &storefront.Server{Bucket: bucket}
-	srv := a.API()
-	srvCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	if err := srv.Start(srvCtx); err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	_, base, stop, err := serve(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	go func() { _ = srv.App().Listener(ln) }()
-	defer func() { _ = srv.App().ShutdownWithTimeout(2 * time.Second) }()
-	store := "http://" + ln.Addr().String() + "/s/" + t.Slug + "/"
+	defer stop()
+	store := base + "/s/" + t.Slug + "/"
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
@@ -150,14 +143,7 @@ func Store(ctx context.Context, pool *pgxpool.Pool, seats int, out io.Writer) (*
 		return nil, errors.New("store bench: no delta reached the map")
 	}
 	res.Deltas = len(deltas)
-	sorted := append([]float64(nil), deltas...)
-	for i := range sorted {
-		for j := i + 1; j < len(sorted); j++ {
-			if sorted[j] < sorted[i] {
-				sorted[i], sorted[j] = sorted[j], sorted[i]
-			}
-		}
-	}
+	sorted := slices.Sorted(slices.Values(deltas))
 	res.DeltaApplyP50, res.DeltaApplyMax = sorted[len(sorted)/2], sorted[len(sorted)-1]
 	fmt.Fprintf(out, "  home page: %d bytes transferred (budget 100 KB)\n", res.HomeBytes)
 	fmt.Fprintf(out, "  %d-seat plan drawn with its availability in %.0f ms (budget 1,500 ms)\n", res.MapSeats, res.MapFirstDraw)

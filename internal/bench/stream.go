@@ -98,25 +98,18 @@ func streamRun(ctx context.Context, pool *pgxpool.Pool, c StreamConfig, subscrib
 	if err != nil {
 		return r, err
 	}
-	srv := a.API()
-	srvCtx, stopSrv := context.WithCancel(ctx)
-	defer stopSrv()
-	if err := srv.Start(srvCtx); err != nil {
-		return r, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, base, stop, err := serve(ctx, a)
 	if err != nil {
 		return r, err
 	}
-	go func() { _ = srv.App().Listener(ln) }()
-	defer func() { _ = srv.App().ShutdownWithTimeout(5 * time.Second) }()
+	defer stop()
 
 	before := heapBytes()
 	exe, err := os.Executable()
 	if err != nil {
 		return r, err
 	}
-	cmd := exec.CommandContext(ctx, exe, "bench", "stream-client", "-addr", ln.Addr().String(),
+	cmd := exec.CommandContext(ctx, exe, "bench", "stream-client", "-addr", strings.TrimPrefix(base, "http://"),
 		"-path", "/v1/products/"+p.ID.String()+"/availability/stream", "-n", strconv.Itoa(subscribers))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/outbox"
 	"boxoffice/internal/payment"
-	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 )
 
@@ -125,7 +124,9 @@ func (s *Service) confirm(ctx context.Context, tx pgx.Tx, orderID uuid.UUID) (bo
 	var holdID uuid.UUID
 	var buyer string
 	var email *string
-	err := tx.QueryRow(ctx, `SELECT hold_id, buyer_id, email FROM orders WHERE id = $1`, orderID).Scan(&holdID, &buyer, &email)
+	var seats []string
+	err := tx.QueryRow(ctx, `SELECT hold_id, buyer_id, email, seats FROM orders WHERE id = $1`, orderID).
+		Scan(&holdID, &buyer, &email, &seats)
 	if err != nil {
 		return false, fmt.Errorf("order %s: %w", orderID, db.NotFound(err))
 	}
@@ -147,7 +148,8 @@ func (s *Service) confirm(ctx context.Context, tx pgx.Tx, orderID uuid.UUID) (bo
 		WHERE id = $1`, orderID); err != nil {
 		return false, fmt.Errorf("confirm order: %w", err)
 	}
-	labels, err := product.LabelsOf(ctx, tx, productID, numbers)
+	// The order's seats are the hold's numbers, named in their order.
+	labels, err := seatsOf(ctx, tx, productID, numbers, seats)
 	if err != nil {
 		return false, err
 	}

@@ -63,17 +63,19 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (order *Order, rep
 		err = tx.QueryRow(ctx, `SELECT id, status FROM orders WHERE hold_id = $1 FOR UPDATE`, p.HoldID).Scan(&orderID, &status)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
-			// Each seat at its price level (or the product's price).
-			price, err := product.PriceFor(ctx, tx, hold.ProductID, hold.Numbers)
+			// Each seat at its price level (or the product's price), named
+			// once for the order's life.
+			quote, err := product.QuoteFor(ctx, tx, hold.ProductID, hold.Numbers)
 			if err != nil {
 				return err
 			}
 			orderID = db.NewID()
 			_, err = tx.Exec(ctx, `
-				INSERT INTO orders (id, tenant_id, product_id, buyer_id, hold_id, idempotency_key, amount_cents, currency, email)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+				INSERT INTO orders (id, tenant_id, product_id, buyer_id, hold_id, idempotency_key, amount_cents, currency,
+				                    email, numbers, seats)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 				orderID, p.TenantID, hold.ProductID, p.BuyerID, p.HoldID, p.IdempotencyKey,
-				price.Cents, price.Currency, nullable(p.Email))
+				quote.Cents, quote.Currency, nullable(p.Email), hold.Numbers, quote.Seats)
 			if err != nil {
 				return fmt.Errorf("insert order: %w", err)
 			}
@@ -112,6 +114,19 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (order *Order, rep
 	return order, replayed, err
 }
 
+// seatsOf returns an order's seat names: as stored, or — for orders made
+// before they were — from the product's seat map.
+func seatsOf(ctx context.Context, q db.DBTX, productID uuid.UUID, numbers []int32, stored []string) ([]string, error) {
+	if len(stored) == len(numbers) {
+		return stored, nil
+	}
+	quote, err := product.QuoteFor(ctx, q, productID, numbers)
+	if err != nil {
+		return nil, err
+	}
+	return quote.Seats, nil
+}
+
 func nullable(s string) any {
 	if s == "" {
 		return nil
@@ -124,19 +139,16 @@ func (s *Service) Get(ctx context.Context, tenantID, id uuid.UUID, buyerID strin
 	var o Order
 	err := s.pool.QueryRow(ctx, `
 		SELECT o.id, o.hold_id, o.product_id, o.status, coalesce(o.reason, ''), o.capture_status, o.amount_cents,
-		       o.currency, o.created_at, o.confirmed_at,
+		       o.currency, o.numbers, o.seats, o.created_at, o.confirmed_at,
 		       coalesce((SELECT status FROM payment_attempts a WHERE a.order_id = o.id ORDER BY a.created_at DESC LIMIT 1), '')
 		FROM orders o
 		WHERE o.id = $1 AND o.tenant_id = $2 AND ($3 = '' OR o.buyer_id = $3)`, id, tenantID, buyerID).
 		Scan(&o.ID, &o.HoldID, &o.ProductID, &o.Status, &o.Reason, &o.CaptureStatus, &o.AmountCents, &o.Currency,
-			&o.CreatedAt, &o.ConfirmedAt, &o.Payment)
+			&o.Numbers, &o.Seats, &o.CreatedAt, &o.ConfirmedAt, &o.Payment)
 	if err != nil {
 		return nil, fmt.Errorf("get order %s: %w", id, db.NotFound(err))
 	}
-	if o.Numbers, err = reservation.HoldNumbers(ctx, s.pool, o.HoldID); err != nil {
-		return nil, err
-	}
-	if o.Seats, err = product.LabelsOf(ctx, s.pool, o.ProductID, o.Numbers); err != nil {
+	if o.Seats, err = seatsOf(ctx, s.pool, o.ProductID, o.Numbers, o.Seats); err != nil {
 		return nil, err
 	}
 	if o.Status == StatusConfirmed || o.Status == StatusRefunded {

@@ -21,39 +21,32 @@ type Price struct {
 	Currency string
 }
 
-// PriceFor returns what the numbers cost together: each at its seat's
-// price level, or the product's price.
-func PriceFor(ctx context.Context, q db.DBTX, id uuid.UUID, numbers []int32) (Price, error) {
+// Quote is what some numbers cost together, each at its seat's price
+// level or the product's price, and how people name them ("North · Row A ·
+// Seat 7"; "Number 7" on a numbered product), in the numbers' order.
+type Quote struct {
+	Price
+	Seats []string
+}
+
+// QuoteFor reads the product's price and seat map once for both.
+func QuoteFor(ctx context.Context, q db.DBTX, id uuid.UUID, numbers []int32) (Quote, error) {
 	var base Price
 	var layout []byte
 	err := q.QueryRow(ctx, `SELECT price_cents, currency, layout FROM products WHERE id = $1`, id).
 		Scan(&base.Cents, &base.Currency, &layout)
 	if err != nil {
-		return base, fmt.Errorf("price of product %s: %w", id, db.NotFound(err))
+		return Quote{}, fmt.Errorf("price of product %s: %w", id, db.NotFound(err))
 	}
 	l, err := decodeLayout(layout)
 	if err != nil {
-		return base, err
+		return Quote{}, err
 	}
-	total := Price{Currency: base.Currency}
+	out := Quote{Price: Price{Currency: base.Currency}, Seats: l.Labels(numbers)}
 	for _, n := range numbers {
-		total.Cents += l.Price(int(n), base.Cents)
+		out.Cents += l.Price(int(n), base.Cents)
 	}
-	return total, nil
-}
-
-// LabelsOf names the numbers' seats for people ("North · Row A · Seat 7";
-// "Number 7" on a numbered product).
-func LabelsOf(ctx context.Context, q db.DBTX, id uuid.UUID, numbers []int32) ([]string, error) {
-	var layout []byte
-	if err := q.QueryRow(ctx, `SELECT layout FROM products WHERE id = $1`, id).Scan(&layout); err != nil {
-		return nil, fmt.Errorf("layout of product %s: %w", id, db.NotFound(err))
-	}
-	l, err := decodeLayout(layout)
-	if err != nil {
-		return nil, err
-	}
-	return l.Labels(numbers), nil
+	return out, nil
 }
 
 // decodeLayout reads a layout column (nil for numbered products), numbered.

@@ -86,15 +86,6 @@ func ConvertHold(ctx context.Context, tx pgx.Tx, h *BuyerHold) error {
 	return nil
 }
 
-// HoldNumbers returns the numbers of a hold.
-func HoldNumbers(ctx context.Context, q db.DBTX, holdID uuid.UUID) ([]int32, error) {
-	var numbers []int32
-	if err := q.QueryRow(ctx, `SELECT numbers FROM holds WHERE id = $1`, holdID).Scan(&numbers); err != nil {
-		return nil, fmt.Errorf("numbers of hold %s: %w", holdID, db.NotFound(err))
-	}
-	return numbers, nil
-}
-
 // HoldProduct returns the product of a buyer's hold (db.ErrNotFound when the
 // buyer has no such hold).
 func HoldProduct(ctx context.Context, q db.DBTX, tenantID uuid.UUID, buyerID string, holdID uuid.UUID) (uuid.UUID, error) {

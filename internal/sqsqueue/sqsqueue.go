@@ -15,11 +15,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"boxoffice/internal/awsconf"
 	"boxoffice/internal/reservation"
 )
 
@@ -93,19 +92,9 @@ func (c *Config) setDefaults() {
 // address — the in-process emulator in development and tests, which also
 // gets static dummy credentials when none are configured.
 func NewClient(ctx context.Context, endpoint, region string) (*sqs.Client, error) {
-	opts := []func(*awsconfig.LoadOptions) error{}
-	if region != "" {
-		opts = append(opts, awsconfig.WithRegion(region))
-	}
-	if endpoint != "" {
-		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
-	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	cfg, err := awsconf.Load(ctx, endpoint, region)
 	if err != nil {
-		return nil, fmt.Errorf("aws configuration: %w", err)
-	}
-	if cfg.Region == "" {
-		cfg.Region = "us-east-1"
+		return nil, err
 	}
 	return sqs.NewFromConfig(cfg, func(o *sqs.Options) {
 		if endpoint != "" {

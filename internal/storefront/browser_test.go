@@ -160,6 +160,21 @@ func clickSeat(i int) chromedp.Action[chromedp.Void] {
 	}
 }
 
+// pay fills in the checkout form (the page is on its way to it) and pays.
+func pay(email, method string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.WaitVisible(chromedp.CSS(`#email`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), email),
+		chromedp.SetValue(chromedp.CSS(`#method`), method),
+		chromedp.Click(chromedp.CSS(`form.checkout button.primary`)),
+	)
+}
+
+// tickets waits for n tickets with their QR codes.
+func tickets(n int) chromedp.Action[chromedp.Void] {
+	return waitJS(fmt.Sprintf(`document.querySelectorAll('.tickets img.qr').length === %d`, n))
+}
+
 // waitJS polls a JavaScript condition.
 func waitJS(expr string) chromedp.Action[chromedp.Void] {
 	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))
@@ -213,10 +228,7 @@ func TestBuyTwoSeats(t *testing.T) {
 
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
-		chromedp.WaitVisible(chromedp.CSS(`#email`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), "ana@example.test"),
-		chromedp.SetValue(chromedp.CSS(`#method`), pspsim.MethodOK),
-		chromedp.Click(chromedp.CSS(`form.checkout button.primary`)),
+		pay("ana@example.test", pspsim.MethodOK),
 		waitJS(`document.querySelectorAll('.tickets img.qr').length === 2 && [...document.querySelectorAll('.tickets img.qr')].every(i => i.complete && i.naturalWidth > 0)`),
 	))
 	tickets := text(t, ctx, ".tickets")

@@ -1,6 +1,7 @@
 package storefront
 
 import (
+	"boxoffice/internal/awsconf"
 	"bytes"
 	"context"
 	"errors"
@@ -12,8 +13,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
@@ -23,19 +22,9 @@ import (
 // server of development and tests, with path-style addressing and static
 // dummy credentials when none are configured).
 func NewS3(ctx context.Context, endpoint, region string) (*s3.Client, error) {
-	opts := []func(*awsconfig.LoadOptions) error{}
-	if region != "" {
-		opts = append(opts, awsconfig.WithRegion(region))
-	}
-	if endpoint != "" {
-		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
-	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	cfg, err := awsconf.Load(ctx, endpoint, region)
 	if err != nil {
-		return nil, fmt.Errorf("aws configuration: %w", err)
-	}
-	if cfg.Region == "" {
-		cfg.Region = "us-east-1"
+		return nil, err
 	}
 	return s3.NewFromConfig(cfg, func(o *s3.Options) {
 		if endpoint != "" {

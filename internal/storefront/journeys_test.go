@@ -27,12 +27,18 @@ func (w *world) shopper(t *testing.T, tn *tenant.Created, store, buyer string) c
 	return ctx
 }
 
+// openProduct opens a seated product from the store's home page and waits
+// until its map is drawn with the availability.
+func openProduct(id string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Click(chromedp.CSS(`a[href="#/p/`+id+`"]`)),
+		waitJS(`window.__seatMap && window.__seatMap.ready()`),
+	)
+}
+
 // pickAndHold opens a product, clicks the seats and reserves them.
 func pickAndHold(productID string, seats ...int) chromedp.Action[chromedp.Void] {
-	steps := []chromedp.Action[chromedp.Void]{
-		chromedp.Click(chromedp.CSS(`a[href="#/p/` + productID + `"]`)),
-		waitJS(`window.__seatMap && window.__seatMap.ready()`),
-	}
+	steps := []chromedp.Action[chromedp.Void]{openProduct(productID)}
 	for _, s := range seats {
 		steps = append(steps, clickSeat(s))
 	}
@@ -53,8 +59,7 @@ func TestSameSeatTwoBrowsers(t *testing.T) {
 	// can reach the other's map through the stream).
 	for _, ctx := range []context.Context{ana, bo} {
 		require.NoError(t, chromedp.Do(ctx,
-			chromedp.Click(chromedp.CSS(`a[href="#/p/`+id+`"]`)),
-			waitJS(`window.__seatMap && window.__seatMap.ready()`),
+			openProduct(id),
 			clickSeat(5), waitJS(`window.__seatMap.picked.size === 1`)))
 	}
 	errs := make(chan error, 2)
@@ -93,21 +98,14 @@ func TestDeclineThenPayAgain(t *testing.T) {
 		pickAndHold(p.ID.String(), 12),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
-		chromedp.WaitVisible(chromedp.CSS(`#email`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), "cy@example.test"),
-		chromedp.SetValue(chromedp.CSS(`#method`), pspsim.MethodDecline),
-		chromedp.Click(chromedp.CSS(`form.checkout button.primary`)),
+		pay("cy@example.test", pspsim.MethodDecline),
 		chromedp.WaitVisible(chromedp.CSS(`p.error[role="alert"]:not([hidden])`)),
 	))
 	require.Contains(t, text(t, ctx, "p.error:not([hidden])"), "declined")
 	shot(t, ctx, "1-declined")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`button.primary`)), // pay again
-		chromedp.WaitVisible(chromedp.CSS(`#email`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), "cy@example.test"),
-		chromedp.SetValue(chromedp.CSS(`#method`), pspsim.MethodOK),
-		chromedp.Click(chromedp.CSS(`form.checkout button.primary`)),
-		waitJS(`document.querySelectorAll('.tickets img.qr').length === 1`),
+		pay("cy@example.test", pspsim.MethodOK), tickets(1),
 	))
 	require.Contains(t, text(t, ctx, ".tickets"), "North · Row B · Seat 3")
 	shot(t, ctx, "2-paid")
@@ -123,8 +121,7 @@ func TestHoldRunsOut(t *testing.T) {
 	// The South section, through the section overview (it starts below
 	// the fold of the whole-venue view).
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
-		waitJS(`window.__seatMap && window.__seatMap.ready()`),
+		openProduct(p.ID.String()),
 		chromedp.Click(chromedp.CSS(`nav.sections button:nth-child(2)`)),
 		clickSeat(20), waitJS(`window.__seatMap.picked.size === 1`),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
@@ -225,10 +222,7 @@ func TestRaffleSearchAndBuy(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
-		chromedp.WaitVisible(chromedp.CSS(`#email`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), "fay@example.test"),
-		chromedp.Click(chromedp.CSS(`form.checkout button.primary`)),
-		waitJS(`document.querySelectorAll('.tickets img.qr').length === 1`),
+		pay("fay@example.test", pspsim.MethodOK), tickets(1),
 	))
 	require.Contains(t, text(t, ctx, ".tickets"), "Number 777777")
 	shot(t, ctx, "2-bought")
@@ -260,10 +254,7 @@ func TestWaitingRoomJourney(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
-		chromedp.WaitVisible(chromedp.CSS(`#email`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), "gus@example.test"),
-		chromedp.Click(chromedp.CSS(`form.checkout button.primary`)),
-		waitJS(`document.querySelectorAll('.tickets img.qr').length === 2`),
+		pay("gus@example.test", pspsim.MethodOK), tickets(2),
 	))
 	shot(t, ctx, "3-confirmed")
 	require.Eventually(t, func() bool {
@@ -289,8 +280,7 @@ func TestNarrowScreen(t *testing.T) {
 		chromedp.Navigate(store+"#/"), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)), waitJS(fits)))
 	shot(t, ctx, "1-home")
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
-		waitJS(`window.__seatMap && window.__seatMap.ready()`), waitJS(fits),
+		openProduct(p.ID.String()), waitJS(fits),
 		clickSeat(0), waitJS(`window.__seatMap.picked.size === 1`),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)), waitJS(fits)))
@@ -306,12 +296,11 @@ func TestKeyboardPicking(t *testing.T) {
 	store := w.publish(t, w.env.Tenant.Slug)
 	ctx := w.shopper(t, w.env.Tenant, store, "ivy")
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
-		waitJS(`window.__seatMap && window.__seatMap.ready()`),
+		openProduct(p.ID.String()),
 		chromedp.Focus(chromedp.CSS(`canvas.map`)),
 		chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.Enter),
 		waitJS(`window.__seatMap.picked.size === 1`),
-		waitJS(`document.getElementById('announce').textContent.includes('North · Row B · Seat 2')`),
+		waitJS(`document.getElementById('announce').textContent.includes('North · Row B · Seat 2') && document.getElementById('announce').textContent.includes('picked')`),
 	))
 	said := text(t, ctx, "#announce")
 	require.Contains(t, said, "90.00", "the price is said with the seat")
