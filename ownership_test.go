@@ -26,6 +26,7 @@ var owners = map[string][]string{
 	"internal/waitingroom": {"waiting_rooms", "queue_entries", "admission_steps"},
 	"internal/login":       {"login_codes", "login_buyers"},
 	"internal/audit":       {"audit_log"},
+	"internal/session":     {"console_sessions"},
 }
 
 // checkers verify outcomes in tests and benchmarks independently of the code

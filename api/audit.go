@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
 	"github.com/google/uuid"
 
 	"boxoffice/internal/audit"
@@ -16,7 +15,7 @@ import (
 // (every outcome, refusals included).
 var auditedOps = map[string]bool{
 	"create-tenant": true, "set-tenant-quota": true, "create-product": true, "update-product": true,
-	"put-layout": true, "put-seat-map": true, "put-store": true, "store-logo-upload": true,
+	"put-layout": true, "put-seat-map": true, "put-store": true, "store-logo-upload": true, "publish-store": true,
 	"ops-dlq-redrive": true, "ops-river-retry": true, "ops-checkout-pause": true, "ops-checkout-resume": true,
 	"create-api-key": true, "revoke-api-key": true, "rotate-buyer-token-secret": true,
 }
@@ -35,7 +34,7 @@ func (s *Server) auditTrail(ctx huma.Context, next func(huma.Context)) {
 		return // not authenticated as an operator or admin: nothing done
 	}
 	e := audit.Entry{Action: op.OperationID, Status: ctx.Status(),
-		Target: op.Method + " " + ctx.URL().Path, From: clientIP(humafiber.Unwrap(ctx), s.RateLimits.TrustedProxies)}
+		Target: op.Method + " " + ctx.URL().Path, From: clientOf(ctx.Context())}
 	switch {
 	case who.Admin:
 		e.Actor = "platform-admin"

@@ -77,6 +77,12 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	var who principal
 	var err error
 	switch {
+	case token == "" && (allowed(schemeAdmin) || allowed(schemeAPI) || allowed(schemeOperator)):
+		// No bearer: the console's session cookie may carry the authority.
+		var c context.Context
+		if who, c, err = s.withSession(ctx, allowed); err == nil {
+			ctx = huma.WithContext(ctx, c)
+		}
 	case token == "":
 		err = errUnauthorized
 	case allowed(schemeAdmin) && s.AdminKey != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.AdminKey)) == 1:

@@ -86,6 +86,12 @@ func (s *Server) revokeApiKey(ctx context.Context, in *struct {
 	if err := s.Tenants.RevokeKey(ctx, in.ID, in.KeyID); err != nil {
 		return nil, s.toProblem(err)
 	}
+	// A console signed in with the key ends with it.
+	if s.Sessions != nil {
+		if err := s.Sessions.EndForKey(ctx, in.KeyID); err != nil {
+			return nil, s.toProblem(err)
+		}
+	}
 	return nil, nil
 }
 

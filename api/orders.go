@@ -1,9 +1,11 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -142,13 +144,21 @@ func (s *Server) opsCheckout(ctx context.Context, _ *struct{}) (*checkoutState, 
 }
 
 // opsCheckoutPause serves POST /v1/ops/checkout/pause.
-func (s *Server) opsCheckoutPause(ctx context.Context, _ *struct{}) (*checkoutState, error) {
-	return s.setCheckoutPaused(ctx, true)
+func (s *Server) opsCheckoutPause(ctx context.Context, in *struct {
+	Body *struct {
+		Reason string `json:"reason,omitempty" maxLength:"200" pattern:"^[^\\p{Cc}]*$" doc:"Why; shown to operators and in GET /v1/ops/checkout"`
+	}
+}) (*checkoutState, error) {
+	reason := ""
+	if in.Body != nil {
+		reason = strings.TrimSpace(in.Body.Reason)
+	}
+	return s.setCheckoutPaused(ctx, true, cmp.Or(reason, "paused by an operator"))
 }
 
 // opsCheckoutResume serves POST /v1/ops/checkout/resume.
 func (s *Server) opsCheckoutResume(ctx context.Context, _ *struct{}) (*checkoutState, error) {
-	return s.setCheckoutPaused(ctx, false)
+	return s.setCheckoutPaused(ctx, false, "")
 }
 
 type checkoutState struct {
@@ -170,13 +180,9 @@ func (s *Server) checkoutPaused(ctx context.Context) (*checkoutState, error) {
 }
 
 // setCheckoutPaused pauses or resumes new checkouts (platform admin only).
-func (s *Server) setCheckoutPaused(ctx context.Context, pause bool) (*checkoutState, error) {
+func (s *Server) setCheckoutPaused(ctx context.Context, pause bool, reason string) (*checkoutState, error) {
 	if !caller(ctx).Admin {
 		return nil, errAdminOnly
-	}
-	reason := ""
-	if pause {
-		reason = "paused by an operator"
 	}
 	if err := s.Checkout.SetPaused(ctx, pause, reason); err != nil {
 		return nil, s.toProblem(err)
@@ -261,4 +267,27 @@ func (s *Server) ticketQR(ctx context.Context, in *struct {
 		CacheControl string `header:"Cache-Control"`
 		Body         []byte
 	}{ContentType: "image/svg+xml", CacheControl: "private, max-age=3600", Body: svg}, nil
+}
+
+// searchOrders serves GET /v1/tenant/orders.
+func (s *Server) searchOrders(ctx context.Context, in *struct {
+	Query string `query:"q" maxLength:"200" doc:"An order id, e-mail, buyer id, number or seat; empty lists the newest"`
+	Limit int    `query:"limit" minimum:"1" maximum:"200" default:"50"`
+}) (*struct{ Body []checkout.OrderSummary }, error) {
+	list, err := s.Checkout.Search(ctx, caller(ctx).TenantID, in.Query, in.Limit)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct{ Body []checkout.OrderSummary }{list}, nil
+}
+
+// orderTimeline serves GET /v1/tenant/orders/{id}.
+func (s *Server) orderTimeline(ctx context.Context, in *struct {
+	ID uuid.UUID `path:"id"`
+}) (*struct{ Body *checkout.Timeline }, error) {
+	t, err := s.Checkout.OrderTimeline(ctx, caller(ctx).TenantID, in.ID)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct{ Body *checkout.Timeline }{t}, nil
 }

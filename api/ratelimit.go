@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
@@ -102,6 +103,15 @@ func (s *Server) buyerLimit(max int) func(huma.Context, func(huma.Context)) {
 		sum := sha256.Sum256([]byte(ctx.Param("token")))
 		return "q:" + hex.EncodeToString(sum[:12])
 	})
+}
+
+type clientKey struct{}
+
+// clientOf is the calling client's address (see clientIP), as the API's
+// first middleware found it.
+func clientOf(ctx context.Context) string {
+	ip, _ := ctx.Value(clientKey{}).(string)
+	return ip
 }
 
 // clientIP is the peer's address, or — when the peer is a trusted proxy —

@@ -35,6 +35,38 @@ func (s *Server) routes() {
 		Errors:        []int{401, 404, 422},
 	}, s.setTenantQuota)
 
+	// Console sign-in (console.go)
+	huma.Register(s.api, huma.Operation{
+		OperationID:   "console-sign-in",
+		Method:        http.MethodPost,
+		Path:          "/v1/console/session",
+		Summary:       "Sign the console in: exchange a key for a session cookie",
+		Description:   "Takes the platform admin key or a tenant's API key and sets the bo_console cookie (HttpOnly, SameSite=Strict, Secure outside `boxoffice dev`). With the cookie, the operations that key may call accept the session instead of a bearer; changes must send the returned csrfToken as X-CSRF-Token. The session ends on sign-out, after BOXOFFICE_CONSOLE_IDLE without a request, at BOXOFFICE_CONSOLE_MAX_AGE, or when its key is revoked.",
+		Tags:          []string{"Console"},
+		DefaultStatus: http.StatusCreated,
+		MaxBodyBytes:  maxSmallBody,
+		Errors:        []int{401, 422, 503},
+	}, s.consoleSignIn)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "console-session",
+		Method:      http.MethodGet,
+		Path:        "/v1/console/session",
+		Summary:     "Who the console is signed in as, and its CSRF token",
+		Tags:        []string{"Console"},
+		Security:    security(schemeAdmin, schemeOperator),
+		Errors:      []int{401},
+	}, s.consoleWhoAmI)
+	huma.Register(s.api, huma.Operation{
+		OperationID:   "console-sign-out",
+		Method:        http.MethodDelete,
+		Path:          "/v1/console/session",
+		Summary:       "Sign the console out",
+		Tags:          []string{"Console"},
+		DefaultStatus: http.StatusNoContent,
+		Security:      security(schemeAdmin, schemeOperator),
+		Errors:        []int{401, 403},
+	}, s.consoleSignOut)
+
 	// Products and availability (products.go)
 	huma.Register(s.api, huma.Operation{
 		OperationID:   "create-product",
@@ -138,6 +170,17 @@ func (s *Server) routes() {
 		MaxBodyBytes: maxSmallBody,
 		Errors:       []int{401, 403, 409, 422},
 	}, s.putStore)
+	huma.Register(s.api, huma.Operation{
+		OperationID:   "publish-store",
+		Method:        http.MethodPost,
+		Path:          "/v1/store/publish",
+		Summary:       "Rebuild and publish the store now (tenant admin)",
+		Description:   "PUT /v1/store queues this itself; call it to publish again (after a failed build, or a new release of the store's pages). A work process builds and uploads it.",
+		Tags:          []string{"Store"},
+		DefaultStatus: http.StatusAccepted,
+		Security:      security(schemeAPI),
+		Errors:        []int{401, 403, 503},
+	}, s.publishStore)
 	huma.Register(s.api, huma.Operation{
 		OperationID:  "update-product",
 		Method:       http.MethodPatch,
@@ -273,6 +316,47 @@ func (s *Server) routes() {
 		Errors:      []int{401, 403, 404},
 	}, s.opsRiverRetry)
 
+	huma.Register(s.api, huma.Operation{
+		OperationID: "list-sales",
+		Method:      http.MethodGet,
+		Path:        "/v1/ops/sales",
+		Summary:     "Products with their counters and sale status, newest first (the console's sales)",
+		Description: "A tenant's keys see the tenant's products; the platform admin sees every tenant's.",
+		Tags:        []string{"Operations"},
+		Security:    security(schemeAdmin, schemeOperator),
+		Errors:      []int{401, 403},
+	}, s.listSales)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "get-sale",
+		Method:      http.MethodGet,
+		Path:        "/v1/ops/sales/{id}",
+		Summary:     "The live sale view of a product",
+		Description: "Computed from the database (requests, holds, orders, payment attempts, the waiting room, River's tables), at most once a second per process: waiting depth and waits, admission rate and why, the claim backlog and rate, rejections by reason, holds and expiry lag, payments in doubt, the checkout switch, outbox lag, queues, the invariant audit (every 10 s) and the last 15 minutes in 15-second steps (every 5 s).",
+		Tags:        []string{"Operations"},
+		Security:    security(schemeAdmin, schemeOperator),
+		Errors:      []int{401, 403, 404},
+	}, s.getSale)
+	s.app.Get("/v1/ops/sales/:id/stream", s.saleStream)
+	s.api.OpenAPI().AddOperation(saleStreamOperation())
+	huma.Register(s.api, huma.Operation{
+		OperationID: "sales-report",
+		Method:      http.MethodGet,
+		Path:        "/v1/products/{id}/report",
+		Summary:     "A product's sales report: the funnel minute by minute",
+		Description: "From the opening (or the first join of its waiting room, when earlier) to now: joined → admitted → reserved → held → paid, conflicts, expiries, revenue. Steps are a minute, doubled as needed to stay within a day's worth of steps.",
+		Tags:        []string{"Operations"},
+		Security:    security(schemeAdmin, schemeOperator),
+		Errors:      []int{401, 403, 404},
+	}, s.salesReport)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "sales-report-csv",
+		Method:      http.MethodGet,
+		Path:        "/v1/products/{id}/report.csv",
+		Summary:     "The sales report as CSV (one line per step, then the totals)",
+		Tags:        []string{"Operations"},
+		Security:    security(schemeAdmin, schemeOperator),
+		Errors:      []int{401, 403, 404},
+	}, s.salesReportCSV)
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-audit",
 		Method:      http.MethodGet,
@@ -410,6 +494,25 @@ func (s *Server) routes() {
 			Security:    security(schemeBuyer),
 			Errors:      []int{401},
 		}, s.listOrders)
+		huma.Register(s.api, huma.Operation{
+			OperationID: "search-orders",
+			Method:      http.MethodGet,
+			Path:        "/v1/tenant/orders",
+			Summary:     "Find the tenant's orders by order id, e-mail, buyer, number or seat (tenant admin, operator)",
+			Tags:        []string{"Checkout"},
+			Security:    security(schemeAPI, schemeOperator),
+			Errors:      []int{401, 403, 422},
+		}, s.searchOrders)
+		huma.Register(s.api, huma.Operation{
+			OperationID: "order-timeline",
+			Method:      http.MethodGet,
+			Path:        "/v1/tenant/orders/{id}",
+			Summary:     "An order with its payment timeline (attempts, provider webhooks, capture) and tickets",
+			Description: "Tickets carry their codes and check-ins: check one in with POST /v1/tickets/check-in.",
+			Tags:        []string{"Checkout"},
+			Security:    security(schemeAPI, schemeOperator),
+			Errors:      []int{401, 403, 404},
+		}, s.orderTimeline)
 		huma.Register(s.api, huma.Operation{
 			OperationID: "ticket-qr",
 			Method:      http.MethodGet,

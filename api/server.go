@@ -37,6 +37,7 @@ import (
 	"boxoffice/internal/ops"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/session"
 	"boxoffice/internal/sms"
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/storefront"
@@ -59,6 +60,9 @@ type Deps struct {
 	AdminKey string
 	// Audit, when set, records operators' and admins' actions.
 	Audit *audit.Log
+	// Sessions, when set, signs the console in (/console/ and
+	// /v1/console/session).
+	Sessions *session.Store
 	// Login issues passwordless login codes; Mailer and SMS deliver them
 	// (a nil one turns that channel off).
 	Login  *login.Store
@@ -110,6 +114,7 @@ type Server struct {
 	domains      storeDomains
 	availability *cache.Cache[uuid.UUID, *availabilityView]
 	riverUI      *riverui.Handler
+	sales        *ops.Live // the console's live sale views and reports
 }
 
 // Body size caps: reservations and tenants are small; a stadium's layout is
@@ -147,6 +152,10 @@ func New(d Deps) *Server {
 		return &profileView{tenantID: id, body: p, etag: etagOf(p)}, nil
 	})
 	s.catalogs = cache.New(time.Second, 10_000, s.loadCatalog)
+	if s.Reporter == nil {
+		s.Reporter = ops.NewReporter(d.Pool, "river", nil)
+	}
+	s.sales = ops.NewLive(s.Reporter, d.Products, d.Checkout)
 	s.live = live.NewHub(d.Pool, live.Options{Metrics: d.Metrics, Logger: d.Logger})
 	s.stopping = make(chan struct{})
 	// A venue plan is rendered once per version: a stadium's is megabytes.
@@ -187,6 +196,7 @@ func New(d Deps) *Server {
 	s.api.UseMiddleware(func(ctx huma.Context, next func(huma.Context)) {
 		c, cancel := context.WithTimeout(ctx.Context(), requestTimeout)
 		defer cancel()
+		c = context.WithValue(c, clientKey{}, clientIP(humafiber.Unwrap(ctx), d.RateLimits.TrustedProxies))
 		next(huma.WithContext(ctx, c))
 	}, s.ipLimit(d.RateLimits), s.loginLimit(d.RateLimits), s.authenticate, s.buyerLimit(d.RateLimits.PerBuyer), s.auditTrail)
 
@@ -195,6 +205,7 @@ func New(d Deps) *Server {
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
 	s.app.Get("/readyz", s.readyz)
 	s.routes()
+	s.mountConsole()
 	if d.Stores != nil {
 		stores := adaptor.HTTPHandler(d.Stores)
 		s.app.All("/s/*", stores)

@@ -240,3 +240,28 @@ func (s *Server) updateProduct(ctx context.Context, in *struct {
 	s.productCache.Forget(p.ID)
 	return &struct{ Body *product.Product }{p}, nil
 }
+
+// StorePublishQueued says a store's rebuild is queued.
+type StorePublishQueued struct {
+	Slug     string `json:"slug"`
+	StoreURL string `json:"storeUrl,omitempty" doc:"Where this server serves the published store (boxoffice dev); in production, the CDN's address"`
+}
+
+// publishStore serves POST /v1/store/publish.
+func (s *Server) publishStore(ctx context.Context, _ *struct{}) (*struct{ Body StorePublishQueued }, error) {
+	if s.StoreBucket == nil || s.River == nil {
+		return nil, problem(http.StatusServiceUnavailable, "STORES_UNAVAILABLE", "this deployment publishes no stores (STORE_BUCKET)")
+	}
+	p, err := s.Tenants.ProfileOf(ctx, caller(ctx).TenantID)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	if _, err := s.River.Insert(ctx, storefront.PublishArgs{TenantSlug: p.Slug}, nil); err != nil {
+		return nil, s.toProblem(fmt.Errorf("queue the store's publish: %w", err))
+	}
+	out := StorePublishQueued{Slug: p.Slug}
+	if s.Stores != nil {
+		out.StoreURL = "/s/" + p.Slug + "/"
+	}
+	return &struct{ Body StorePublishQueued }{out}, nil
+}

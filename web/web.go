@@ -15,3 +15,9 @@ var Docs embed.FS
 //
 //go:embed store
 var Store embed.FS
+
+// Console is the operators' and tenant admins' console, served at
+// /console/: it calls the API with a session cookie.
+//
+//go:embed console
+var Console embed.FS

@@ -31,6 +31,7 @@ import (
 	"boxoffice/internal/payment"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/session"
 	"boxoffice/internal/sms"
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/storefront"
@@ -248,7 +249,8 @@ func (a *App) API() *api.Server {
 		texts = sms.ToMail{Mail: mailer}
 	}
 	return api.New(api.Deps{
-		Audit: audit.New(a.Pool), Login: login.NewStore(a.Pool), Mailer: mailer, SMS: texts, Stores: a.storesHandler(), StoreOfHost: a.storeOfHost(),
+		Audit: audit.New(a.Pool), Sessions: session.New(a.Pool, session.Limits{Idle: cfg.ConsoleIdle, Absolute: cfg.ConsoleMaxAge}),
+		Login: login.NewStore(a.Pool), Mailer: mailer, SMS: texts, Stores: a.storesHandler(), StoreOfHost: a.storeOfHost(),
 		StoreBucket: a.storeBucket(),
 		Pool:        a.Pool, Tenants: a.Tenants, Products: a.Products, Reservations: a.Reservations,
 		Metrics: a.Metrics, Logger: a.Logger, AdminKey: cfg.AdminKey, DevOrigins: cfg.DevOrigins, Ready: a.Ready,

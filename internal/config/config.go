@@ -194,8 +194,15 @@ type Config struct {
 	// STORE_STRIPE_KEY.
 	StoreStripeKey string
 	// DevOrigins lets pages on http://localhost and http://127.0.0.1 call
-	// the API from a browser (CORS). Set by `dev`; no variable.
+	// the API from a browser (CORS), and the console's session cookie goes
+	// without Secure (dev serves plain http). Set by `dev`; no variable.
 	DevOrigins bool
+	// ConsoleIdle ends a console session after this long without a request.
+	// BOXOFFICE_CONSOLE_IDLE; default 30m.
+	ConsoleIdle time.Duration
+	// ConsoleMaxAge ends a console session this long after sign-in, whatever
+	// the use. BOXOFFICE_CONSOLE_MAX_AGE; default 12h.
+	ConsoleMaxAge time.Duration
 	// InboxAddr is where `dev` serves its mail catcher's inbox.
 	// BOXOFFICE_INBOX_ADDR; default 127.0.0.1:8025; dev only.
 	InboxAddr string
@@ -381,6 +388,8 @@ func load(getenv func(string) string) (*Config, error) {
 	durVar(&c.CheckoutGrace, "BOXOFFICE_CHECKOUT_GRACE", 2*time.Minute)
 	intVar(&c.PauseAfterUnknown, "BOXOFFICE_PAUSE_AFTER_UNKNOWN", 50)
 	durVar(&c.PaymentResolveAfter, "BOXOFFICE_PAYMENT_RESOLVE_AFTER", time.Minute)
+	durVar(&c.ConsoleIdle, "BOXOFFICE_CONSOLE_IDLE", 30*time.Minute)
+	durVar(&c.ConsoleMaxAge, "BOXOFFICE_CONSOLE_MAX_AGE", 12*time.Hour)
 	intVar(&c.RateLimitPerIP, "BOXOFFICE_RATE_LIMIT_IP", 200)
 	durVar(&c.AdmissionSlowClaims, "BOXOFFICE_ADMISSION_SLOW_CLAIMS", 5*time.Second)
 	intVar(&c.AdmissionPaymentTrouble, "BOXOFFICE_ADMISSION_PAYMENT_TROUBLE", 10)
@@ -424,6 +433,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PaymentTimeout < 100*time.Millisecond || c.PaymentWorkers < 1 || c.CheckoutGrace < 0 || c.PauseAfterUnknown < 1 || c.PaymentResolveAfter <= 0 {
 		errs = append(errs, errors.New("PAYMENT_TIMEOUT ≥ 100ms, BOXOFFICE_PAYMENT_WORKERS ≥ 1, BOXOFFICE_CHECKOUT_GRACE ≥ 0, BOXOFFICE_PAUSE_AFTER_UNKNOWN ≥ 1 and BOXOFFICE_PAYMENT_RESOLVE_AFTER > 0 are required"))
+	}
+	if c.ConsoleIdle < time.Second || c.ConsoleMaxAge < c.ConsoleIdle {
+		errs = append(errs, errors.New("BOXOFFICE_CONSOLE_IDLE must be at least 1s and BOXOFFICE_CONSOLE_MAX_AGE at least as long"))
 	}
 	switch c.SMSProvider {
 	case "":

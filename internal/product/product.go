@@ -334,3 +334,13 @@ func (s *Store) List(ctx context.Context, tenantID uuid.UUID, limit int) ([]*Pro
 	}
 	return out, rows.Err()
 }
+
+// ListAll returns every tenant's products, newest first, at most limit (the
+// platform admin's console).
+func (s *Store) ListAll(ctx context.Context, limit int) ([]*Product, error) {
+	rows, err := s.pool.Query(ctx, selectProduct+` ORDER BY created_at DESC, id LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list all products: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*Product, error) { return scanProduct(r) })
+}

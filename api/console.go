@@ -1,0 +1,219 @@
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"io/fs"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/filesystem"
+	"github.com/google/uuid"
+
+	"boxoffice/internal/db"
+	"boxoffice/internal/session"
+	"boxoffice/internal/tenant"
+	"boxoffice/web"
+)
+
+// The console (web/console) signs in by exchanging a key for a session
+// cookie, then calls the same operations as any API client: a session is
+// one more way to carry the admin's or an API key's authority. The cookie
+// is HttpOnly (scripts never see it) and SameSite=Strict; every state
+// change must also carry the session's CSRF token in X-CSRF-Token.
+const (
+	sessionCookie = "bo_console"
+	csrfHeader    = "X-CSRF-Token"
+)
+
+var (
+	errSessionEnded = problem(http.StatusUnauthorized, "SESSION_EXPIRED", "the console session ended: sign in again")
+	errCSRF         = problem(http.StatusForbidden, "CSRF_TOKEN_INVALID", "missing or wrong "+csrfHeader+" for this session")
+)
+
+// ConsoleSignIn exchanges a key for a session.
+type ConsoleSignIn struct {
+	Key string `json:"key" minLength:"1" maxLength:"200" doc:"The platform admin key or a tenant's API key (tenant-admin or operator)"`
+}
+
+// ConsoleSession is who the console is signed in as.
+type ConsoleSession struct {
+	Role        string     `json:"role" enum:"platform-admin,tenant-admin,operator"`
+	Tenant      *ViewOf    `json:"tenant,omitempty" doc:"The key's tenant; absent for the platform admin"`
+	CSRFToken   string     `json:"csrfToken" doc:"Send it as X-CSRF-Token on every change"`
+	ExpiresAt   time.Time  `json:"expiresAt" doc:"The session's absolute end"`
+	IdleSeconds int        `json:"idleSeconds" doc:"The session ends after this long without a request"`
+	KeyID       *uuid.UUID `json:"keyId,omitempty"`
+}
+
+// ViewOf names a tenant in the console.
+type ViewOf struct {
+	ID   uuid.UUID `json:"id"`
+	Slug string    `json:"slug"`
+	Name string    `json:"name"`
+}
+
+type consoleSessionOut struct {
+	SetCookie    string `header:"Set-Cookie"`
+	CacheControl string `header:"Cache-Control"`
+	Body         ConsoleSession
+}
+
+// consoleSignIn serves POST /v1/console/session.
+func (s *Server) consoleSignIn(ctx context.Context, in *struct {
+	Body ConsoleSignIn
+}) (*consoleSessionOut, error) {
+	if s.Sessions == nil {
+		return nil, errNoConsole
+	}
+	key := strings.TrimSpace(in.Body.Key)
+	var who session.Who
+	switch {
+	case s.AdminKey != "" && subtle.ConstantTimeCompare([]byte(key), []byte(s.AdminKey)) == 1:
+		who.Admin = true
+	case strings.HasPrefix(key, tenant.APIKeyPrefix):
+		owner, err := s.Tenants.LookupKey(ctx, key)
+		if errors.Is(err, db.ErrNotFound) {
+			return nil, errUnauthorized
+		}
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		who = session.Who{TenantID: owner.TenantID, KeyID: owner.KeyID, Role: owner.Role}
+	default:
+		return nil, errUnauthorized
+	}
+	token, sess, err := s.Sessions.Create(ctx, who, clientOf(ctx))
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	out, err := s.sessionView(ctx, sess)
+	if err != nil {
+		return nil, err
+	}
+	out.SetCookie = s.cookie(token, sess.ExpiresAt).String()
+	return out, nil
+}
+
+// consoleWhoAmI serves GET /v1/console/session.
+func (s *Server) consoleWhoAmI(ctx context.Context, _ *struct{}) (*consoleSessionOut, error) {
+	sess, ok := ctx.Value(sessionKey{}).(session.Session)
+	if !ok {
+		return nil, errUnauthorized // a bearer credential has no session
+	}
+	return s.sessionView(ctx, sess)
+}
+
+// consoleSignOut serves DELETE /v1/console/session.
+func (s *Server) consoleSignOut(ctx context.Context, in *struct {
+	Token string `cookie:"bo_console"`
+}) (*struct {
+	SetCookie string `header:"Set-Cookie"`
+}, error) {
+	if err := s.Sessions.End(ctx, in.Token); err != nil {
+		return nil, s.toProblem(err)
+	}
+	gone := s.cookie("", time.Unix(0, 0))
+	gone.MaxAge = -1
+	return &struct {
+		SetCookie string `header:"Set-Cookie"`
+	}{gone.String()}, nil
+}
+
+func (s *Server) sessionView(ctx context.Context, sess session.Session) (*consoleSessionOut, error) {
+	out := &consoleSessionOut{CacheControl: "no-store", Body: ConsoleSession{Role: "platform-admin", CSRFToken: sess.CSRF,
+		ExpiresAt: sess.ExpiresAt, IdleSeconds: int(s.Sessions.Limits().Idle / time.Second)}}
+	if !sess.Admin {
+		p, err := s.Tenants.ProfileOf(ctx, sess.TenantID)
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		out.Body.Role, out.Body.KeyID = sess.Role, &sess.KeyID
+		out.Body.Tenant = &ViewOf{ID: sess.TenantID, Slug: p.Slug, Name: p.Name}
+	}
+	return out, nil
+}
+
+// cookie is the session cookie: Secure except in `boxoffice dev` (plain
+// http on localhost), where DevOrigins is set.
+func (s *Server) cookie(token string, expires time.Time) *http.Cookie {
+	return &http.Cookie{Name: sessionCookie, Value: token, Path: "/", Expires: expires, HttpOnly: true,
+		Secure: !s.DevOrigins, SameSite: http.SameSiteStrictMode}
+}
+
+var errNoConsole = problem(http.StatusServiceUnavailable, "CONSOLE_UNAVAILABLE", "this server keeps no console sessions")
+
+type sessionKey struct{}
+
+// fromSession resolves the console's session cookie to the principal it
+// carries, refusing a state change without the session's CSRF token. The
+// session stands in for the key it was opened with: it may do what the
+// operation's Security lets that key do.
+func (s *Server) fromSession(c *fiber.Ctx, allowed func(string) bool) (principal, session.Session, error) {
+	token := c.Cookies(sessionCookie)
+	if token == "" || s.Sessions == nil {
+		return principal{}, session.Session{}, errUnauthorized
+	}
+	sess, err := s.Sessions.Get(c.UserContext(), strings.Clone(token))
+	if errors.Is(err, session.ErrNoSession) {
+		return principal{}, session.Session{}, errSessionEnded
+	}
+	if err != nil {
+		return principal{}, session.Session{}, err
+	}
+	switch c.Method() {
+	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
+	default:
+		if subtle.ConstantTimeCompare([]byte(c.Get(csrfHeader)), []byte(sess.CSRF)) != 1 {
+			return principal{}, session.Session{}, errCSRF
+		}
+	}
+	switch {
+	case sess.Admin && allowed(schemeAdmin):
+		return principal{Admin: true}, sess, nil
+	case !sess.Admin && (sess.Role == tenant.RoleTenantAdmin && (allowed(schemeAPI) || allowed(schemeOperator)) ||
+		sess.Role == tenant.RoleOperator && allowed(schemeOperator)):
+		return principal{TenantID: sess.TenantID, Role: sess.Role, KeyID: sess.KeyID}, sess, nil
+	}
+	return principal{}, session.Session{}, errForbidden
+}
+
+// sessionOperation reports whether an operation is the console's own
+// session resource, which any signed-in session may read or end.
+func sessionOperation(op *huma.Operation) bool {
+	return op.OperationID == "console-session" || op.OperationID == "console-sign-out"
+}
+
+// withSession authenticates a huma operation by the session cookie.
+func (s *Server) withSession(ctx huma.Context, allowed func(string) bool) (principal, context.Context, error) {
+	c := humafiber.Unwrap(ctx)
+	if sessionOperation(ctx.Operation()) {
+		allowed = func(string) bool { return true }
+	}
+	who, sess, err := s.fromSession(c, allowed)
+	if err != nil {
+		return principal{}, nil, err
+	}
+	return who, context.WithValue(ctx.Context(), sessionKey{}, sess), nil
+}
+
+// mountConsole serves the console's pages at /console/ (embedded; they
+// call the API with the session cookie).
+func (s *Server) mountConsole() {
+	pages, _ := fs.Sub(web.Console, "console")
+	s.app.Get("/console", func(c *fiber.Ctx) error { return c.Redirect("/console/", http.StatusMovedPermanently) })
+	s.app.Use("/console/", func(c *fiber.Ctx) error {
+		// The console is never framed (clickjacking) and runs only its own
+		// scripts.
+		c.Set("X-Frame-Options", "DENY")
+		c.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: https:; style-src 'self'; "+
+			"script-src 'self'; connect-src 'self'; frame-src 'self'; frame-ancestors 'none'")
+		c.Set("Referrer-Policy", "no-referrer")
+		return c.Next()
+	}, filesystem.New(filesystem.Config{Root: http.FS(pages), Index: "index.html", MaxAge: 60}))
+}

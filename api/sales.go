@@ -1,0 +1,278 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"crypto/subtle"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"boxoffice/internal/inventory"
+	"boxoffice/internal/ops"
+	"boxoffice/internal/product"
+	"boxoffice/internal/tenant"
+)
+
+// Sale is one product in the console's list of sales.
+type Sale struct {
+	ID          uuid.UUID `json:"id"`
+	TenantID    uuid.UUID `json:"tenantId"`
+	Name        string    `json:"name"`
+	Kind        string    `json:"kind"`
+	Capacity    int       `json:"capacity"`
+	Available   int       `json:"available"`
+	Held        int       `json:"held"`
+	Sold        int       `json:"sold"`
+	OnSaleAt    time.Time `json:"onSaleAt"`
+	Publication string    `json:"publication"`
+	SaleStatus  string    `json:"saleStatus" enum:"UPCOMING,ON_SALE,SOLD_OUT,CLOSED,DRAFT"`
+	WaitingRoom bool      `json:"waitingRoom"`
+}
+
+// listSales serves GET /v1/ops/sales.
+func (s *Server) listSales(ctx context.Context, _ *struct{}) (*struct{ Body []Sale }, error) {
+	var list []*product.Product
+	var err error
+	if sc := scope(ctx); sc.TenantID == uuid.Nil {
+		list, err = s.Products.ListAll(ctx, 200)
+	} else {
+		list, err = s.Products.List(ctx, sc.TenantID, 200)
+	}
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	ids := make([]uuid.UUID, len(list))
+	for i, p := range list {
+		ids[i] = p.ID
+	}
+	counts, err := inventory.CountsOf(ctx, s.Pool, ids)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	out := make([]Sale, len(list))
+	now := time.Now()
+	for i, p := range list {
+		c := counts[p.ID]
+		out[i] = Sale{ID: p.ID, TenantID: p.TenantID, Name: p.Name, Kind: p.Kind, Capacity: p.Capacity,
+			Available: c.Available, Held: c.Held, Sold: c.Sold, OnSaleAt: p.OnSaleAt, Publication: p.Publication,
+			WaitingRoom: p.WaitingRoom != nil && p.WaitingRoom.Enabled}
+		out[i].SaleStatus = saleStatus(p, c.Available, now)
+		if p.Publication == "DRAFT" {
+			out[i].SaleStatus = "DRAFT"
+		}
+	}
+	return &struct{ Body []Sale }{out}, nil
+}
+
+// getSale serves GET /v1/ops/sales/{id}.
+func (s *Server) getSale(ctx context.Context, in *struct {
+	ID uuid.UUID `path:"id"`
+}) (*struct {
+	CacheControl string `header:"Cache-Control"`
+	Body         *ops.SaleView
+}, error) {
+	v, err := s.sales.View(ctx, scope(ctx), in.ID)
+	if err != nil {
+		return nil, s.salesProblem(err)
+	}
+	return &struct {
+		CacheControl string `header:"Cache-Control"`
+		Body         *ops.SaleView
+	}{"no-store", v}, nil
+}
+
+func (s *Server) salesProblem(err error) error {
+	if errors.Is(err, ops.ErrNotVisible) {
+		return problem(http.StatusNotFound, "NOT_FOUND", "no such product")
+	}
+	return s.toProblem(err)
+}
+
+// saleStream serves GET /v1/ops/sales/{id}/stream: the live view once a
+// second as server-sent events (event: sale). A plain Fiber route, so it
+// authenticates itself: a bearer key or the console's session.
+func (s *Server) saleStream(c *fiber.Ctx) error {
+	who, err := s.streamCaller(c)
+	if err != nil {
+		return fiberProblem(c, s.toProblem(err))
+	}
+	id, err := uuid.Parse(c.Params("id"))
+	if err != nil {
+		return fiberProblem(c, problem(http.StatusNotFound, "NOT_FOUND", "no such product"))
+	}
+	sc := ops.Scope{TenantID: who.TenantID}
+	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
+	first, err := s.sales.View(ctx, sc, id)
+	cancel()
+	if err != nil {
+		return fiberProblem(c, s.salesProblem(err))
+	}
+	c.Set(fiber.HeaderContentType, "text/event-stream")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set("X-Accel-Buffering", "no")
+	stopping := s.stopping
+	conn := c.Context().Conn()
+	token := strings.Clone(c.Cookies(sessionCookie))
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		send := func(v *ops.SaleView) bool {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return false
+			}
+			_ = conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+			if _, err := w.WriteString("event: sale\ndata: " + string(b) + "\n\n"); err != nil {
+				return false
+			}
+			return w.Flush() == nil
+		}
+		if !send(first) {
+			return
+		}
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+				// A session that ended (sign-out, idle, revoked key) ends
+				// the stream too.
+				if token != "" {
+					if _, err := s.Sessions.Get(ctx, token); err != nil {
+						cancel()
+						return
+					}
+				}
+				v, err := s.sales.View(ctx, sc, id)
+				cancel()
+				if err != nil {
+					s.Logger.Warn("live sale view", "product", id, "error", err)
+					continue
+				}
+				if !send(v) {
+					return
+				}
+			case <-stopping:
+				return
+			}
+		}
+	})
+	return nil
+}
+
+// streamCaller authenticates a plain Fiber route that operators and admins
+// read: a bearer (admin key or API key) or the console's session cookie.
+func (s *Server) streamCaller(c *fiber.Ctx) (principal, error) {
+	allowed := func(scheme string) bool { return scheme == schemeAdmin || scheme == schemeOperator }
+	token, _ := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+	token = strings.Clone(strings.TrimSpace(token))
+	switch {
+	case token == "":
+		who, _, err := s.fromSession(c, allowed)
+		return who, err
+	case s.AdminKey != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.AdminKey)) == 1:
+		return principal{Admin: true}, nil
+	case strings.HasPrefix(token, tenant.APIKeyPrefix):
+		owner, err := s.lookupKey(c.UserContext(), token)
+		if err != nil {
+			return principal{}, err
+		}
+		return principal{TenantID: owner.TenantID, Role: owner.Role, KeyID: owner.KeyID}, nil
+	}
+	return principal{}, errUnauthorized
+}
+
+// fiberProblem answers a plain Fiber route with a problem.
+func fiberProblem(c *fiber.Ctx, err error) error {
+	var p *Problem
+	if !errors.As(err, &p) {
+		p = problem(http.StatusInternalServerError, "INTERNAL", "internal error")
+	}
+	for name, values := range p.Headers {
+		for _, v := range values {
+			c.Set(name, v)
+		}
+	}
+	return c.Status(p.Status).JSON(p, "application/problem+json")
+}
+
+func saleStreamOperation() *huma.Operation {
+	return &huma.Operation{
+		OperationID: "stream-sale",
+		Method:      http.MethodGet,
+		Path:        "/v1/ops/sales/{id}/stream",
+		Summary:     "The live sale view once a second, as server-sent events",
+		Description: "`event: sale` carries what GET /v1/ops/sales/{id} answers, every second, computed from the database " +
+			"(every API process shows the same figures). Takes the admin key, an API key, or the console's session cookie.",
+		Tags:     []string{"Operations"},
+		Security: security(schemeAdmin, schemeOperator),
+		Parameters: []*huma.Param{
+			{Name: "id", In: "path", Required: true, Schema: &huma.Schema{Type: "string", Format: "uuid"}},
+		},
+		Responses: map[string]*huma.Response{
+			"200": {Description: "The event stream", Content: map[string]*huma.MediaType{"text/event-stream": {}}},
+			"401": {Description: "No or bad credentials"},
+			"404": {Description: "No such product, or another tenant's"},
+		},
+	}
+}
+
+// salesReport serves GET /v1/products/{id}/report.
+func (s *Server) salesReport(ctx context.Context, in *struct {
+	ID uuid.UUID `path:"id"`
+}) (*struct{ Body *ops.SalesReport }, error) {
+	r, err := s.sales.Report(ctx, scope(ctx), in.ID)
+	if err != nil {
+		return nil, s.salesProblem(err)
+	}
+	return &struct{ Body *ops.SalesReport }{r}, nil
+}
+
+// reportColumns are the CSV export's columns, in order.
+var reportColumns = []string{"minute", "joined", "admitted", "reserved", "held", "numbers_held", "paid",
+	"conflicts", "rejected", "expired", "revenue_cents"}
+
+// salesReportCSV serves GET /v1/products/{id}/report.csv.
+func (s *Server) salesReportCSV(ctx context.Context, in *struct {
+	ID uuid.UUID `path:"id"`
+}) (*struct {
+	ContentType        string `header:"Content-Type"`
+	ContentDisposition string `header:"Content-Disposition"`
+	Body               []byte
+}, error) {
+	r, err := s.sales.Report(ctx, scope(ctx), in.ID)
+	if err != nil {
+		return nil, s.salesProblem(err)
+	}
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	_ = w.Write(reportColumns)
+	row := func(at string, st ops.ReportStep) {
+		n := []int64{st.Joined, st.Admitted, st.Reserved, st.Held, st.Numbers, st.Paid, st.Conflicts, st.Rejected,
+			st.Expired, st.RevenueCents}
+		rec := slices.Grow([]string{at}, len(n))
+		for _, v := range n {
+			rec = append(rec, strconv.FormatInt(v, 10))
+		}
+		_ = w.Write(rec)
+	}
+	for _, st := range r.Steps {
+		row(st.At.Format(time.RFC3339), st)
+	}
+	row("total", r.Totals)
+	w.Flush()
+	return &struct {
+		ContentType        string `header:"Content-Type"`
+		ContentDisposition string `header:"Content-Disposition"`
+		Body               []byte
+	}{"text/csv; charset=utf-8", `attachment; filename="sales-` + in.ID.String() + `.csv"`, []byte(b.String())}, nil
+}
