@@ -26,6 +26,7 @@ import (
 	"boxoffice/internal/ops"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/session"
 	"boxoffice/internal/sms"
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/tenant"
@@ -81,7 +82,7 @@ func (b *testBundle) newServer(t *testing.T) *api.Server {
 		Ready: func(ctx context.Context) error { return env.Schema.Pool.Ping(ctx) },
 		River: env.River, Reporter: b.reporter, DLQ: b.dlq, WaitingRoom: env.Rooms,
 		Checkout: env.Checkout, Login: login.NewStore(env.Schema.Pool), Mailer: b.mailer, SMS: b.sms,
-		Audit: audit.New(env.Schema.Pool),
+		Audit: audit.New(env.Schema.Pool), Sessions: session.New(env.Schema.Pool, session.Limits{}),
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, srv.Start(ctx))

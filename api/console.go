@@ -15,6 +15,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
 	"github.com/google/uuid"
 
+	"boxoffice/internal/audit"
 	"boxoffice/internal/db"
 	"boxoffice/internal/session"
 	"boxoffice/internal/tenant"
@@ -91,6 +92,16 @@ func (s *Server) consoleSignIn(ctx context.Context, in *struct {
 	token, sess, err := s.Sessions.Create(ctx, who, clientOf(ctx))
 	if err != nil {
 		return nil, s.toProblem(err)
+	}
+	if s.Audit != nil {
+		e := audit.Entry{Action: "console-sign-in", Actor: "platform-admin", Target: "POST /v1/console/session",
+			Status: http.StatusCreated, From: clientOf(ctx)}
+		if !who.Admin {
+			e.Actor, e.TenantID = who.Role+" key "+who.KeyID.String(), &who.TenantID
+		}
+		if err := s.Audit.Record(ctx, e); err != nil {
+			s.Logger.Error("audit entry lost", "action", e.Action, "error", err)
+		}
 	}
 	out, err := s.sessionView(ctx, sess)
 	if err != nil {
@@ -206,8 +217,10 @@ func (s *Server) withSession(ctx huma.Context, allowed func(string) bool) (princ
 // call the API with the session cookie).
 func (s *Server) mountConsole() {
 	pages, _ := fs.Sub(web.Console, "console")
-	s.app.Get("/console", func(c *fiber.Ctx) error { return c.Redirect("/console/", http.StatusMovedPermanently) })
-	s.app.Use("/console/", func(c *fiber.Ctx) error {
+	s.app.Use("/console", func(c *fiber.Ctx) error {
+		if c.Path() == "/console" {
+			return c.Redirect("/console/", http.StatusMovedPermanently) // the pages' links are relative
+		}
 		// The console is never framed (clickjacking) and runs only its own
 		// scripts.
 		c.Set("X-Frame-Options", "DENY")

@@ -238,6 +238,15 @@ func (s *Server) requireAdminBasic(c *fiber.Ctx) error {
 	} else if r, err := adaptor.ConvertRequest(c, false); err == nil {
 		_, key, _ = r.BasicAuth()
 	}
+	if key == "" && s.Sessions != nil {
+		// The console's platform-admin session opens the River UI too (its
+		// own calls are same-origin JSON, and the cookie is SameSite=Strict).
+		if token := c.Cookies(sessionCookie); token != "" {
+			if sess, err := s.Sessions.Get(c.UserContext(), strings.Clone(token)); err == nil && sess.Admin {
+				return c.Next()
+			}
+		}
+	}
 	if s.AdminKey == "" || subtle.ConstantTimeCompare([]byte(key), []byte(s.AdminKey)) != 1 {
 		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="BoxOffice operations"`)
 		c.Set(fiber.HeaderContentType, "application/problem+json")

@@ -1,0 +1,647 @@
+// The BoxOffice console: one page, plain ES module, no toolchain. It signs
+// in by exchanging a key for a session cookie (HttpOnly: this script never
+// sees it) and then calls the same API as any client, sending the
+// session's CSRF token with every change. The API decides what each role
+// may do; the pages only leave out what would be refused.
+
+const main = document.getElementById('main');
+const nav = document.getElementById('nav');
+const whoEl = document.getElementById('who');
+const alarm = document.getElementById('alarm');
+
+let session = null; // GET /v1/console/session
+let stopPage = () => {}; // closes the current page's stream and timers
+
+// h builds an element: h('a', {href: '#/'}, 'text', child…). Text is set
+// as text, never as HTML.
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'dataset') Object.assign(el.dataset, v);
+    else if (k === 'style') el.style.cssText = v; // CSSOM: allowed by the page's CSP
+    else el.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : String(c));
+  }
+  return el;
+}
+
+class APIError extends Error {
+  constructor(status, p) {
+    super(p.detail || p.title || `HTTP ${status}`);
+    this.status = status;
+    this.code = p.code || '';
+  }
+}
+
+// api calls the API with the session; a 401 sends the user to sign in.
+async function api(method, path, body, {raw = false, type} = {}) {
+  const headers = {Accept: 'application/json'};
+  if (body !== undefined) headers['Content-Type'] = type || 'application/json';
+  if (method !== 'GET' && session) headers['X-CSRF-Token'] = session.csrfToken;
+  const r = await fetch(path, {method, headers, credentials: 'same-origin',
+    body: body === undefined ? undefined : raw ? body : JSON.stringify(body)});
+  if (r.status === 204) return null;
+  const ct = r.headers.get('Content-Type') || '';
+  const data = ct.includes('json') ? await r.json().catch(() => ({})) : await r.text();
+  if (!r.ok) {
+    const err = new APIError(r.status, typeof data === 'object' ? data : {title: data});
+    if (r.status === 401 && path !== '/v1/console/session') signedOut(err.message);
+    throw err;
+  }
+  return data;
+}
+
+function signedOut(message) {
+  session = null;
+  sessionStorage.setItem('signin-message', message || '');
+  location.hash = '#/signin';
+}
+
+const fmt = new Intl.NumberFormat();
+const n = (v) => fmt.format(Math.round(v || 0));
+const secs = (v) => (v || 0) < 90 ? `${(v || 0).toFixed(1)} s` : `${Math.round(v / 60)} min`;
+const money = (cents, cur) => `${((cents || 0) / 100).toFixed(2)} ${cur || ''}`.trim();
+const when = (t) => t ? new Date(t).toLocaleString() : '—';
+const isAdmin = () => session?.role === 'platform-admin';
+const isTenantAdmin = () => session?.role === 'tenant-admin';
+
+function tile(k, v, cls) { return h('div', {class: `tile ${cls || ''}`}, h('div', {class: 'k'}, k), h('div', {class: 'v'}, v)); }
+function errorBox(e) { return h('p', {class: 'error', role: 'alert'}, e.status === 403 ? `Not allowed: ${e.message}` : e.message); }
+function page(title, ...children) {
+  main.replaceChildren(h('h1', {}, title), ...children);
+  main.focus({preventScroll: true});
+}
+function table(head, rows) {
+  return h('table', {}, h('thead', {}, h('tr', {}, head.map((c) => h('th', {class: /^#|count|seconds|€|total/i.test(c) ? 'num' : ''}, c)))),
+    h('tbody', {}, rows));
+}
+// form handler: runs fn, shows its error in place.
+function guarded(fn) {
+  return async (ev) => {
+    ev?.preventDefault();
+    const form = ev?.target?.closest?.('form') || main;
+    form?.querySelector?.('.error')?.remove();
+    try { await fn(ev); } catch (e) {
+      if (e.status === 401) return;
+      form.append(errorBox(e));
+    }
+  };
+}
+
+// confirmed runs fn on a second click: the first asks (no modal dialogs).
+function confirmed(question, fn) {
+  return async (ev) => {
+    const b = ev.currentTarget;
+    if (!b.dataset.armed) {
+      b.dataset.armed = '1';
+      b.dataset.label = b.textContent;
+      b.textContent = question;
+      setTimeout(() => { if (b.isConnected) { delete b.dataset.armed; b.textContent = b.dataset.label; } }, 5000);
+      return;
+    }
+    await guarded(fn)(ev);
+  };
+}
+
+// ---------- sign-in and the shell ----------
+
+function renderSignIn() {
+  const msg = sessionStorage.getItem('signin-message');
+  sessionStorage.removeItem('signin-message');
+  nav.replaceChildren();
+  whoEl.replaceChildren();
+  const key = h('input', {id: 'key', type: 'password', autocomplete: 'off', required: true});
+  const form = h('form', {class: 'panel signin', onsubmit: guarded(async () => {
+    session = await api('POST', '/v1/console/session', {key: key.value.trim()});
+    key.value = '';
+    location.hash = '#/sales';
+  })},
+  h('h1', {}, 'Sign in'),
+  msg ? h('p', {class: 'notice', id: 'signin-message'}, msg) : null,
+  h('label', {}, 'API key or platform admin key', key),
+  h('p', {class: 'muted'}, 'The key is exchanged once for a session cookie; it is not kept in this browser.'),
+  h('button', {class: 'primary', type: 'submit'}, 'Sign in'));
+  main.replaceChildren(form);
+  key.focus();
+}
+
+function shell() {
+  const links = [['#/sales', 'Sales']];
+  if (isTenantAdmin()) links.push(['#/products', 'Products'], ['#/orders', 'Orders'], ['#/store', 'Store'], ['#/keys', 'API keys']);
+  if (session.role === 'operator') links.push(['#/orders', 'Orders']);
+  if (isAdmin()) links.push(['#/ops', 'Operations']);
+  if (isAdmin() || isTenantAdmin()) links.push(['#/audit', 'Audit log']);
+  const here = location.hash.split('/').slice(0, 2).join('/');
+  nav.replaceChildren(...links.map(([href, t]) => h('a', {href, class: href === here ? 'current' : ''}, t)));
+  whoEl.replaceChildren(
+    h('span', {id: 'role'}, session.tenant ? `${session.tenant.name} · ${session.role}` : 'Platform admin'),
+    h('button', {id: 'sign-out', onclick: async () => {
+      try { await api('DELETE', '/v1/console/session'); } catch { /* gone already */ }
+      signedOut('Signed out.');
+    }}, 'Sign out'));
+}
+
+const routes = [
+  [/^#\/sales$/, salesPage],
+  [/^#\/sales\/([\w-]+)$/, livePage],
+  [/^#\/report\/([\w-]+)$/, reportPage],
+  [/^#\/products$/, productsPage],
+  [/^#\/products\/new$/, newProductPage],
+  [/^#\/products\/([\w-]+)$/, productPage],
+  [/^#\/orders$/, ordersPage],
+  [/^#\/orders\/([\w-]+)$/, orderPage],
+  [/^#\/store$/, storePage],
+  [/^#\/keys$/, keysPage],
+  [/^#\/ops$/, opsPage],
+  [/^#\/audit$/, auditPage],
+];
+
+async function route() {
+  stopPage();
+  stopPage = () => {};
+  alarm.hidden = true;
+  if (location.hash === '#/signin') return renderSignIn();
+  if (!session) {
+    try { session = await api('GET', '/v1/console/session'); } catch (e) {
+      return signedOut(e.status === 401 && e.code === 'SESSION_EXPIRED' ? 'Your session ended: sign in again.' : '');
+    }
+  }
+  if (!location.hash || location.hash === '#/') { location.hash = '#/sales'; return; }
+  shell();
+  for (const [re, fn] of routes) {
+    const m = location.hash.match(re);
+    if (m) {
+      try { await fn(...m.slice(1)); } catch (e) { if (e.status !== 401) page('Error', errorBox(e)); }
+      return;
+    }
+  }
+  page('Not found', h('p', {}, 'No such page.'));
+}
+window.addEventListener('hashchange', route);
+route();
+
+// ---------- sales and the live view ----------
+
+async function salesPage() {
+  const sales = await api('GET', '/v1/ops/sales');
+  page('Sales',
+    isTenantAdmin() ? h('p', {}, h('a', {href: '#/products/new'}, 'New product')) : null,
+    sales.length === 0 ? h('p', {class: 'muted'}, 'No products yet.') :
+      table(['Product', 'Status', 'On sale', 'Sold', 'Held', 'Available', ''], sales.map((s) => h('tr', {dataset: {id: s.id}},
+        h('td', {}, h('a', {href: `#/sales/${s.id}`}, s.name), s.waitingRoom ? h('span', {class: 'muted'}, ' · waiting room') : null),
+        h('td', {}, h('span', {class: `badge ${s.saleStatus}`}, s.saleStatus)),
+        h('td', {}, when(s.onSaleAt)),
+        h('td', {class: 'num'}, n(s.sold)), h('td', {class: 'num'}, n(s.held)), h('td', {class: 'num'}, n(s.available)),
+        h('td', {}, h('a', {href: `#/report/${s.id}`}, 'Report'), isTenantAdmin() ? [' · ', h('a', {href: `#/products/${s.id}`}, 'Edit')] : null)))));
+}
+
+// Charts: drawn on a canvas by this page (no chart library).
+const palette = ['#2f5bea', '#e4572e', '#17a398', '#f0a202', '#8e44ad'];
+function chart(title, series) {
+  const canvas = h('canvas', {width: 600, height: 240});
+  const box = h('div', {class: 'chart'}, h('h3', {}, title),
+    h('div', {class: 'legend'}, series.map(([name], i) => h('span', {}, h('i', {style: `background:${palette[i]}`}), name))), canvas);
+  box.draw = (h0) => {
+    const ctx = canvas.getContext('2d');
+    const W = canvas.width, H = canvas.height, pad = 28;
+    ctx.clearRect(0, 0, W, H);
+    const all = series.flatMap(([, key]) => h0[key] || []);
+    const top = Math.max(1, ...all);
+    ctx.strokeStyle = '#e3e6ec'; ctx.fillStyle = '#667085'; ctx.font = '20px system-ui';
+    ctx.beginPath(); ctx.moveTo(pad, H - pad); ctx.lineTo(W, H - pad); ctx.stroke();
+    ctx.fillText(fmt.format(top), pad + 4, 20);
+    ctx.fillText('−15 min', pad, H - 4); ctx.fillText('now', W - 44, H - 4);
+    series.forEach(([, key], i) => {
+      const v = h0[key] || [];
+      ctx.strokeStyle = palette[i]; ctx.lineWidth = 3; ctx.beginPath();
+      v.forEach((y, x) => {
+        const px = pad + (x / Math.max(1, v.length - 1)) * (W - pad - 4);
+        const py = H - pad - (y / top) * (H - pad - 28);
+        x ? ctx.lineTo(px, py) : ctx.moveTo(px, py);
+      });
+      ctx.stroke();
+    });
+  };
+  return box;
+}
+
+async function livePage(id) {
+  const tiles = h('div', {id: 'tiles'});
+  const charts = [
+    chart('Claim backlog: queued requests', [['queued', 'queued']]),
+    chart('Requests per step: accepted, decided, rejected', [['accepted', 'accepted'], ['decided', 'decided'], ['rejected', 'rejected']]),
+    chart('Waiting room: depth, joins, admissions', [['waiting', 'waiting'], ['joined', 'joined'], ['admitted', 'admitted']]),
+    chart('Orders paid and holds expired', [['paid', 'paid'], ['expired', 'expired']]),
+  ];
+  const controls = h('div', {id: 'controls'});
+  const status = h('p', {class: 'muted', id: 'live-status'}, 'Connecting…');
+  page('Live sale', h('p', {}, h('a', {href: `#/report/${id}`}, 'Sales report'), ' · ', h('a', {href: '#/sales'}, 'All sales')),
+    status, tiles, h('h2', {}, 'Last 15 minutes'), h('div', {class: 'charts'}, charts), controls);
+  main.querySelector('h1').id = 'live-title';
+  const es = new EventSource(`/v1/ops/sales/${id}/stream`);
+  let last = 0;
+  es.addEventListener('sale', (ev) => {
+    const v = JSON.parse(ev.data);
+    last = Date.now();
+    drawLive(v, tiles, status);
+    charts.forEach((c) => c.draw(v.history));
+    if (!controls.dataset.done) { controls.dataset.done = '1'; liveControls(v, controls); }
+  });
+  es.onerror = async () => {
+    status.textContent = 'Reconnecting…';
+    // A session that ended shows as a failing stream: find out and sign in.
+    try { await api('GET', '/v1/console/session'); } catch { es.close(); }
+  };
+  const stale = setInterval(() => { if (last && Date.now() - last > 5000) status.textContent = 'No update for ' + secs((Date.now() - last) / 1000); }, 1000);
+  stopPage = () => { es.close(); clearInterval(stale); };
+}
+
+function drawLive(v, tiles, status) {
+  const p = v.product, r = v.requests, hd = v.holds, pay = v.payments;
+  main.querySelector('h1').textContent = `Live: ${p.name}`;
+  status.textContent = `Updated ${new Date(v.at).toLocaleTimeString()} · ${p.publication} · on sale ${when(p.onSaleAt)}`;
+  if (v.invariant.violations.length) {
+    alarm.hidden = false;
+    alarm.textContent = `INVARIANT VIOLATION — stop the sale and page the on-call: ${v.invariant.violations.join('; ')}`;
+  } else alarm.hidden = true;
+  const rejections = Object.entries(r.rejections).map(([k, c]) => `${k} ${n(c)}`).join(', ') || 'none';
+  const groups = [
+    ['Stock', [tile('Sold', n(p.sold)), tile('Held', n(p.held)), tile('Available', n(p.available)), tile('Capacity', n(p.capacity))]],
+    v.room ? ['Waiting room', [
+      tile('Waiting', n(v.room.waiting)), tile('Admission rate λ', `${v.room.rate.toFixed(1)}/s`),
+      tile('Configured L ÷ W', `${v.room.configuredActiveShoppers} ÷ ${v.room.configuredShoppingSeconds} s`),
+      tile('Why λ', v.room.reason || 'at L ÷ W'), tile('Active shoppers', n(v.room.activeShoppers)),
+      tile('Wait p50 / p90', `${secs(v.room.waitP50Seconds)} / ${secs(v.room.waitP90Seconds)}`),
+      tile('Longest wait', secs(v.room.waitMaxSeconds)), tile('Admitted wait p50', secs(v.room.admittedWaitP50Seconds))]] : null,
+    ['Claims', [
+      tile('Queued requests', n(r.queued), r.queued > 0 ? 'warn' : ''), tile('Oldest queued', secs(r.oldestQueuedAgeSeconds), r.oldestQueuedAgeSeconds > 30 ? 'bad' : ''),
+      tile('Decided / s', r.decidedPerSecond.toFixed(1)), tile('Numbers held / s', r.numbersHeldPerSecond.toFixed(1)),
+      tile('Batch size', r.batchSize.toFixed(1)), tile('Latency p50 / p99', `${secs(r.latencyP50Seconds)} / ${secs(r.latencyP99Seconds)}`),
+      tile('Rejections', rejections), tile('Dead-lettered', n(r.deadLettered), r.deadLettered ? 'bad' : '')]],
+    ['Holds', [tile('Active', n(hd.active)), tile('Expiring < 1 min', n(hd.expiringWithinMinute)),
+      tile('Expiry lag', secs(hd.expiryLagSeconds), hd.expiryLagSeconds > 30 ? 'bad' : ''), tile('Expired last min', n(hd.expiredLastMinute))]],
+    ['Payments', [tile('In flight', n(pay.inFlight)), tile('Unknown', n(pay.unknown), pay.unknown ? 'warn' : ''),
+      tile('Oldest unresolved', secs(pay.oldestUnresolvedSeconds), pay.oldestUnresolvedSeconds > 60 ? 'bad' : ''),
+      tile('Captures failing', n(pay.capturesFailing), pay.capturesFailing ? 'bad' : ''),
+      tile('Paid last min', n(pay.paidLastMinute)), tile('Revenue', money(pay.revenueCents, p.currency)),
+      tile('Checkout', v.checkout.paused ? `PAUSED: ${v.checkout.reason}` : 'open', v.checkout.paused ? 'bad' : '')]],
+    ['Pipeline', [tile('Outbox lag', secs(v.outboxLagSeconds), v.outboxLagSeconds > 30 ? 'bad' : ''),
+      ...v.river.map((q) => tile(`River ${q.name}`, `${n(q.available)} avail · ${n(q.running)} run · ${n(q.discarded)} discarded`, q.discarded ? 'warn' : '')),
+      ...(v.sqs ? [tile('SQS main', `${n(v.sqs.main.visible)} visible · ${n(v.sqs.main.notVisible)} in flight`),
+        tile('SQS dead letters', n(v.sqs.dlq.visible), v.sqs.dlq.visible ? 'bad' : '')] : [])]],
+  ].filter(Boolean);
+  tiles.replaceChildren(...groups.map(([name, ts]) => h('section', {dataset: {group: name}}, h('h2', {}, name), h('div', {class: 'tiles'}, ts))));
+  const q = tiles.querySelector('[data-group="Claims"] .tile .v');
+  if (q) q.id = 'queued';
+}
+
+function liveControls(v, box) {
+  box.append(h('h2', {}, 'Actions'),
+    h('p', {}, h('a', {href: '#/ops'}, isAdmin() ? 'Checkout switch, dead letters and discarded jobs' : ''),
+      isAdmin() ? null : h('span', {class: 'muted'}, 'Pausing checkout, redriving dead letters and retrying jobs are the platform admin\'s.')));
+}
+
+// ---------- sales report ----------
+
+async function reportPage(id) {
+  const r = await api('GET', `/v1/products/${id}/report`);
+  const cols = ['joined', 'admitted', 'reserved', 'held', 'paid', 'conflicts', 'expired'];
+  const active = r.steps.filter((s) => cols.some((c) => s[c]) || s.revenueCents);
+  page(`Sales report: ${r.name}`,
+    h('p', {}, h('a', {href: `/v1/products/${id}/report.csv`, download: `sales-${id}.csv`, id: 'csv'}, 'Download CSV'), ' · ',
+      h('a', {href: `#/sales/${id}`}, 'Live view'), h('span', {class: 'muted'}, ` · steps of ${r.stepSeconds / 60} min from ${when(r.from)}; quiet steps hidden`)),
+    h('div', {class: 'tiles'}, cols.map((c) => tile(c, n(r.totals[c]))), tile('revenue', money(r.totals.revenueCents, r.currency))),
+    h('h2', {}, 'Funnel by step'),
+    table(['Step', ...cols.map((c) => c), 'revenue'], active.map((s) => h('tr', {},
+      h('td', {}, new Date(s.at).toLocaleTimeString()), cols.map((c) => h('td', {class: 'num'}, n(s[c]))),
+      h('td', {class: 'num'}, money(s.revenueCents, r.currency))))));
+}
+
+// ---------- products (tenant admin) ----------
+
+async function productsPage() {
+  const {products} = await api('GET', '/v1/products?limit=100');
+  page('Products', h('p', {}, h('a', {href: '#/products/new', id: 'new-product'}, 'New product')),
+    table(['Product', 'Kind', 'Capacity', 'Publication', 'On sale', ''], products.map((p) => h('tr', {},
+      h('td', {}, h('a', {href: `#/products/${p.id}`}, p.name)), h('td', {}, p.kind), h('td', {class: 'num'}, n(p.capacity)),
+      h('td', {}, h('span', {class: `badge ${p.publication}`}, p.publication)), h('td', {}, when(p.onSaleAt)),
+      h('td', {}, h('a', {href: `#/sales/${p.id}`}, 'Live'))))));
+}
+
+// localInput turns a date for <input type=datetime-local>.
+function localInput(d) {
+  const t = new Date(d);
+  return new Date(t.getTime() - t.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
+}
+
+function sectionsEditor() {
+  const list = h('div', {class: 'sections'});
+  const add = (name = '', rows = 'A,B', seats = 10) => {
+    const row = h('div', {class: 'section'},
+      h('label', {}, 'Section', h('input', {name: 'section', value: name, required: true})),
+      h('label', {}, 'Rows (comma-separated)', h('input', {name: 'rows', value: rows, required: true})),
+      h('label', {}, 'Seats per row', h('input', {name: 'seats', type: 'number', min: 1, value: seats, required: true})),
+      h('button', {type: 'button', onclick: () => row.remove()}, 'Remove section'));
+    list.append(row);
+  };
+  add('Floor');
+  const box = h('fieldset', {id: 'sections-editor'}, h('legend', {}, 'Sections and rows'), list,
+    h('button', {type: 'button', onclick: () => add()}, 'Add section'));
+  box.layout = () => {
+    let y = 0;
+    const sections = [...list.children].map((el) => {
+      const rows = el.querySelector('[name=rows]').value.split(',').map((s) => s.trim()).filter(Boolean);
+      const seats = Number(el.querySelector('[name=seats]').value);
+      const s = {name: el.querySelector('[name=section]').value.trim(), y, rows: rows.map((r, i) => ({name: r, seats, y: i * 1.5}))};
+      y += rows.length * 1.5 + 2;
+      return s;
+    });
+    return {sections};
+  };
+  return box;
+}
+
+// csvSeats counts a seat map's lines (after the header).
+const csvSeats = (text) => text.split(/\r?\n/).slice(1).filter((l) => l.trim()).length;
+
+function newProductPage() {
+  const f = {
+    name: h('input', {id: 'p-name', required: true}), slug: h('input', {id: 'p-slug', required: true, pattern: '[a-z0-9][a-z0-9-]*'}),
+    kind: h('select', {id: 'p-kind'}, h('option', {value: 'numbered'}, 'Numbered (raffle, numbered items)'), h('option', {value: 'seated'}, 'Seated (venue)')),
+    capacity: h('input', {id: 'p-capacity', type: 'number', min: 1, value: 100}),
+    price: h('input', {id: 'p-price', type: 'number', min: 0, step: '0.01', value: '10.00'}),
+    currency: h('input', {id: 'p-currency', value: 'EUR', pattern: '[A-Z]{3}'}),
+    onSale: h('input', {id: 'p-onsale', type: 'datetime-local', value: localInput(Date.now() + 3600e3)}),
+    seatSource: h('select', {id: 'p-seat-source'}, h('option', {value: 'editor'}, 'Sections and rows'), h('option', {value: 'csv'}, 'Import a CSV seat map')),
+    csv: h('textarea', {id: 'p-csv', placeholder: 'section,row,seat,x,y,price_level\nFloor,A,1,0,0,\n…'}),
+    file: h('input', {type: 'file', accept: '.csv,text/csv', id: 'p-csv-file'}),
+  };
+  f.name.addEventListener('input', () => { f.slug.value = f.name.value.toLowerCase().normalize('NFD').replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, ''); });
+  f.file.addEventListener('change', async () => { f.csv.value = await f.file.files[0].text(); });
+  const editor = sectionsEditor();
+  const csvBox = h('div', {id: 'csv-box'}, h('label', {}, 'CSV (section,row,seat,x,y,price_level)', f.csv), f.file);
+  const capLabel = h('label', {}, 'Capacity', f.capacity);
+  const seated = h('div', {}, h('label', {}, 'Seat map', f.seatSource), editor, csvBox);
+  const sync = () => {
+    const isSeated = f.kind.value === 'seated';
+    seated.hidden = !isSeated; capLabel.hidden = isSeated;
+    editor.hidden = f.seatSource.value !== 'editor'; csvBox.hidden = f.seatSource.value !== 'csv';
+  };
+  f.kind.addEventListener('change', sync); f.seatSource.addEventListener('change', sync);
+  const form = h('form', {class: 'panel', onsubmit: guarded(async () => {
+    const body = {name: f.name.value.trim(), slug: f.slug.value, kind: f.kind.value, priceCents: Math.round(Number(f.price.value) * 100),
+      currency: f.currency.value, onSaleAt: new Date(f.onSale.value).toISOString(), publication: 'DRAFT'};
+    let csv = null;
+    if (body.kind === 'numbered') body.capacity = Number(f.capacity.value);
+    else if (f.seatSource.value === 'editor') {
+      body.layout = editor.layout();
+      body.capacity = body.layout.sections.reduce((a, s) => a + s.rows.reduce((b, r) => b + r.seats, 0), 0);
+    } else {
+      csv = f.csv.value;
+      body.capacity = csvSeats(csv);
+      // A one-row plan of the right size until the CSV replaces it.
+      body.layout = {sections: [{name: 'Imported', rows: [{name: '1', seats: body.capacity}]}]};
+    }
+    const p = await api('POST', '/v1/products', body);
+    if (csv) await api('PUT', `/v1/products/${p.id}/seat-map`, csv, {raw: true, type: 'text/csv'});
+    location.hash = `#/products/${p.id}`;
+  })},
+  h('label', {}, 'Name', f.name), h('label', {}, 'Slug (in the store\'s address)', f.slug), h('label', {}, 'Kind', f.kind),
+  capLabel, seated, h('label', {}, 'Price', f.price), h('label', {}, 'Currency', f.currency), h('label', {}, 'On sale at', f.onSale),
+  h('p', {class: 'muted'}, 'It is created as a draft: publish it when it is ready.'),
+  h('button', {class: 'primary', type: 'submit', id: 'create-product'}, 'Create draft'));
+  page('New product', form);
+  sync();
+}
+
+async function productPage(id) {
+  const p = await api('GET', `/v1/products/${id}`);
+  const room = p.waitingRoom || {enabled: false, activeShoppers: 200, shoppingSeconds: 120};
+  const f = {
+    name: h('input', {id: 'e-name', value: p.name}), description: h('textarea', {id: 'e-description'}, p.description || ''),
+    image: h('input', {id: 'e-image', value: p.imageUrl || '', placeholder: 'https://…'}),
+    price: h('input', {id: 'e-price', type: 'number', step: '0.01', value: (p.priceCents / 100).toFixed(2)}),
+    onSale: h('input', {id: 'e-onsale', type: 'datetime-local', value: localInput(p.onSaleAt)}),
+    roomOn: h('input', {id: 'r-enabled', type: 'checkbox', checked: room.enabled}),
+    L: h('input', {id: 'r-l', type: 'number', min: 1, value: room.activeShoppers}),
+    W: h('input', {id: 'r-w', type: 'number', min: 1, value: room.shoppingSeconds}),
+    crowd: h('input', {id: 'r-crowd', type: 'number', min: 1, value: Math.max(p.capacity * 5, 100)}),
+    perBuyer: Number(p.perBuyerLimit) || 6,
+  };
+  const little = h('p', {class: 'notice', id: 'littles-law'});
+  const updateLittle = () => {
+    const L = Number(f.L.value), W = Number(f.W.value), N = Number(f.crowd.value);
+    if (!(L > 0 && W > 0)) { little.textContent = 'Set L and W.'; return; }
+    const rate = L / W;
+    little.textContent = `Little's law: λ = L ÷ W = ${rate.toFixed(2)} shoppers/s (${n(rate * 3600)}/hour). ` +
+      `${n(N)} people served in ${secs(N / rate)}; at most ${p.perBuyerLimit} each, the ${n(p.capacity)} numbers need at least ` +
+      `${n(Math.ceil(p.capacity / p.perBuyerLimit))} shoppers, ${secs(Math.ceil(p.capacity / p.perBuyerLimit) / rate)}.`;
+  };
+  [f.L, f.W, f.crowd].forEach((el) => el.addEventListener('input', updateLittle));
+  updateLittle();
+  const opened = new Date(p.onSaleAt) <= new Date();
+  const save = h('form', {class: 'panel', id: 'edit-form', onsubmit: guarded(async () => {
+    const patch = {name: f.name.value, description: f.description.value, imageUrl: f.image.value};
+    const price = Math.round(Number(f.price.value) * 100);
+    if (price !== p.priceCents) patch.priceCents = price;
+    if (!opened) {
+      const at = new Date(f.onSale.value).toISOString();
+      if (new Date(at).getTime() !== new Date(p.onSaleAt).getTime()) patch.onSaleAt = at;
+      patch.waitingRoom = {...room, enabled: f.roomOn.checked, activeShoppers: Number(f.L.value), shoppingSeconds: Number(f.W.value)};
+    }
+    await api('PATCH', `/v1/products/${id}`, patch);
+    route();
+  })},
+  h('h2', {}, 'Details'), h('label', {}, 'Name', f.name), h('label', {}, 'Description', f.description), h('label', {}, 'Picture URL', f.image),
+  h('label', {}, `Price (${p.currency}; fixed once a number is held)`, f.price),
+  h('label', {}, 'On sale at (only before opening)', f.onSale),
+  h('h2', {}, 'Waiting room'), h('label', {class: 'check'}, f.roomOn, 'Queue buyers in a waiting room at opening'),
+  h('label', {}, 'L: shoppers served at once', f.L), h('label', {}, 'W: seconds each shopper takes', f.W),
+  h('label', {}, 'Expected crowd', f.crowd), little,
+  opened ? h('p', {class: 'muted'}, 'The sale has opened: the on-sale time and the waiting room are fixed.') : null,
+  h('button', {class: 'primary', type: 'submit', id: 'save-product'}, 'Save'));
+  const setPublication = (pub) => guarded(async () => { await api('PATCH', `/v1/products/${id}`, {publication: pub}); route(); });
+  const actions = h('div', {class: 'panel row', id: 'publication'},
+    h('span', {}, 'Publication: ', h('span', {class: `badge ${p.publication}`, id: 'publication-state'}, p.publication)),
+    p.publication !== 'PUBLISHED' ? h('button', {class: 'primary', id: 'publish', onclick: setPublication('PUBLISHED')}, p.publication === 'DRAFT' ? 'Publish' : 'Reopen') : null,
+    p.publication === 'PUBLISHED' ? h('button', {class: 'danger', id: 'close', onclick: setPublication('CLOSED')}, 'Close the sale') : null,
+    h('a', {href: `#/sales/${id}`}, 'Live view'), h('a', {href: `#/report/${id}`}, 'Report'),
+    session.tenant ? h('a', {href: `/s/${session.tenant.slug}/`, target: '_blank', rel: 'noopener'}, 'Store') : null);
+  let seatMap = null;
+  if (p.kind === 'seated') {
+    const csv = h('textarea', {id: 'seatmap-csv', placeholder: 'section,row,seat,x,y,price_level'});
+    const file = h('input', {type: 'file', accept: '.csv,text/csv'});
+    file.addEventListener('change', async () => { csv.value = await file.files[0].text(); });
+    const seats = (p.layout?.sections || []).map((s) => `${s.name} (${s.rows.length} rows)`).join(', ');
+    seatMap = h('form', {class: 'panel', onsubmit: guarded(async () => {
+      await api('PUT', `/v1/products/${id}/seat-map`, csv.value, {raw: true, type: 'text/csv'});
+      route();
+    })}, h('h2', {}, 'Seat map'), h('p', {}, `Sections: ${seats || '—'}`),
+    h('label', {}, 'Replace from CSV (until the first hold)', csv), file, h('button', {type: 'submit'}, 'Import seat map'));
+  }
+  page(p.name, actions, save, seatMap);
+}
+
+// ---------- orders ----------
+
+async function ordersPage() {
+  const q = h('input', {id: 'order-q', type: 'search', placeholder: 'Order id, e-mail, buyer, number or seat', value: sessionStorage.getItem('order-q') || ''});
+  const results = h('div', {id: 'order-results'});
+  const search = guarded(async () => {
+    sessionStorage.setItem('order-q', q.value);
+    const list = await api('GET', `/v1/tenant/orders?q=${encodeURIComponent(q.value)}`);
+    results.replaceChildren(list.length === 0 ? h('p', {class: 'muted'}, 'No orders found.') :
+      table(['Order', 'E-mail', 'Buyer', 'Seats', 'Status', 'Amount', 'Created'], list.map((o) => h('tr', {},
+        h('td', {}, h('a', {href: `#/orders/${o.id}`}, o.id.slice(0, 8))), h('td', {}, o.email), h('td', {}, o.buyerId),
+        h('td', {}, o.seats.join(', ')), h('td', {}, o.status), h('td', {class: 'num'}, money(o.amountCents, o.currency)), h('td', {}, when(o.createdAt))))));
+  });
+  page('Orders', h('form', {class: 'inline', onsubmit: search}, q, h('button', {class: 'primary', type: 'submit'}, 'Search')), results);
+  await search();
+}
+
+async function orderPage(id) {
+  const t = await api('GET', `/v1/tenant/orders/${id}`);
+  const o = t.order;
+  page(`Order ${o.id.slice(0, 8)}`,
+    h('div', {class: 'tiles'}, tile('Status', o.status), tile('Capture', o.captureStatus), tile('Amount', money(o.amountCents, o.currency)),
+      tile('Buyer', o.buyerId), tile('E-mail', o.email || '—'), tile('Seats', o.seats.join(', '))),
+    h('h2', {}, 'Payment timeline'),
+    table(['When', 'Source', 'What', 'Detail'], t.events.map((e) => h('tr', {}, h('td', {}, when(e.at)), h('td', {}, e.source), h('td', {}, e.what), h('td', {}, e.detail || '')))),
+    h('h2', {}, 'Tickets'),
+    t.tickets.length === 0 ? h('p', {class: 'muted'}, 'No tickets: the order is not confirmed.') :
+      table(['Seat', 'Checked in', ''], t.tickets.map((k) => h('tr', {dataset: {ticket: k.id}}, h('td', {}, k.seat || `Number ${k.number}`),
+        h('td', {}, k.checkedInAt ? `${when(k.checkedInAt)} by ${k.checkedInBy}` : 'no'),
+        h('td', {}, k.checkedInAt ? '' : h('button', {class: 'check-in', onclick: guarded(async () => {
+          await api('POST', '/v1/tickets/check-in', {code: k.code});
+          route();
+        })}, 'Check in'))))));
+}
+
+// ---------- store ----------
+
+async function storePage() {
+  const p = await api('GET', `/v1/stores/${session.tenant.slug}`);
+  const theme = p.theme || {};
+  const f = {
+    name: h('input', {id: 's-name', value: p.name}),
+    primary: h('input', {id: 's-primary', type: 'color', value: theme.primary || '#2f5bea'}),
+    accent: h('input', {id: 's-accent', type: 'color', value: theme.accent || '#e4572e'}),
+    background: h('input', {id: 's-background', type: 'color', value: theme.background || '#ffffff'}),
+    text: h('input', {id: 's-text', type: 'color', value: theme.text || '#1d2330'}),
+    logo: h('input', {id: 's-logo', value: theme.logoUrl || '', placeholder: 'https://… or logo URL from an upload'}),
+    domains: h('input', {id: 's-domains', value: (p.domains || []).join(', '), placeholder: 'tickets.example.com'}),
+  };
+  const preview = h('div', {class: 'preview', id: 'store-preview'});
+  const draw = () => {
+    preview.style.background = f.background.value; preview.style.color = f.text.value;
+    const btn = h('span', {class: 'btn'}, 'Reserve');
+    btn.style.background = f.primary.value; btn.style.color = '#fff';
+    const tag = h('span', {class: 'badge'}, 'On sale');
+    tag.style.background = f.accent.value; tag.style.color = '#fff';
+    preview.replaceChildren(f.logo.value.startsWith('https://') ? h('img', {src: f.logo.value, alt: '', style: 'max-height:40px'}) : null,
+      h('h2', {}, f.name.value || 'Your store'), h('p', {}, tag, ' Sample event · 12 seats left'), btn);
+  };
+  Object.values(f).forEach((el) => el.addEventListener('input', draw));
+  draw();
+  const status = h('p', {id: 'store-status', class: 'muted'});
+  const form = h('form', {class: 'panel', onsubmit: guarded(async () => {
+    const t = {primary: f.primary.value, accent: f.accent.value, background: f.background.value, text: f.text.value};
+    if (f.logo.value.trim()) t.logoUrl = f.logo.value.trim();
+    await api('PUT', '/v1/store', {name: f.name.value, theme: t, domains: f.domains.value.split(',').map((d) => d.trim()).filter(Boolean)});
+    status.textContent = 'Saved: the store is being rebuilt and published.';
+  })},
+  h('label', {}, 'Store name', f.name), h('div', {class: 'row'}, ['primary', 'accent', 'background', 'text'].map((k) => h('label', {}, k, f[k]))),
+  h('label', {}, 'Logo URL', f.logo), h('label', {}, 'Domains (comma-separated)', f.domains),
+  h('h2', {}, 'Preview'), preview,
+  h('div', {class: 'row'}, h('button', {class: 'primary', type: 'submit', id: 'save-store'}, 'Save and publish'),
+    h('button', {type: 'button', id: 'publish-store', onclick: guarded(async () => {
+      const r = await api('POST', '/v1/store/publish');
+      status.textContent = 'Publishing…';
+      if (r.storeUrl) status.replaceChildren('Publishing: ', h('a', {href: r.storeUrl, target: '_blank', rel: 'noopener'}, r.storeUrl));
+    })}, 'Publish again'),
+    h('a', {href: `/s/${session.tenant.slug}/`, target: '_blank', rel: 'noopener'}, 'Open the store')),
+  status);
+  page('Store', form);
+}
+
+// ---------- API keys and secrets ----------
+
+async function keysPage() {
+  const tid = session.tenant.id;
+  const keys = await api('GET', `/v1/tenants/${tid}/api-keys`);
+  const shown = h('div', {id: 'shown-secret'});
+  const role = h('select', {id: 'k-role'}, h('option', {value: 'operator'}, 'operator (watch, check in)'), h('option', {value: 'tenant-admin'}, 'tenant-admin (manage)'));
+  const label = h('input', {id: 'k-label', placeholder: 'What it is for'});
+  const overlap = h('input', {id: 'overlap', type: 'number', min: 0, value: 3600});
+  page('API keys',
+    shown,
+    h('form', {class: 'inline panel', onsubmit: guarded(async () => {
+      const k = await api('POST', `/v1/tenants/${tid}/api-keys`, {role: role.value, label: label.value});
+      await keysPage();
+      main.querySelector('#shown-secret').replaceChildren(h('p', {class: 'notice'}, 'The new key, shown once: copy it now.'), h('p', {class: 'secret', id: 'new-key'}, k.apiKey));
+    })}, h('label', {}, 'Role', role), h('label', {}, 'Label', label), h('button', {class: 'primary', type: 'submit', id: 'create-key'}, 'Create key')),
+    table(['Label', 'Prefix', 'Role', 'Created', 'Last used', 'State', ''], keys.map((k) => h('tr', {dataset: {key: k.id}},
+      h('td', {}, k.label || '—'), h('td', {}, h('code', {}, k.prefix || '—')), h('td', {}, k.role), h('td', {}, when(k.createdAt)),
+      h('td', {}, when(k.lastUsedAt)), h('td', {}, k.revokedAt ? `revoked ${when(k.revokedAt)}` : 'active'),
+      h('td', {}, k.revokedAt || k.id === session.keyId ? '' : h('button', {class: 'danger revoke', onclick: confirmed('Revoke? Click again', async () => {
+        await api('DELETE', `/v1/tenants/${tid}/api-keys/${k.id}`);
+        await keysPage();
+      })}, 'Revoke'))))),
+    h('h2', {}, 'Buyer-token secret'),
+    h('form', {class: 'inline panel', onsubmit: guarded(async () => {
+      const r = await api('POST', `/v1/tenants/${tid}/buyer-token-secret/rotate`, {overlapSeconds: Number(overlap.value)});
+      main.querySelector('#shown-secret').replaceChildren(h('p', {class: 'notice'}, `New secret, shown once. Tokens signed with the previous one verify until ${when(r.previousValidUntil)}.`),
+        h('p', {class: 'secret', id: 'new-secret'}, r.buyerTokenSecret));
+    })}, h('label', {}, 'Overlap: seconds the previous secret still verifies', overlap), h('button', {type: 'submit', id: 'rotate'}, 'Rotate')));
+}
+
+// ---------- operations (platform admin) ----------
+
+async function opsPage() {
+  const [co, q, dlq, jobs] = await Promise.all([api('GET', '/v1/ops/checkout'), api('GET', '/v1/ops/queues'),
+    api('GET', '/v1/ops/dlq'), api('GET', '/v1/ops/river/discarded')]);
+  const reason = h('input', {id: 'pause-reason', placeholder: 'Why (shown to operators)'});
+  const again = () => route();
+  page('Operations',
+    h('section', {class: 'panel', id: 'checkout-switch'}, h('h2', {}, 'Checkout'),
+      h('p', {}, 'New checkouts are ', h('strong', {id: 'checkout-state'}, co.paused ? `paused: ${co.reason}` : 'open'), '.'),
+      co.paused ? h('button', {class: 'primary', id: 'resume', onclick: guarded(async () => { await api('POST', '/v1/ops/checkout/resume'); again(); })}, 'Resume checkout') :
+        h('form', {class: 'inline', onsubmit: guarded(async () => { await api('POST', '/v1/ops/checkout/pause', {reason: reason.value}); again(); })},
+          reason, h('button', {class: 'danger', type: 'submit', id: 'pause'}, 'Pause checkout'))),
+    h('section', {class: 'panel'}, h('h2', {}, `Queues (${q.backend})`),
+      table(['Queue', 'Available', 'Running', 'Retryable', 'Discarded', 'Oldest (seconds)'], q.river.map((r) => h('tr', {},
+        h('td', {}, r.name), h('td', {class: 'num'}, n(r.available)), h('td', {class: 'num'}, n(r.running)), h('td', {class: 'num'}, n(r.retryable)),
+        h('td', {class: 'num'}, n(r.discarded)), h('td', {class: 'num'}, r.oldestAvailableAgeSeconds.toFixed(1))))),
+      q.sqs ? h('p', {id: 'sqs-depth'}, `SQS main: ${n(q.sqs.main.visible)} visible, ${n(q.sqs.main.notVisible)} in flight · dead letters: ${n(q.sqs.dlq.visible)}`) : null,
+      h('p', {}, h('a', {href: '/ops/river', target: '_blank', rel: 'noopener'}, 'River UI'))),
+    h('section', {class: 'panel', id: 'dlq'}, h('h2', {}, 'Dead-letter queue'),
+      dlq.backend !== 'sqs' ? h('p', {class: 'muted'}, 'The River backend has no dead-letter queue: see discarded jobs.') : [
+        dlq.messages.length === 0 ? h('p', {class: 'muted', id: 'dlq-empty'}, 'Empty.') :
+          table(['Message', 'Request', 'Sent'], dlq.messages.map((m) => h('tr', {class: 'dead-letter'}, h('td', {}, h('code', {}, m.messageId.slice(0, 12))),
+            h('td', {}, m.request ? `request ${m.request.requestId} (product ${m.request.productId})` : h('code', {}, m.body.slice(0, 80))),
+            h('td', {}, when(m.sentAt))))),
+        h('button', {class: 'primary', id: 'redrive', disabled: dlq.messages.length === 0, onclick: guarded(async () => {
+          const r = await api('POST', '/v1/ops/dlq/redrive');
+          await opsPage();
+          main.querySelector('#dlq').append(h('p', {class: 'notice', id: 'redriven'}, `Moved ${r.moved} message(s) back to the main queue.`));
+        })}, 'Redrive all to the main queue')]),
+    h('section', {class: 'panel', id: 'discarded'}, h('h2', {}, 'Discarded jobs'),
+      jobs.jobs.length === 0 ? h('p', {class: 'muted'}, 'None.') :
+        table(['Job', 'Kind', 'Queue', 'Attempts', 'Last error', ''], jobs.jobs.map((j) => h('tr', {},
+          h('td', {}, j.id), h('td', {}, j.kind), h('td', {}, j.queue), h('td', {class: 'num'}, j.attempt), h('td', {}, j.lastError || ''),
+          h('td', {}, h('button', {onclick: guarded(async () => { await api('POST', `/v1/ops/river/jobs/${j.id}/retry`); again(); })}, 'Retry')))))));
+}
+
+// ---------- audit ----------
+
+async function auditPage() {
+  const {entries} = await api('GET', '/v1/audit?limit=200');
+  page('Audit log', table(['When', 'Who', 'Action', 'Target', 'Status', 'From'], entries.map((e) => h('tr', {class: 'audit-entry'},
+    h('td', {}, when(e.at)), h('td', {}, e.actor), h('td', {}, e.action), h('td', {}, h('code', {}, e.target)),
+    h('td', {class: 'num'}, e.status), h('td', {}, e.from)))));
+}
