@@ -68,8 +68,11 @@ func TestConsoleSession(t *testing.T) {
 	requireProblem(t, b.do(t, http.MethodGet, "/v1/ops/sales/"+otherProduct.ID.String(), "", nil, "Cookie", opCookie), 404, "NOT_FOUND")
 	requireProblem(t, b.do(t, http.MethodGet, "/v1/products/"+otherProduct.ID.String()+"/report", "", nil, "Cookie", opCookie), 404, "NOT_FOUND")
 
-	// The platform admin's session pauses checkout with a reason (audited).
+	// The platform admin's session pauses checkout with a reason (audited)
+	// and opens the River UI; an operator's does neither.
 	adminCookie, adminCSRF := b.signIn(t, adminKey)
+	require.Equal(t, http.StatusUnauthorized, b.do(t, http.MethodGet, "/ops/river", "", nil, "Cookie", opCookie).status)
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/ops/river/", "", nil, "Cookie", adminCookie).status)
 	paused := b.do(t, http.MethodPost, "/v1/ops/checkout/pause", "", map[string]any{"reason": "provider incident"},
 		"Cookie", adminCookie, "X-CSRF-Token", adminCSRF)
 	require.Equal(t, http.StatusOK, paused.status, string(paused.raw))

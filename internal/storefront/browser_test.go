@@ -6,9 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/api"
-	"boxoffice/internal/config"
+	"boxoffice/internal/browsertest"
 	"boxoffice/internal/login"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/payment"
@@ -95,48 +92,6 @@ func (w *world) publish(t *testing.T, slug string) string {
 	return w.base + "/s/" + slug + "/"
 }
 
-// browser starts a headless Chromium for one shopper.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	path := config.ChromiumPath()
-	if path == "" {
-		for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-			if p, err := exec.LookPath(name); err == nil {
-				path = p
-				break
-			}
-		}
-	}
-	if path == "" {
-		t.Skip("no Chromium: `make test` installs Debian's chromium package (infra/dev/chromium.sh)")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.WindowSize(1200, 900))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
-	require.NoError(t, chromedp.Do(ctx)) // start the browser now
-	return ctx
-}
-
-// shot saves a screenshot of the page to a temporary folder (kept out of
-// the tree; BOXOFFICE_SCREENSHOTS names another folder).
-func shot(t *testing.T, ctx context.Context, step string) {
-	t.Helper()
-	dir := os.Getenv("BOXOFFICE_SCREENSHOTS")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "boxoffice-screenshots")
-	}
-	dir = filepath.Join(dir, t.Name())
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, step+".png"), png, 0o644))
-}
-
 // venue is a small seated plan: two sections, the North one at a level.
 func venue() *product.Layout {
 	row := func(name string, y float64) product.Row { return product.Row{Name: name, Seats: 10, X: 0, Y: y} }
@@ -172,20 +127,7 @@ func pay(email, method string) chromedp.Action[chromedp.Void] {
 
 // tickets waits for n tickets with their QR codes.
 func tickets(n int) chromedp.Action[chromedp.Void] {
-	return waitJS(fmt.Sprintf(`document.querySelectorAll('.tickets img.qr').length === %d`, n))
-}
-
-// waitJS polls a JavaScript condition.
-func waitJS(expr string) chromedp.Action[chromedp.Void] {
-	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))
-}
-
-// text reads an element's text.
-func text(t *testing.T, ctx context.Context, sel string) string {
-	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-	require.NoError(t, err)
-	return s
+	return browsertest.WaitJS(fmt.Sprintf(`document.querySelectorAll('.tickets img.qr').length === %d`, n))
 }
 
 // Journey: open the store, pick two seats on the map, hold them, pay with
@@ -197,43 +139,43 @@ func TestBuyTwoSeats(t *testing.T) {
 	token, err := tenant.SignBuyerToken([]byte(w.env.Tenant.BuyerTokenSecret), w.env.Tenant.ID, "ana", time.Hour)
 	require.NoError(t, err)
 	store := w.publish(t, w.env.Tenant.Slug)
-	ctx := browser(t)
+	ctx := browsertest.Browser(t)
 
 	// A tenant with its own login hands its token over.
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(store+"#/login?token="+token),
 		chromedp.WaitVisible(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
 	))
-	shot(t, ctx, "1-home")
+	browsertest.Shot(t, ctx, "1-home")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`canvas.map`)),
-		waitJS(`window.__seatMap && window.__seatMap.ready()`),
+		browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready()`),
 		clickSeat(2), clickSeat(3),
-		waitJS(`window.__seatMap.picked.size === 2`),
+		browsertest.WaitJS(`window.__seatMap.picked.size === 2`),
 	))
-	total := text(t, ctx, ".total")
+	total := browsertest.Text(t, ctx, ".total")
 	require.Contains(t, total, "2 picked")
 	require.Contains(t, total, "180.00", "two Front seats at 90.00")
-	shot(t, ctx, "2-picked")
+	browsertest.Shot(t, ctx, "2-picked")
 
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
 	))
-	seats := text(t, ctx, "ul.seats")
+	seats := browsertest.Text(t, ctx, "ul.seats")
 	require.Contains(t, seats, "North · Row A · Seat 3")
 	require.Contains(t, seats, "North · Row A · Seat 4")
-	shot(t, ctx, "3-held")
+	browsertest.Shot(t, ctx, "3-held")
 
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		pay("ana@example.test", pspsim.MethodOK),
-		waitJS(`document.querySelectorAll('.tickets img.qr').length === 2 && [...document.querySelectorAll('.tickets img.qr')].every(i => i.complete && i.naturalWidth > 0)`),
+		browsertest.WaitJS(`document.querySelectorAll('.tickets img.qr').length === 2 && [...document.querySelectorAll('.tickets img.qr')].every(i => i.complete && i.naturalWidth > 0)`),
 	))
-	tickets := text(t, ctx, ".tickets")
+	tickets := browsertest.Text(t, ctx, ".tickets")
 	require.Contains(t, tickets, "North · Row A · Seat 3")
-	shot(t, ctx, "4-confirmed")
+	browsertest.Shot(t, ctx, "4-confirmed")
 
 	require.Eventually(t, func() bool {
 		for _, m := range w.sink.Messages() {

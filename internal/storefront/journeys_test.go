@@ -1,6 +1,7 @@
 package storefront_test
 
 import (
+	"boxoffice/internal/browsertest"
 	"context"
 	"regexp"
 	"strings"
@@ -22,7 +23,7 @@ func (w *world) shopper(t *testing.T, tn *tenant.Created, store, buyer string) c
 	t.Helper()
 	tok, err := tenant.SignBuyerToken([]byte(tn.BuyerTokenSecret), tn.ID, buyer, time.Hour)
 	require.NoError(t, err)
-	ctx := browser(t)
+	ctx := browsertest.Browser(t)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(store+"#/login?token="+tok), chromedp.WaitVisible(chromedp.CSS(`ul.cards`))))
 	return ctx
 }
@@ -32,7 +33,7 @@ func (w *world) shopper(t *testing.T, tn *tenant.Created, store, buyer string) c
 func openProduct(id string) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(
 		chromedp.Click(chromedp.CSS(`a[href="#/p/`+id+`"]`)),
-		waitJS(`window.__seatMap && window.__seatMap.ready()`),
+		browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready()`),
 	)
 }
 
@@ -60,7 +61,7 @@ func TestSameSeatTwoBrowsers(t *testing.T) {
 	for _, ctx := range []context.Context{ana, bo} {
 		require.NoError(t, chromedp.Do(ctx,
 			openProduct(id),
-			clickSeat(5), waitJS(`window.__seatMap.picked.size === 1`)))
+			clickSeat(5), browsertest.WaitJS(`window.__seatMap.picked.size === 1`)))
 	}
 	errs := make(chan error, 2)
 	for _, ctx := range []context.Context{ana, bo} {
@@ -77,14 +78,14 @@ func TestSameSeatTwoBrowsers(t *testing.T) {
 	}
 	require.Len(t, results, 2, "one holds the seat, the other is told it was taken")
 	loser := results["taken"]
-	require.Contains(t, text(t, loser, "p.error:not([hidden])"), "Someone was faster")
-	require.NoError(t, chromedp.Do(loser, waitJS(`window.__seatMap && window.__seatMap.ready() && window.__seatMap.taken(5)`)),
+	require.Contains(t, browsertest.Text(t, loser, "p.error:not([hidden])"), "Someone was faster")
+	require.NoError(t, chromedp.Do(loser, browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready() && window.__seatMap.taken(5)`)),
 		"the map shows it taken")
-	shot(t, loser, "1-seat-taken")
-	require.NoError(t, chromedp.Do(loser, clickSeat(6), waitJS(`window.__seatMap.picked.size === 1`),
+	browsertest.Shot(t, loser, "1-seat-taken")
+	require.NoError(t, chromedp.Do(loser, clickSeat(6), browsertest.WaitJS(`window.__seatMap.picked.size === 1`),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`))))
-	require.Contains(t, text(t, loser, "ul.seats"), "North · Row A · Seat 7")
-	shot(t, loser, "2-another")
+	require.Contains(t, browsertest.Text(t, loser, "ul.seats"), "North · Row A · Seat 7")
+	browsertest.Shot(t, loser, "2-another")
 }
 
 // A declined payment, then paying again while the seats are held.
@@ -101,14 +102,14 @@ func TestDeclineThenPayAgain(t *testing.T) {
 		pay("cy@example.test", pspsim.MethodDecline),
 		chromedp.WaitVisible(chromedp.CSS(`p.error[role="alert"]:not([hidden])`)),
 	))
-	require.Contains(t, text(t, ctx, "p.error:not([hidden])"), "declined")
-	shot(t, ctx, "1-declined")
+	require.Contains(t, browsertest.Text(t, ctx, "p.error:not([hidden])"), "declined")
+	browsertest.Shot(t, ctx, "1-declined")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`button.primary`)), // pay again
 		pay("cy@example.test", pspsim.MethodOK), tickets(1),
 	))
-	require.Contains(t, text(t, ctx, ".tickets"), "North · Row B · Seat 3")
-	shot(t, ctx, "2-paid")
+	require.Contains(t, browsertest.Text(t, ctx, ".tickets"), "North · Row B · Seat 3")
+	browsertest.Shot(t, ctx, "2-paid")
 }
 
 // The hold's time runs out: the page says the seats were released.
@@ -123,15 +124,15 @@ func TestHoldRunsOut(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx,
 		openProduct(p.ID.String()),
 		chromedp.Click(chromedp.CSS(`nav.sections button:nth-child(2)`)),
-		clickSeat(20), waitJS(`window.__seatMap.picked.size === 1`),
+		clickSeat(20), browsertest.WaitJS(`window.__seatMap.picked.size === 1`),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`))))
-	require.Contains(t, text(t, ctx, "ul.seats"), "South · Row A · Seat 1")
-	shot(t, ctx, "1-held")
+	require.Contains(t, browsertest.Text(t, ctx, "ul.seats"), "South · Row A · Seat 1")
+	browsertest.Shot(t, ctx, "1-held")
 	require.NoError(t, chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`document.querySelector('p.expired') !== null`,
 		chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(200*time.Millisecond))))
-	require.Contains(t, text(t, ctx, "p.expired"), "released")
-	shot(t, ctx, "2-expired")
+	require.Contains(t, browsertest.Text(t, ctx, "p.expired"), "released")
+	browsertest.Shot(t, ctx, "2-expired")
 	w.env.RequireInvariants(t)
 }
 
@@ -143,7 +144,7 @@ func TestPasswordlessLoginInTheStore(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	store := w.publish(t, w.env.Tenant.Slug)
-	ctx := browser(t)
+	ctx := browsertest.Browser(t)
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(store+"#/login"),
 		chromedp.WaitVisible(chromedp.CSS(`#login-email`)),
@@ -151,7 +152,7 @@ func TestPasswordlessLoginInTheStore(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`form button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#login-code`)),
 	))
-	shot(t, ctx, "1-code-sent")
+	browsertest.Shot(t, ctx, "1-code-sent")
 	var code string
 	require.Eventually(t, func() bool {
 		for _, m := range w.sink.Messages() {
@@ -166,7 +167,7 @@ func TestPasswordlessLoginInTheStore(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#login-code ~ button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#account a[href="#/orders"]`)),
 	))
-	shot(t, ctx, "2-logged-in")
+	browsertest.Shot(t, ctx, "2-logged-in")
 }
 
 // Two tenants' stores: each shows its own name, colours and products only.
@@ -183,7 +184,7 @@ func TestTwoTenantsTwoStores(t *testing.T) {
 	mine := w.env.Product(t, testfix.ProductOpts{Capacity: 10})
 	theirs := w.env.Product(t, testfix.ProductOpts{Tenant: other.ID, Capacity: 10})
 	blue, red := w.publish(t, w.env.Tenant.Slug), w.publish(t, other.Slug)
-	ctx := browser(t)
+	ctx := browsertest.Browser(t)
 	for _, c := range []struct {
 		url, name, colour, shows, hides string
 	}{{blue, "Blue Arena", "#1040c0", mine.ID.String(), theirs.ID.String()}, {red, "Red Club", "#c01010", theirs.ID.String(), mine.ID.String()}} {
@@ -198,7 +199,7 @@ func TestTwoTenantsTwoStores(t *testing.T) {
 		require.NoError(t, err)
 		require.Contains(t, html, c.shows)
 		require.NotContains(t, html, c.hides)
-		shot(t, ctx, c.name)
+		browsertest.Shot(t, ctx, c.name)
 	}
 }
 
@@ -214,9 +215,9 @@ func TestRaffleSearchAndBuy(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#number`)),
 		chromedp.SendKeys(chromedp.CSS(`#number`), "777777"),
 		chromedp.Click(chromedp.CSS(`form.search button`)),
-		waitJS(`document.querySelector('main').textContent.includes('777777 is free')`),
+		browsertest.WaitJS(`document.querySelector('main').textContent.includes('777777 is free')`),
 	))
-	shot(t, ctx, "1-found")
+	browsertest.Shot(t, ctx, "1-found")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`main p button`)), // pick it
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
@@ -224,8 +225,8 @@ func TestRaffleSearchAndBuy(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		pay("fay@example.test", pspsim.MethodOK), tickets(1),
 	))
-	require.Contains(t, text(t, ctx, ".tickets"), "Number 777777")
-	shot(t, ctx, "2-bought")
+	require.Contains(t, browsertest.Text(t, ctx, ".tickets"), "Number 777777")
+	browsertest.Shot(t, ctx, "2-bought")
 }
 
 // Behind a waiting room: join (solving the proof of work), get admitted,
@@ -242,13 +243,13 @@ func TestWaitingRoomJourney(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`a[href="#/p/`+id+`"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`main button.primary`)),
 	))
-	shot(t, ctx, "1-room")
+	browsertest.Shot(t, ctx, "1-room")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`main button.primary`)), // join
 		chromedp.Poll[chromedp.Void](`window.__seatMap && window.__seatMap.ready()`,
 			chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(100*time.Millisecond)),
 	))
-	shot(t, ctx, "2-admitted")
+	browsertest.Shot(t, ctx, "2-admitted")
 	require.NoError(t, chromedp.Do(ctx,
 		clickSeat(0), clickSeat(1),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
@@ -256,7 +257,7 @@ func TestWaitingRoomJourney(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		pay("gus@example.test", pspsim.MethodOK), tickets(2),
 	))
-	shot(t, ctx, "3-confirmed")
+	browsertest.Shot(t, ctx, "3-confirmed")
 	require.Eventually(t, func() bool {
 		for _, m := range w.sink.Messages() {
 			if m.To == "gus@example.test" && strings.Contains(m.Data, "North · Row A · Seat 1") {
@@ -277,14 +278,14 @@ func TestNarrowScreen(t *testing.T) {
 	ctx := w.shopper(t, w.env.Tenant, store, "hal")
 	fits := `document.documentElement.scrollWidth <= 360`
 	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile),
-		chromedp.Navigate(store+"#/"), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)), waitJS(fits)))
-	shot(t, ctx, "1-home")
+		chromedp.Navigate(store+"#/"), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)), browsertest.WaitJS(fits)))
+	browsertest.Shot(t, ctx, "1-home")
 	require.NoError(t, chromedp.Do(ctx,
-		openProduct(p.ID.String()), waitJS(fits),
-		clickSeat(0), waitJS(`window.__seatMap.picked.size === 1`),
+		openProduct(p.ID.String()), browsertest.WaitJS(fits),
+		clickSeat(0), browsertest.WaitJS(`window.__seatMap.picked.size === 1`),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
-		chromedp.WaitVisible(chromedp.CSS(`.countdown`)), waitJS(fits)))
-	shot(t, ctx, "2-held")
+		chromedp.WaitVisible(chromedp.CSS(`.countdown`)), browsertest.WaitJS(fits)))
+	browsertest.Shot(t, ctx, "2-held")
 }
 
 // Picking with the keyboard alone: focus the map, move with the arrow keys,
@@ -299,17 +300,17 @@ func TestKeyboardPicking(t *testing.T) {
 		openProduct(p.ID.String()),
 		chromedp.Focus(chromedp.CSS(`canvas.map`)),
 		chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.Enter),
-		waitJS(`window.__seatMap.picked.size === 1`),
-		waitJS(`document.getElementById('announce').textContent.includes('North · Row B · Seat 2') && document.getElementById('announce').textContent.includes('picked')`),
+		browsertest.WaitJS(`window.__seatMap.picked.size === 1`),
+		browsertest.WaitJS(`document.getElementById('announce').textContent.includes('North · Row B · Seat 2') && document.getElementById('announce').textContent.includes('picked')`),
 	))
-	said := text(t, ctx, "#announce")
+	said := browsertest.Text(t, ctx, "#announce")
 	require.Contains(t, said, "90.00", "the price is said with the seat")
 	require.Contains(t, said, "picked")
 	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(" "),
-		waitJS(`window.__seatMap.picked.size === 2`),
+		browsertest.WaitJS(`window.__seatMap.picked.size === 2`),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`))))
-	seats := text(t, ctx, "ul.seats")
+	seats := browsertest.Text(t, ctx, "ul.seats")
 	require.Contains(t, seats, "North · Row B · Seat 2")
 	require.Contains(t, seats, "North · Row B · Seat 3")
-	shot(t, ctx, "1-held-by-keyboard")
+	browsertest.Shot(t, ctx, "1-held-by-keyboard")
 }

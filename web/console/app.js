@@ -77,7 +77,9 @@ function page(title, ...children) {
   main.focus({preventScroll: true});
 }
 function table(head, rows) {
-  return h('table', {}, h('thead', {}, h('tr', {}, head.map((c) => h('th', {class: /^#|count|seconds|€|total/i.test(c) ? 'num' : ''}, c)))),
+  // A column of numbers is right-aligned, its heading too.
+  const first = rows[0]?.children || [];
+  return h('table', {}, h('thead', {}, h('tr', {}, head.map((c, i) => h('th', {class: first[i]?.classList.contains('num') ? 'num' : ''}, c)))),
     h('tbody', {}, rows));
 }
 // form handler: runs fn, shows its error in place.
@@ -146,19 +148,21 @@ function shell() {
     }}, 'Sign out'));
 }
 
+// Each page names the roles it is for; the API refuses the rest anyway.
+const TENANT = ['tenant-admin'], WATCH = ['tenant-admin', 'operator', 'platform-admin'];
 const routes = [
-  [/^#\/sales$/, salesPage],
-  [/^#\/sales\/([\w-]+)$/, livePage],
-  [/^#\/report\/([\w-]+)$/, reportPage],
-  [/^#\/products$/, productsPage],
-  [/^#\/products\/new$/, newProductPage],
-  [/^#\/products\/([\w-]+)$/, productPage],
-  [/^#\/orders$/, ordersPage],
-  [/^#\/orders\/([\w-]+)$/, orderPage],
-  [/^#\/store$/, storePage],
-  [/^#\/keys$/, keysPage],
-  [/^#\/ops$/, opsPage],
-  [/^#\/audit$/, auditPage],
+  [/^#\/sales$/, salesPage, WATCH],
+  [/^#\/sales\/([\w-]+)$/, livePage, WATCH],
+  [/^#\/report\/([\w-]+)$/, reportPage, WATCH],
+  [/^#\/products$/, productsPage, TENANT],
+  [/^#\/products\/new$/, newProductPage, TENANT],
+  [/^#\/products\/([\w-]+)$/, productPage, TENANT],
+  [/^#\/orders$/, ordersPage, ['tenant-admin', 'operator']],
+  [/^#\/orders\/([\w-]+)$/, orderPage, ['tenant-admin', 'operator']],
+  [/^#\/store$/, storePage, TENANT],
+  [/^#\/keys$/, keysPage, TENANT],
+  [/^#\/ops$/, opsPage, ['platform-admin']],
+  [/^#\/audit$/, auditPage, ['platform-admin', 'tenant-admin']],
 ];
 
 async function route() {
@@ -173,9 +177,13 @@ async function route() {
   }
   if (!location.hash || location.hash === '#/') { location.hash = '#/sales'; return; }
   shell();
-  for (const [re, fn] of routes) {
+  for (const [re, fn, roles] of routes) {
     const m = location.hash.match(re);
     if (m) {
+      if (!roles.includes(session.role)) {
+        return page('Not allowed', h('p', {class: 'error', role: 'alert', id: 'not-allowed'},
+          `Not allowed: this page is for ${roles.join(' or ')} keys; you are signed in as ${session.role}.`));
+      }
       try { await fn(...m.slice(1)); } catch (e) { if (e.status !== 401) page('Error', errorBox(e)); }
       return;
     }
@@ -231,6 +239,7 @@ function chart(title, series) {
 }
 
 async function livePage(id) {
+  const first = await api('GET', `/v1/ops/sales/${id}`); // a 404 shows here, not as a silent stream
   const tiles = h('div', {id: 'tiles'});
   const charts = [
     chart('Claim backlog: queued requests', [['queued', 'queued']]),
@@ -243,6 +252,7 @@ async function livePage(id) {
   page('Live sale', h('p', {}, h('a', {href: `#/report/${id}`}, 'Sales report'), ' · ', h('a', {href: '#/sales'}, 'All sales')),
     status, tiles, h('h2', {}, 'Last 15 minutes'), h('div', {class: 'charts'}, charts), controls);
   main.querySelector('h1').id = 'live-title';
+  drawLive(first, tiles, status);
   const es = new EventSource(`/v1/ops/sales/${id}/stream`);
   let last = 0;
   es.addEventListener('sale', (ev) => {

@@ -1,0 +1,335 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/api"
+	"boxoffice/internal/audit"
+	"boxoffice/internal/browsertest"
+	"boxoffice/internal/metrics"
+	"boxoffice/internal/ops"
+	"boxoffice/internal/payment"
+	"boxoffice/internal/pspsim"
+	"boxoffice/internal/reservation"
+	"boxoffice/internal/session"
+	"boxoffice/internal/sqsqueue"
+	"boxoffice/internal/storefront"
+	"boxoffice/internal/tenant"
+	"boxoffice/internal/testfix"
+)
+
+// deployment is the API with the console on a real loopback port, as
+// `boxoffice dev` serves it (plain http: the cookie goes without Secure).
+type deployment struct {
+	env    *testfix.Env
+	base   string
+	client *sqs.Client // with SQS: the emulator holding the dead letters
+	queues sqsqueue.Config
+	bucket storefront.Bucket
+}
+
+type deploymentOpts struct {
+	Work   bool // claim workers from the start
+	SQS    bool // an SQS deployment with its dead-letter queue
+	Stores bool // stores published to an S3 server and served at /s/
+}
+
+func newDeployment(t *testing.T, o deploymentOpts) *deployment {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	d := &deployment{base: "http://" + ln.Addr().String()}
+	sim := pspsim.New(pspsim.Config{WebhookURL: d.base + "/v1/webhooks/payments/sim", WebhookSecret: "whsec_console"})
+	simSrv := httptest.NewServer(sim.Handler())
+	t.Cleanup(func() { simSrv.Close(); sim.Close() })
+	fo := testfix.Options{Work: o.Work, Provider: payment.NewSim(simSrv.URL, 5*time.Second), Metrics: metrics.New()}
+	deps := api.Deps{AdminKey: adminKey, DevOrigins: true, WebhookSecrets: []string{"whsec_console"}}
+	if o.Stores {
+		s3srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
+		t.Cleanup(s3srv.Close)
+		client, err := storefront.NewS3(context.Background(), s3srv.URL, "us-east-1")
+		require.NoError(t, err)
+		d.bucket = storefront.Bucket{Client: client, Name: "stores"}
+		require.NoError(t, d.bucket.Ensure(context.Background()))
+		fo.Stores = &storefront.Publisher{Bucket: d.bucket}
+	}
+	d.env = testfix.New(t, fo)
+	env := d.env
+	backend := "river"
+	if o.SQS {
+		var mainURL, dlqURL string
+		d.client, mainURL, dlqURL = testfix.SQS(t, 1, time.Second)
+		d.queues = sqsqueue.Config{QueueURL: mainURL, DLQURL: dlqURL, MaxReceiveCount: 1, VisibilityTimeout: time.Second}
+		backend, deps.DLQ = "sqs", sqsqueue.NewOps(d.client, d.queues, env.Schema.Pool)
+	}
+	if o.Stores {
+		stores := &storefront.Server{Bucket: d.bucket, SlugOfHost: storefront.HostSlugs(env.Tenants)}
+		deps.Stores, deps.StoreOfHost, deps.StoreBucket = stores, stores.SlugOfHost, &d.bucket
+	}
+	deps.Pool, deps.Tenants, deps.Products, deps.Reservations = env.Schema.Pool, env.Tenants, env.Products, env.Service
+	deps.Metrics, deps.Logger, deps.River, deps.Checkout, deps.WaitingRoom = fo.Metrics, env.Logger, env.River, env.Checkout, env.Rooms
+	deps.Reporter = ops.NewReporter(env.Schema.Pool, backend, deps.DLQ)
+	deps.Audit, deps.Sessions = audit.New(env.Schema.Pool), session.New(env.Schema.Pool, session.Limits{})
+	srv := api.New(deps)
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, srv.Start(ctx))
+	go func() { _ = srv.App().Listener(ln) }()
+	t.Cleanup(func() { cancel(); _ = srv.App().ShutdownWithTimeout(2 * time.Second) })
+	return d
+}
+
+// signIn opens the console and signs in with key.
+func (d *deployment) signIn(key string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Navigate(d.base+"/console/"),
+		chromedp.WaitVisible(chromedp.CSS(`#key`)),
+		chromedp.SendKeys(chromedp.CSS(`#key`), key),
+		chromedp.Click(chromedp.CSS(`form.signin button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#role`)),
+	)
+}
+
+// open goes to a console page.
+func (d *deployment) open(hash string) chromedp.Action[chromedp.Void] {
+	return chromedp.Navigate(d.base + "/console/" + hash)
+}
+
+func waitText(sel, want string) chromedp.Action[chromedp.Void] {
+	return browsertest.WaitJS(fmt.Sprintf(`(document.querySelector(%q)?.textContent || '').includes(%q)`, sel, want))
+}
+
+// A tenant's operator watches a small burst: the backlog rises on the live
+// view, then drains when the claim workers start.
+func TestConsoleOperatorWatchesBurst(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, deploymentOpts{})
+	p := d.env.Product(t, testfix.ProductOpts{Capacity: 200})
+	_, opKey, err := d.env.Tenants.CreateKey(context.Background(), d.env.Tenant.ID, tenant.RoleOperator, "watch")
+	require.NoError(t, err)
+	ctx := browsertest.Browser(t)
+	err = chromedp.Do(ctx, d.signIn(opKey), waitText(`main table`, p.Name),
+		chromedp.Click(chromedp.CSS(`tr[data-id="`+p.ID.String()+`"] a`)), waitText(`#live-status`, "Updated"))
+	require.NoError(t, err)
+	require.NotContains(t, browsertest.Text(t, ctx, `#nav`), "Operations", "an operator has no admin pages")
+
+	const burst = 40
+	for i := range burst {
+		buyer := fmt.Sprintf("fan-%d", i)
+		req, _ := http.NewRequest(http.MethodPost, d.base+"/v1/products/"+p.ID.String()+"/reservations",
+			strings.NewReader(`{"quantity":1}`))
+		req.Header.Set("Authorization", "Bearer "+buyerToken(t, d.env.Tenant, buyer, time.Hour))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", buyer)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusAccepted, resp.StatusCode)
+	}
+	err = chromedp.Do(ctx, waitText(`#queued`, fmt.Sprint(burst)))
+	require.NoError(t, err, "the backlog shows on the live view")
+	browsertest.Shot(t, ctx, "1-backlog")
+
+	d.env.StartWorkers(t)
+	err = chromedp.Do(ctx, browsertest.WaitJS(`document.querySelector('#queued')?.textContent === '0'`),
+		waitText(`[data-group="Stock"]`, "Held"+fmt.Sprint(burst)))
+	require.NoError(t, err, "the backlog drains")
+	browsertest.Shot(t, ctx, "2-drained")
+}
+
+// The platform admin peeks and redrives a dead letter, pauses and resumes
+// checkout, and finds it all in the audit log.
+func TestConsoleAdminOperates(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, deploymentOpts{SQS: true})
+	p := d.env.Product(t, testfix.ProductOpts{Capacity: 10})
+	bg := context.Background()
+	// A request's message dead-lettered: received once (maxReceiveCount 1)
+	// and left to time out.
+	body := sqsqueue.NewRefBody(reservation.Ref{ID: uuid.New(), ProductID: p.ID, TenantID: d.env.Tenant.ID})
+	_, err := d.client.SendMessage(bg, &sqs.SendMessageInput{QueueUrl: aws.String(d.queues.QueueURL), MessageBody: aws.String(body)})
+	require.NoError(t, err)
+	ops := sqsqueue.NewOps(d.client, d.queues, d.env.Schema.Pool)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, _ = d.client.ReceiveMessage(bg, &sqs.ReceiveMessageInput{QueueUrl: aws.String(d.queues.QueueURL), MaxNumberOfMessages: 10})
+		msgs, err := ops.PeekDLQ(bg, 10)
+		assert.NoError(c, err)
+		assert.Len(c, msgs, 1)
+	}, 15*time.Second, 200*time.Millisecond)
+
+	ctx := browsertest.Browser(t)
+	err = chromedp.Do(ctx, d.signIn(adminKey), d.open("#/ops"),
+		browsertest.WaitJS(`document.querySelectorAll('tr.dead-letter').length === 1`))
+	require.NoError(t, err, "the dead letter is listed")
+	require.Contains(t, browsertest.Text(t, ctx, `#dlq`), p.ID.String())
+	browsertest.Shot(t, ctx, "1-dead-letter")
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#redrive`)), waitText(`#redriven`, "Moved 1"))
+	require.NoError(t, err, "redriven")
+
+	err = chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`#pause-reason`), "provider incident"),
+		chromedp.Click(chromedp.CSS(`#pause`)), waitText(`#checkout-state`, "paused: provider incident"))
+	require.NoError(t, err, "paused")
+	paused, reason, err := d.env.Checkout.Paused(bg)
+	require.NoError(t, err)
+	require.True(t, paused)
+	require.Equal(t, "provider incident", reason)
+	browsertest.Shot(t, ctx, "2-paused")
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#resume`)), waitText(`#checkout-state`, "open"))
+	require.NoError(t, err, "resumed")
+
+	err = chromedp.Do(ctx, d.open("#/audit"), browsertest.WaitJS(`document.querySelectorAll('tr.audit-entry').length >= 4`))
+	require.NoError(t, err)
+	log := browsertest.Text(t, ctx, `main table`)
+	for _, action := range []string{"console-sign-in", "ops-dlq-redrive", "ops-checkout-pause", "ops-checkout-resume"} {
+		require.Contains(t, log, action)
+	}
+	browsertest.Shot(t, ctx, "3-audit")
+}
+
+// A tenant admin creates a seated product from a CSV seat map, publishes
+// it, and finds it in the store.
+func TestConsoleTenantAdminPublishesSeatedProduct(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, deploymentOpts{Work: true, Stores: true})
+	ctx := browsertest.Browser(t)
+	var csv strings.Builder
+	csv.WriteString("section,row,seat,x,y,price_level\n")
+	for _, sec := range []string{"Stalls", "Circle"} {
+		for r, row := range []string{"A", "B"} {
+			for s := 1; s <= 6; s++ {
+				fmt.Fprintf(&csv, "%s,%s,%d,%d,%d,\n", sec, row, s, s, r)
+			}
+		}
+	}
+	err := chromedp.Do(ctx, d.signIn(d.env.Tenant.APIKey), d.open("#/products/new"),
+		chromedp.WaitVisible(chromedp.CSS(`#p-name`)),
+		chromedp.SendKeys(chromedp.CSS(`#p-name`), "Opera Night"),
+		chromedp.SetValue(chromedp.CSS(`#p-kind`), "seated"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#p-kind').dispatchEvent(new Event('change'))`),
+		chromedp.SetValue(chromedp.CSS(`#p-seat-source`), "csv"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#p-seat-source').dispatchEvent(new Event('change'))`),
+		chromedp.SetValue(chromedp.CSS(`#p-csv`), csv.String()),
+		chromedp.Click(chromedp.CSS(`#create-product`)),
+		waitText(`#publication-state`, "DRAFT"))
+	require.NoError(t, err)
+	require.Contains(t, browsertest.Text(t, ctx, `main`), "Stalls (2 rows), Circle (2 rows)")
+	list, err := d.env.Products.List(context.Background(), d.env.Tenant.ID, 10)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	p := list[0]
+	require.Equal(t, 24, p.Capacity)
+	require.Equal(t, "Circle · Row B · Seat 6", p.Layout.Label(24))
+	// The waiting room's figures follow L and W as they are typed.
+	err = chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`#r-l`), "100"), chromedp.SetValue(chromedp.CSS(`#r-w`), "50"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#r-w').dispatchEvent(new Event('input'))`),
+		waitText(`#littles-law`, "λ = L ÷ W = 2.00 shoppers/s"))
+	require.NoError(t, err)
+	browsertest.Shot(t, ctx, "1-draft")
+
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#publish`)), waitText(`#publication-state`, "PUBLISHED"),
+		d.open("#/store"), chromedp.WaitVisible(chromedp.CSS(`#publish-store`)), chromedp.Click(chromedp.CSS(`#publish-store`)),
+		waitText(`#store-status`, "Publishing"))
+	require.NoError(t, err)
+	browsertest.Shot(t, ctx, "2-store-settings")
+	// The publish job builds and uploads the store; the store lists the
+	// product from the API.
+	err = chromedp.Do(ctx, browsertest.WaitJS(fmt.Sprintf(`fetch(%q).then(r => r.ok)`, "/s/"+d.env.Tenant.Slug+"/")),
+		chromedp.Navigate(d.base+"/s/"+d.env.Tenant.Slug+"/"), waitText(`body`, "Opera Night"))
+	require.NoError(t, err, "the product is in the store")
+	browsertest.Shot(t, ctx, "3-in-the-store")
+}
+
+// An operator's session cannot reach admin pages, nor another tenant's
+// sales, through the pages or the API.
+func TestConsoleOperatorKeptOut(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, deploymentOpts{})
+	other := d.env.NewTenant(t)
+	theirs := d.env.Product(t, testfix.ProductOpts{Tenant: other.ID})
+	_, opKey, err := d.env.Tenants.CreateKey(context.Background(), d.env.Tenant.ID, tenant.RoleOperator, "")
+	require.NoError(t, err)
+	ctx := browsertest.Browser(t)
+	err = chromedp.Do(ctx, d.signIn(opKey))
+	require.NoError(t, err)
+	for _, hash := range []string{"#/keys", "#/ops", "#/products/new", "#/store", "#/audit"} {
+		err = chromedp.Do(ctx, d.open(hash), waitText(`#not-allowed`, "Not allowed"))
+		require.NoError(t, err, hash)
+	}
+	err = chromedp.Do(ctx, d.open("#/sales/"+theirs.ID.String()), waitText(`main .error`, "no such product"))
+	require.NoError(t, err, "another tenant's sale")
+	browsertest.Shot(t, ctx, "not-allowed")
+	// The API refuses the same things to the session, whatever the page does.
+	status, err := chromedp.Run(ctx, chromedp.Evaluate[int](fmt.Sprintf(
+		`fetch('/v1/tenants/%s/api-keys').then(r => r.status)`, d.env.Tenant.ID), chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusForbidden, status)
+	csrf, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch('/v1/console/session').then(r => r.json()).then(s => s.csrfToken)`,
+		chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	status, err = chromedp.Run(ctx, chromedp.Evaluate[int](fmt.Sprintf(
+		`fetch('/v1/ops/checkout/pause', {method: 'POST', headers: {'X-CSRF-Token': %q}}).then(r => r.status)`, csrf),
+		chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusForbidden, status)
+}
+
+// Changes need the session's CSRF token, a page on another site cannot
+// use the session, and an idle session sends the user back to sign in.
+func TestConsoleCSRFAndExpiry(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, deploymentOpts{})
+	p := d.env.Product(t, testfix.ProductOpts{Capacity: 10})
+	ctx := browsertest.Browser(t)
+	err := chromedp.Do(ctx, d.signIn(d.env.Tenant.APIKey))
+	require.NoError(t, err)
+
+	// The session without its token: refused.
+	code, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`fetch('/v1/products/%s', {method: 'PATCH',
+		headers: {'Content-Type': 'application/json'}, body: '{"name":"Hijacked"}'}).then(r => r.json()).then(p => p.code)`, p.ID),
+		chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	require.Equal(t, "CSRF_TOKEN_INVALID", code)
+
+	// A page on another site (localhost is not 127.0.0.1) tries to make the
+	// signed-in browser create an API key: the SameSite=Strict cookie is not
+	// sent, and no page elsewhere can read or send the CSRF token.
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<!doctype html><body><script>
+			fetch(%q, {method: 'POST', credentials: 'include', mode: 'no-cors', headers: {'Content-Type': 'text/plain'},
+			  body: '{"role":"tenant-admin","label":"evil"}'}).finally(() => document.body.dataset.done = '1');
+		</script></body>`, d.base+"/v1/tenants/"+d.env.Tenant.ID.String()+"/api-keys")
+	}))
+	t.Cleanup(evil.Close)
+	evilURL := strings.Replace(evil.URL, "127.0.0.1", "localhost", 1)
+	err = chromedp.Do(ctx, chromedp.Navigate(evilURL), browsertest.WaitJS(`document.body.dataset.done === '1'`))
+	require.NoError(t, err)
+	keys, err := d.env.Tenants.ListKeys(context.Background(), d.env.Tenant.ID)
+	require.NoError(t, err)
+	require.Len(t, keys, 1, "no key was made")
+	got, err := d.env.Products.GetAny(context.Background(), p.ID)
+	require.NoError(t, err)
+	require.Equal(t, p.Name, got.Name, "nothing changed")
+
+	// Idle past the limit: the next click lands on the sign-in page.
+	err = chromedp.Do(ctx, d.open("#/products"), waitText(`main`, p.Name))
+	require.NoError(t, err)
+	d.env.Exec(t, `UPDATE console_sessions SET last_seen_at = now() - interval '31 minutes'`)
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#nav a[href="#/sales"]`)), waitText(`#signin-message`, "session ended"))
+	require.NoError(t, err)
+	browsertest.Shot(t, ctx, "expired")
+}
