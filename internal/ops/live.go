@@ -22,32 +22,32 @@ import (
 // SaleView is the console's live view of one product's on-sale, computed
 // from the database so that every API process shows the same figures.
 type SaleView struct {
-	At          time.Time     `json:"at"`
-	Product     SaleProduct   `json:"product"`
-	Room        *RoomView     `json:"room,omitempty" doc:"Absent when the product has no waiting room"`
-	Requests    RequestsView  `json:"requests"`
-	Holds       HoldsView     `json:"holds"`
-	Payments    PaymentsView  `json:"payments"`
-	Checkout    CheckoutView  `json:"checkout"`
-	OutboxLag   float64       `json:"outboxLagSeconds" doc:"Age of the oldest unpublished event (all tenants)"`
-	River       []RiverQueue  `json:"river" doc:"River's queues (a tenant sees its own products' claim jobs)"`
-	SQS         *SQS          `json:"sqs,omitempty" doc:"Platform admin only: the queues are shared"`
-	Invariant   InvariantView `json:"invariant"`
-	History     History       `json:"history" doc:"The last 15 minutes in 15-second steps"`
+	At        time.Time     `json:"at"`
+	Product   SaleProduct   `json:"product"`
+	Room      *RoomView     `json:"room,omitempty" doc:"Absent when the product has no waiting room"`
+	Requests  RequestsView  `json:"requests"`
+	Holds     HoldsView     `json:"holds"`
+	Payments  PaymentsView  `json:"payments"`
+	Checkout  CheckoutView  `json:"checkout"`
+	OutboxLag float64       `json:"outboxLagSeconds" doc:"Age of the oldest unpublished event (all tenants)"`
+	River     []RiverQueue  `json:"river" doc:"River's queues (a tenant sees its own products' claim jobs)"`
+	SQS       *SQS          `json:"sqs,omitempty" doc:"Platform admin only: the queues are shared"`
+	Invariant InvariantView `json:"invariant"`
+	History   History       `json:"history" doc:"The last 15 minutes in 15-second steps"`
 }
 
 // SaleProduct is what the view shows of the product.
 type SaleProduct struct {
-	ID         uuid.UUID `json:"id"`
-	TenantID   uuid.UUID `json:"tenantId"`
-	Name       string    `json:"name"`
-	Kind       string    `json:"kind"`
-	Capacity   int       `json:"capacity"`
-	Available  int       `json:"available"`
-	Held       int       `json:"held"`
-	Sold       int       `json:"sold"`
-	OnSaleAt   time.Time `json:"onSaleAt"`
-	Currency   string    `json:"currency"`
+	ID          uuid.UUID `json:"id"`
+	TenantID    uuid.UUID `json:"tenantId"`
+	Name        string    `json:"name"`
+	Kind        string    `json:"kind"`
+	Capacity    int       `json:"capacity"`
+	Available   int       `json:"available"`
+	Held        int       `json:"held"`
+	Sold        int       `json:"sold"`
+	OnSaleAt    time.Time `json:"onSaleAt"`
+	Currency    string    `json:"currency"`
 	PriceCents  int64     `json:"priceCents"`
 	Publication string    `json:"publication"`
 }
