@@ -6,13 +6,16 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
 	"boxoffice/internal/app"
 	"boxoffice/internal/config"
 	"boxoffice/internal/db"
+	"boxoffice/internal/tracing"
 	"boxoffice/migrations"
 )
 
@@ -34,7 +37,7 @@ func withConfig(ctx context.Context, run func(context.Context, *config.Config, *
 // serve, work and migrate a missing database is more likely a typo in
 // DATABASE_URL than a wish, and is reported as such.
 func migrate(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
-	pool, err := openDatabase(ctx, cfg, 4)
+	pool, err := openDatabase(ctx, cfg, 4, nil)
 	if err != nil {
 		return err
 	}
@@ -57,8 +60,8 @@ func runMigrate(ctx context.Context, cfg *config.Config, logger *slog.Logger) er
 
 // openDatabase connects to DATABASE_URL; its errors name the variable and
 // the URL (password redacted), since that is what the operator must fix.
-func openDatabase(ctx context.Context, cfg *config.Config, maxConns int32) (*pgxpool.Pool, error) {
-	pool, err := db.Open(ctx, cfg.DatabaseURL, db.PoolOptions{MaxConns: maxConns})
+func openDatabase(ctx context.Context, cfg *config.Config, maxConns int32, queries pgx.QueryTracer) (*pgxpool.Pool, error) {
+	pool, err := db.Open(ctx, cfg.DatabaseURL, db.PoolOptions{MaxConns: maxConns, Tracer: queries})
 	if err != nil {
 		hint := ""
 		if db.IsUndefinedDatabase(err) {
@@ -72,9 +75,27 @@ func openDatabase(ctx context.Context, cfg *config.Config, maxConns int32) (*pgx
 // build connects and builds the process's services; work adds the queue
 // consumers. The returned close ends the pool.
 func build(ctx context.Context, cfg *config.Config, logger *slog.Logger, work bool) (*app.App, func(), error) {
-	pool, err := openDatabase(ctx, cfg, int32(cfg.DBMaxConns))
+	tp, shutdownTracing, err := tracing.Setup(ctx, cfg.Tracing, "boxoffice")
 	if err != nil {
 		return nil, nil, err
+	}
+	var queries pgx.QueryTracer
+	if cfg.Tracing {
+		queries = tracing.NewQueries(tp)
+		logger.Info("tracing on: spans exported over OTLP/HTTP")
+	}
+	pool, err := openDatabase(ctx, cfg, int32(cfg.DBMaxConns), queries)
+	if err != nil {
+		return nil, nil, err
+	}
+	closeAll := func() {
+		pool.Close()
+		// Flush the spans still buffered (bounded: the collector may be gone).
+		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := shutdownTracing(flushCtx); err != nil {
+			logger.Warn("flushing traces", "error", err)
+		}
 	}
 	// River reports its producers' job counts at info level every few
 	// seconds; keep its logs to warnings unless debugging.
@@ -82,12 +103,12 @@ func build(ctx context.Context, cfg *config.Config, logger *slog.Logger, work bo
 	if cfg.LogLevel != "debug" {
 		riverLogger = newLogger("warn")
 	}
-	a, err := app.New(ctx, cfg, pool, logger, app.Options{Work: work, RiverLogger: riverLogger})
+	a, err := app.New(ctx, cfg, pool, logger, app.Options{Work: work, RiverLogger: riverLogger, Tracer: tp})
 	if err != nil {
-		pool.Close()
+		closeAll()
 		return nil, nil, err
 	}
-	return a, pool.Close, nil
+	return a, closeAll, nil
 }
 
 // listen binds the API address up front, so a busy port fails the start

@@ -153,12 +153,13 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 BoxOffice dev is up.
 
   Store          %[1]s/s/demo/     (the demo tenant's store: open it and buy a ticket)
+  Console        %[1]s/console/    (sign in with the tenant API key, the operator key or the admin key)
 
   API            %[1]s
   API docs       %[1]s/docs        (OpenAPI: %[1]s/openapi.json)
   Metrics        http://%[14]s/metrics
   Health         %[1]s/healthz  %[1]s/readyz
-  Operations     %[1]s/v1/ops/queues   River UI %[1]s/ops/river (Basic auth, password = admin key)
+  Operations     %[1]s/v1/ops/queues   River UI %[1]s/ops/river (signed in to the console as admin, or Basic auth with the admin key)
   Queue          %[11]s
   Payments       %[12]s (simulator; methods sim_ok, sim_decline, sim_timeout_after_auth, ...)
   Dev inbox      %[13]s
@@ -166,6 +167,7 @@ BoxOffice dev is up.
   Admin key      %[2]s
   Demo tenant    %[3]s  (slug demo)
   Tenant API key %[4]s
+  Operator key   %[15]s   (watches the demo tenant's sales, read-only)
   Buyer secret   %[5]s
   Buyer token    %[6]s   (buyer "alice", 24h)
   Stadium        %[7]s  (seated, %[8]d seats)
@@ -187,7 +189,7 @@ Store API (public, for the demo tenant's store):
 
 `, base, cfg.AdminKey, demo.tenantID, demo.apiKey, demo.secret, demo.buyerToken,
 		demo.stadium.ID, demo.stadium.Capacity, demo.raffle.ID, demo.raffle.Capacity, queues,
-		cfg.PaymentProviderURL, inboxURL, cfg.MetricsAddr)
+		cfg.PaymentProviderURL, inboxURL, cfg.MetricsAddr, demo.operatorKey)
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.RunWorkers(ctx) })
@@ -263,12 +265,17 @@ func startSQSEmulator(ctx context.Context, cfg *config.Config) (*kumo.Server, er
 type demoData struct {
 	tenantID        uuid.UUID
 	apiKey, secret  string
+	operatorKey     string
 	buyerToken      string
 	stadium, raffle *product.Product
 }
 
-// devKeyLabel marks the demo API key dev issues at each start.
-const devKeyLabel = "boxoffice dev demo key"
+// devKeyLabel and devOperatorLabel mark the demo API keys dev issues at
+// each start (a tenant admin's and an operator's).
+const (
+	devKeyLabel      = "boxoffice dev demo key"
+	devOperatorLabel = "boxoffice dev operator key"
+)
 
 // seedDemo creates the demo tenant and products once; on later starts it
 // reuses them, revokes the previous start's demo key and issues a fresh one.
@@ -300,6 +307,12 @@ func seedDemo(ctx context.Context, a *app.App) (*demoData, error) {
 			return nil, err
 		}
 		d.tenantID, d.apiKey, d.secret = t.ID, t.APIKey, t.BuyerTokenSecret
+	}
+	if _, err := a.Tenants.RevokeLabelled(ctx, d.tenantID, devOperatorLabel); err != nil {
+		return nil, err
+	}
+	if _, d.operatorKey, err = a.Tenants.CreateKey(ctx, d.tenantID, tenant.RoleOperator, devOperatorLabel); err != nil {
+		return nil, err
 	}
 	if d.buyerToken, err = tenant.SignBuyerToken([]byte(d.secret), d.tenantID, "alice", 24*time.Hour); err != nil {
 		return nil, err

@@ -38,7 +38,7 @@ func runStore(ctx context.Context, args []string) error {
 		if *apiBase == "" {
 			*apiBase = cfg.StoreAPIURL
 		}
-		pool, err := openDatabase(ctx, cfg, 2)
+		pool, err := openDatabase(ctx, cfg, 2, nil)
 		if err != nil {
 			return err
 		}

@@ -79,7 +79,7 @@ func (s *Server) paymentWebhook(ctx context.Context, in *struct {
 		Duplicate bool `json:"duplicate"`
 	}
 }, error) {
-	parser, ok := s.Checkout.Provider().(payment.WebhookParser)
+	parser, ok := payment.Unwrap(s.Checkout.Provider()).(payment.WebhookParser)
 	if in.Provider != s.Checkout.Provider().Name() || !ok {
 		return nil, problem(http.StatusNotFound, "NOT_FOUND", "no such payment provider")
 	}

@@ -24,6 +24,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"riverqueue.com/riverui"
 
 	"boxoffice/internal/audit"
@@ -42,6 +45,7 @@ import (
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/storefront"
 	"boxoffice/internal/tenant"
+	"boxoffice/internal/tracing"
 	"boxoffice/internal/waitingroom"
 	"boxoffice/web"
 )
@@ -95,6 +99,9 @@ type Deps struct {
 	WaitingRoom *waitingroom.Service
 	// RateLimits cap joins, polls and reservations per IP and per buyer.
 	RateLimits RateLimits
+	// Tracer, when it records, makes a server span of every request,
+	// continuing the caller's trace (traceparent).
+	Tracer trace.TracerProvider
 }
 
 // Server is the API.
@@ -177,6 +184,9 @@ func New(d Deps) *Server {
 	})
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true}))
 	s.app.Use(s.observe)
+	if tracing.Enabled(d.Tracer) {
+		s.app.Use(traceRequests(tracing.Tracer(d.Tracer)))
+	}
 	s.app.Use(s.cors)
 
 	cfg := huma.DefaultConfig("BoxOffice API", "1.0.0")
@@ -242,6 +252,38 @@ func (s *Server) App() *fiber.App { return s.app }
 
 // OpenAPI returns the generated OpenAPI document.
 func (s *Server) OpenAPI() *huma.OpenAPI { return s.api.OpenAPI() }
+
+// traceRequests makes a server span of each request, child of the
+// caller's span when it sent a traceparent; handlers get it through the
+// request's user context.
+func traceRequests(tracer trace.Tracer) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		carrier := tracing.Carrier{}
+		for _, h := range []string{"traceparent", "tracestate"} {
+			if v := c.Get(h); v != "" {
+				carrier[h] = v
+			}
+		}
+		ctx := tracing.Extract(c.UserContext(), carrier)
+		ctx, span := tracer.Start(ctx, c.Method(), trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("http.request.method", strings.Clone(c.Method())),
+				attribute.String("url.path", strings.Clone(c.Path()))))
+		defer span.End()
+		c.SetUserContext(ctx)
+		err := c.Next()
+		status := c.Response().StatusCode()
+		if fe, ok := err.(*fiber.Error); ok {
+			status = fe.Code
+		}
+		route := strings.Clone(c.Route().Path)
+		span.SetName(c.Method() + " " + route)
+		span.SetAttributes(attribute.String("http.route", route), attribute.Int("http.response.status_code", status))
+		if status >= 500 {
+			span.SetStatus(codes.Error, http.StatusText(status))
+		}
+		return err
+	}
+}
 
 // observe records request count and latency by route template.
 func (s *Server) observe(c *fiber.Ctx) error {

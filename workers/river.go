@@ -1,6 +1,10 @@
 package workers
 
 import (
+	"github.com/riverqueue/rivercontrib/otelriver"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -19,6 +23,7 @@ import (
 	"boxoffice/internal/outbox"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/storefront"
+	"boxoffice/internal/tracing"
 	"boxoffice/internal/waitingroom"
 	"boxoffice/jobs"
 )
@@ -55,6 +60,9 @@ type RiverOptions struct {
 	Logger  *slog.Logger
 	// RiverLogger receives River's own logs. Default Logger.
 	RiverLogger *slog.Logger
+	// Tracer, when it records, traces job inserts and work (otelriver):
+	// the trace context travels in the job's metadata.
+	Tracer trace.TracerProvider
 	// BeforeJob, when set, is called as each periodic job starts (tests).
 	BeforeJob func(ctx context.Context, kind string)
 }
@@ -70,6 +78,12 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = o.Logger
+	}
+	if tracing.Enabled(o.Tracer) {
+		cfg.Middleware = append(cfg.Middleware, otelriver.NewMiddleware(&otelriver.MiddlewareConfig{
+			TracerProvider: o.Tracer, MeterProvider: metricnoop.NewMeterProvider(), // metrics are Prometheus's
+			EnableTracePropagation: true, EnableWorkSpanJobKindSuffix: true,
+		}))
 	}
 	if o.Work {
 		w := river.NewWorkers()

@@ -12,11 +12,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/semaphore"
 
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/sqsqueue"
+	"boxoffice/internal/tracing"
 )
 
 // SQSConsumer drains the main queue: pollers long-poll for messages, a
@@ -34,12 +37,14 @@ type SQSConsumer struct {
 	inFlight *semaphore.Weighted // messages received and not yet finished
 	// Metrics, when set, counts messages put back early.
 	Metrics *metrics.Metrics
+	// Tracer traces each claim of received messages (default: none).
+	Tracer trace.Tracer
 }
 
 // NewSQSConsumer returns a consumer of cfg.QueueURL.
 func NewSQSConsumer(client *sqs.Client, cfg sqsqueue.Config, claimer *reservation.Claimer, pool *pgxpool.Pool, logger *slog.Logger) *SQSConsumer {
 	cfg = cfg.WithDefaults()
-	return &SQSConsumer{client: client, cfg: cfg, claimer: claimer, pool: pool, logger: logger,
+	return &SQSConsumer{client: client, cfg: cfg, claimer: claimer, pool: pool, logger: logger, Tracer: tracing.Tracer(nil),
 		inFlight: semaphore.NewWeighted(int64(cfg.MaxInFlight))}
 }
 
@@ -84,6 +89,7 @@ func (c *SQSConsumer) poll(ctx context.Context, out chan<- received) {
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{
 				types.MessageSystemAttributeNameApproximateReceiveCount,
 			},
+			MessageAttributeNames: []string{sqsqueue.TraceAttribute},
 		})
 		if err != nil {
 			c.inFlight.Release(sqsqueue.MaxBatch)
@@ -187,12 +193,23 @@ func (c *SQSConsumer) process(ctx context.Context, product uuid.UUID, batch []re
 
 	ids := make([]uuid.UUID, 0, len(batch))
 	seen := map[uuid.UUID]bool{}
+	var links []trace.Link
 	for _, r := range batch {
 		if !seen[r.ref.ID] {
 			seen[r.ref.ID] = true
 			ids = append(ids, r.ref.ID)
+			if sc := sqsqueue.TraceOf(r.msg); sc.IsValid() && len(links) < 128 {
+				links = append(links, trace.Link{SpanContext: sc})
+			}
 		}
 	}
+	// One consumer span per claim of received messages, linked to the
+	// traces that sent them; the claim transaction's span is its child.
+	ctx, span := c.Tracer.Start(ctx, "sqs process", trace.WithSpanKind(trace.SpanKindConsumer), trace.WithLinks(links...),
+		trace.WithAttributes(attribute.String("messaging.system", "aws_sqs"),
+			attribute.String("messaging.destination.name", c.cfg.QueueURL),
+			attribute.Int("messaging.batch.message_count", len(batch)), attribute.String("product.id", product.String())))
+	defer span.End()
 	if _, err := c.claimer.ClaimRequests(ctx, product, ids); err != nil {
 		if ctx.Err() == nil {
 			c.logger.ErrorContext(ctx, "sqs claim failed; messages will be redelivered", "product", product, "error", err)

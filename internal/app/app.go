@@ -16,6 +16,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 	"golang.org/x/sync/errgroup"
 
 	"boxoffice/api"
@@ -37,6 +39,7 @@ import (
 	"boxoffice/internal/storefront"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/ticket"
+	"boxoffice/internal/tracing"
 	"boxoffice/internal/waitingroom"
 	"boxoffice/jobs"
 	"boxoffice/migrations"
@@ -63,6 +66,9 @@ type Options struct {
 	// StorePublisher, when set, publishes stores to its bucket instead of
 	// the one the configuration names (tests).
 	StorePublisher *storefront.Publisher
+	// Tracer, when it records, traces requests from the API to the
+	// decision and payment calls (internal/tracing). Default: off.
+	Tracer trace.TracerProvider
 }
 
 // App is one process's services.
@@ -96,13 +102,18 @@ type App struct {
 	// Stores, when set (dev), is served by the API: published stores by
 	// path and by their domains.
 	Stores *storefront.Server
+	// Tracer is the process's tracer provider (a no-op one when off).
+	Tracer trace.TracerProvider
 }
 
 // New builds the services on pool (the caller's, which it closes after the
 // App is done).
 func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *slog.Logger, o Options) (*App, error) {
 	a := &App{Config: cfg, Logger: logger, Pool: pool, Metrics: o.Metrics,
-		Tenants: tenant.NewStore(pool), Products: product.NewStore(pool)}
+		Tenants: tenant.NewStore(pool), Products: product.NewStore(pool), Tracer: o.Tracer}
+	if a.Tracer == nil {
+		a.Tracer = noop.NewTracerProvider()
+	}
 	if a.Metrics == nil {
 		a.Metrics = metrics.New()
 		// Every process reports its own pool (a registry given by a caller
@@ -112,6 +123,7 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 	a.Products.SetDefaultQuota(tenant.Quota{Products: cfg.TenantMaxProducts, Capacity: int64(cfg.TenantMaxCapacity)})
 	a.Claimer = reservation.NewClaimer(pool, logger, a.Metrics)
 	a.Claimer.SetLimits(reservation.Limits{Global: cfg.ClaimRate, PerProduct: cfg.ClaimRatePerProduct})
+	a.Claimer.SetTracer(a.Tracer)
 
 	var enqueuer reservation.Enqueuer // nil: River's, once its client exists
 	if cfg.QueueBackend == "sqs" {
@@ -128,6 +140,9 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 		provider = payment.NewStripe(cfg.StripeSecretKey, cfg.StripeAPIURL)
 	case cfg.PaymentProviderURL != "":
 		provider = payment.NewSim(cfg.PaymentProviderURL, cfg.PaymentTimeout)
+	}
+	if provider != nil && tracing.Enabled(a.Tracer) {
+		provider = payment.Traced(provider, a.Tracer)
 	}
 	if provider != nil {
 		a.Checkout = checkout.NewService(pool, nil, provider, ticket.NewSigner([]byte(cfg.TicketSecret)),
@@ -163,6 +178,7 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 			RepublishAfter: cfg.RepublishAfter, RedeliveryWindow: cfg.RedeliveryWindow()},
 		Claimer: a.Claimer, Enqueuer: enqueuer, Metrics: a.Metrics, Logger: logger, RiverLogger: o.RiverLogger,
 		Checkout: a.Checkout, PaymentWorkers: cfg.PaymentWorkers, BeforeJob: o.BeforeJob, Stores: a.StorePublisher,
+		Tracer: a.Tracer,
 	})
 	if err != nil {
 		return nil, err
@@ -175,6 +191,7 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 	}
 	a.Reservations = reservation.NewService(pool, enqueuer, a.Metrics, logger)
 	a.Reservations.SetBatching(cfg.AcceptLinger)
+	a.Reservations.SetTracer(a.Tracer)
 	a.Reporter = ops.NewReporter(pool, cfg.QueueBackend, a.SQSOps)
 	if o.Work {
 		a.Liveness = workers.NewLiveness(pool, a.River, a.Metrics, logger)
@@ -205,10 +222,12 @@ func (a *App) setupSQS(ctx context.Context, work bool) error {
 		Workers: cfg.Workers, BatchSize: cfg.ClaimBatchSize,
 	}
 	a.Publisher = sqsqueue.NewPublisher(client, cfg.SQSQueueURL, a.Pool, a.Logger)
+	a.Publisher.Tracer = tracing.Tracer(a.Tracer)
 	a.SQSOps = sqsqueue.NewOps(client, qcfg, a.Pool)
 	if work {
 		a.Consumer = workers.NewSQSConsumer(client, qcfg, a.Claimer, a.Pool, a.Logger)
 		a.Consumer.Metrics = a.Metrics
+		a.Consumer.Tracer = tracing.Tracer(a.Tracer)
 	}
 	if cfg.SQSEventsQueueURL != "" {
 		a.Events = sqsqueue.NewEvents(client, cfg.SQSEventsQueueURL, a.Logger)
@@ -253,7 +272,7 @@ func (a *App) API() *api.Server {
 		Login: login.NewStore(a.Pool), Mailer: mailer, SMS: texts, Stores: a.storesHandler(), StoreOfHost: a.storeOfHost(),
 		StoreBucket: a.storeBucket(),
 		Pool:        a.Pool, Tenants: a.Tenants, Products: a.Products, Reservations: a.Reservations,
-		Metrics: a.Metrics, Logger: a.Logger, AdminKey: cfg.AdminKey, DevOrigins: cfg.DevOrigins, Ready: a.Ready,
+		Metrics: a.Metrics, Logger: a.Logger, AdminKey: cfg.AdminKey, DevOrigins: cfg.DevOrigins, Ready: a.Ready, Tracer: a.Tracer,
 		River: a.River, Reporter: a.Reporter, DLQ: a.SQSOps,
 		Checkout: a.Checkout, WebhookSecrets: cfg.WebhookSecrets, WaitingRoom: a.Rooms,
 		AvailabilityCacheBytes: cfg.AvailabilityCacheBytes,

@@ -197,6 +197,11 @@ type Config struct {
 	// the API from a browser (CORS), and the console's session cookie goes
 	// without Secure (dev serves plain http). Set by `dev`; no variable.
 	DevOrigins bool
+	// Tracing exports OpenTelemetry traces over OTLP/HTTP: on when
+	// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is
+	// set (and OTEL_SDK_DISABLED is not true); the exporter reads the other
+	// OTEL_* variables itself.
+	Tracing bool
 	// ConsoleIdle ends a console session after this long without a request.
 	// BOXOFFICE_CONSOLE_IDLE; default 30m.
 	ConsoleIdle time.Duration
@@ -388,6 +393,8 @@ func load(getenv func(string) string) (*Config, error) {
 	durVar(&c.CheckoutGrace, "BOXOFFICE_CHECKOUT_GRACE", 2*time.Minute)
 	intVar(&c.PauseAfterUnknown, "BOXOFFICE_PAUSE_AFTER_UNKNOWN", 50)
 	durVar(&c.PaymentResolveAfter, "BOXOFFICE_PAYMENT_RESOLVE_AFTER", time.Minute)
+	c.Tracing = (getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "") &&
+		!strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true")
 	durVar(&c.ConsoleIdle, "BOXOFFICE_CONSOLE_IDLE", 30*time.Minute)
 	durVar(&c.ConsoleMaxAge, "BOXOFFICE_CONSOLE_MAX_AGE", 12*time.Hour)
 	intVar(&c.RateLimitPerIP, "BOXOFFICE_RATE_LIMIT_IP", 200)

@@ -16,12 +16,16 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/outbox"
 	"boxoffice/internal/product"
+	"boxoffice/internal/tracing"
 )
 
 // Claimer runs the claim transaction. It is the only writer of new claims,
@@ -41,6 +45,7 @@ type Claimer struct {
 	rng   *rand.Rand
 
 	limiter *limiter
+	tracer  trace.Tracer
 
 	// BeforeCommit, when set, runs just before each claim transaction commits;
 	// an error rolls the transaction back. Tests use it to kill a worker
@@ -57,8 +62,12 @@ func NewClaimer(pool *pgxpool.Pool, logger *slog.Logger, m *metrics.Metrics) *Cl
 		metrics:  m,
 		rng:      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 		limiter:  newLimiter(Limits{}),
+		tracer:   tracing.Tracer(nil),
 	}
 }
+
+// SetTracer traces claim transactions with tp; call it before use.
+func (c *Claimer) SetTracer(tp trace.TracerProvider) { c.tracer = tracing.Tracer(tp) }
 
 // SetLimits sets the claim-rate limits; call it before the claimer is used.
 func (c *Claimer) SetLimits(l Limits) { c.limiter = newLimiter(l) }
@@ -68,6 +77,8 @@ type BatchResult struct {
 	Requests int // requests decided
 	Held     int // of which now HELD
 	Numbers  int // numbers claimed
+
+	decisions []decision
 }
 
 // errLostRace means a planned number was taken by another transaction between
@@ -97,7 +108,9 @@ type selection struct {
 	ids   []uuid.UUID
 }
 
-func (c *Claimer) claim(ctx context.Context, productID uuid.UUID, sel selection) (BatchResult, error) {
+func (c *Claimer) claim(ctx context.Context, productID uuid.UUID, sel selection) (res BatchResult, err error) {
+	ctx, span := c.tracer.Start(ctx, "reservation.claim", trace.WithAttributes(attribute.String("product.id", productID.String())))
+	defer func() { endClaimSpan(span, res, err) }()
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		var res BatchResult
@@ -125,6 +138,41 @@ func (c *Claimer) claim(ctx context.Context, productID uuid.UUID, sel selection)
 	}
 }
 
+// maxDecisionLinks bounds the links a claim span carries (one per request
+// decided, to the span of the call that made it).
+const maxDecisionLinks = 128
+
+// endClaimSpan records what a claim transaction decided: each request's
+// outcome as a link to the trace of the call that made it.
+func endClaimSpan(span trace.Span, res BatchResult, err error) {
+	defer span.End()
+	if !span.IsRecording() {
+		return
+	}
+	span.SetAttributes(attribute.Int("claim.requests", res.Requests), attribute.Int("claim.held", res.Held),
+		attribute.Int("claim.numbers", res.Numbers))
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	for i, d := range res.decisions {
+		if i == maxDecisionLinks {
+			break
+		}
+		status := StatusHeld
+		if d.reason != "" {
+			status = StatusRejected
+		}
+		var sc trace.SpanContext
+		if d.req.trace != nil {
+			sc = tracing.SpanContextOf(*d.req.trace)
+		}
+		span.AddLink(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{
+			attribute.String("reservation.request_id", d.req.id.String()), attribute.String("reservation.status", status),
+			attribute.String("reservation.reason", d.reason)}})
+	}
+}
+
 func retryable(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
@@ -142,6 +190,7 @@ type queuedRequest struct {
 	quantity    *int32
 	mode        *string
 	acceptFewer bool
+	trace       *string // the accept's traceparent, when it was traced
 }
 
 // decision is what the batch decided for one request.
@@ -224,7 +273,7 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 		}
 	}
 
-	res := BatchResult{Requests: len(reqs), Numbers: len(claimNumbers)}
+	res := BatchResult{Requests: len(reqs), Numbers: len(claimNumbers), decisions: decisions}
 	for _, d := range decisions {
 		if d.reason != "" {
 			c.metrics.Rejected(d.reason)
@@ -243,7 +292,7 @@ func (c *Claimer) lockQueued(ctx context.Context, tx pgx.Tx, productID uuid.UUID
 	var err error
 	if sel.ids == nil {
 		rows, err = tx.Query(ctx, `
-			SELECT id, tenant_id, buyer_id, numbers, quantity, mode, accept_fewer
+			SELECT id, tenant_id, buyer_id, numbers, quantity, mode, accept_fewer, trace_parent
 			FROM reservation_requests
 			WHERE product_id = $1 AND status = 'QUEUED'
 			ORDER BY created_at, id
@@ -255,7 +304,7 @@ func (c *Claimer) lockQueued(ctx context.Context, tx pgx.Tx, productID uuid.UUID
 		// product and status in it the planner chose the product's queue
 		// index and scanned the whole queue for every id.
 		rows, err = tx.Query(ctx, `
-			SELECT r.id, r.tenant_id, r.buyer_id, r.numbers, r.quantity, r.mode, r.accept_fewer
+			SELECT r.id, r.tenant_id, r.buyer_id, r.numbers, r.quantity, r.mode, r.accept_fewer, r.trace_parent
 			FROM unnest($2::uuid[]) AS u(id)
 			CROSS JOIN LATERAL (
 				SELECT * FROM reservation_requests WHERE id = u.id
@@ -268,7 +317,7 @@ func (c *Claimer) lockQueued(ctx context.Context, tx pgx.Tx, productID uuid.UUID
 	}
 	reqs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*queuedRequest, error) {
 		var r queuedRequest
-		err := row.Scan(&r.id, &r.tenantID, &r.buyerID, &r.numbers, &r.quantity, &r.mode, &r.acceptFewer)
+		err := row.Scan(&r.id, &r.tenantID, &r.buyerID, &r.numbers, &r.quantity, &r.mode, &r.acceptFewer, &r.trace)
 		return &r, err
 	})
 	if err != nil {

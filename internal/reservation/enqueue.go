@@ -16,6 +16,9 @@ type Ref struct {
 	ID        uuid.UUID `json:"requestId"`
 	ProductID uuid.UUID `json:"productId"`
 	TenantID  uuid.UUID `json:"tenantId"`
+	// Trace is the accept's traceparent, carried beside the body (SQS
+	// message attributes), never in it.
+	Trace *string `json:"-"`
 }
 
 // Enqueuer hands recorded requests to the claim workers. River enqueues

@@ -14,11 +14,15 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"boxoffice/internal/batch"
 	"boxoffice/internal/db"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/product"
+	"boxoffice/internal/tracing"
 )
 
 // ErrIdempotencyConflict is returned when an idempotency key is reused with a
@@ -35,7 +39,11 @@ type Service struct {
 	// accepts coalesces concurrent accepts; nil records each request in a
 	// transaction of its own.
 	accepts *batch.Coalescer[*acceptRow, *time.Time]
+	tracer  trace.Tracer
 }
+
+// SetTracer traces accepts with tp; call it before use.
+func (s *Service) SetTracer(tp trace.TracerProvider) { s.tracer = tracing.Tracer(tp) }
 
 // SetBatching coalesces concurrent accepts: the first of a burst waits up
 // to linger, then everyone who arrived meanwhile is recorded — and their
@@ -56,6 +64,7 @@ type acceptRow struct {
 	numbers        []int32
 	quantity, mode any
 	acceptFewer    bool
+	trace          *string    // the accept span's traceparent (nil when untraced)
 	created        *time.Time // set when recorded; nil for a replayed key
 }
 
@@ -99,12 +108,12 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, rows []*acceptRow) (*
 		// the publish: that is how the repair job finds unpublished requests.
 		b.Queue(`
 			INSERT INTO reservation_requests (id, tenant_id, product_id, buyer_id, idempotency_key, request_hash,
-			                                  numbers, quantity, mode, accept_fewer, enqueued_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $11 THEN clock_timestamp() END)
+			                                  numbers, quantity, mode, accept_fewer, enqueued_at, trace_parent)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $11 THEN clock_timestamp() END, $12)
 			ON CONFLICT (tenant_id, buyer_id, idempotency_key) DO NOTHING
 			RETURNING created_at`,
 			r.id, r.product.TenantID, r.product.ID, r.buyer, r.key, r.hash,
-			r.numbers, r.quantity, r.mode, r.acceptFewer, transactional)
+			r.numbers, r.quantity, r.mode, r.acceptFewer, transactional, r.trace)
 	}
 	results := tx.SendBatch(ctx, b)
 	enqueued := map[uuid.UUID]bool{}
@@ -122,7 +131,7 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, rows []*acceptRow) (*
 		r.created = &at
 		if !enqueued[r.product.ID] {
 			enqueued[r.product.ID] = true
-			toEnqueue = append(toEnqueue, Ref{ID: r.id, ProductID: r.product.ID, TenantID: r.product.TenantID})
+			toEnqueue = append(toEnqueue, Ref{ID: r.id, ProductID: r.product.ID, TenantID: r.product.TenantID, Trace: r.trace})
 		}
 	}
 	if err := results.Close(); err != nil {
@@ -142,7 +151,7 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, rows []*acceptRow) (*
 
 // NewService returns a Service that hands requests to enqueuer.
 func NewService(pool *pgxpool.Pool, enqueuer Enqueuer, m *metrics.Metrics, logger *slog.Logger) *Service {
-	return &Service{pool: pool, enqueuer: enqueuer, metrics: m, logger: logger}
+	return &Service{pool: pool, enqueuer: enqueuer, metrics: m, logger: logger, tracer: tracing.Tracer(nil)}
 }
 
 // publishTimeout bounds how long an accept waits for a post-commit publish.
@@ -167,7 +176,16 @@ type Accepted struct {
 // Accept validates and records a reservation request and enqueues its claim
 // job in one transaction. A replay of the same key and body returns the
 // request already recorded.
-func (s *Service) Accept(ctx context.Context, p AcceptParams) (*Accepted, error) {
+func (s *Service) Accept(ctx context.Context, p AcceptParams) (_ *Accepted, err error) {
+	ctx, span := s.tracer.Start(ctx, "reservation.accept", trace.WithAttributes(
+		attribute.String("product.id", p.Product.ID.String())))
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}()
 	if err := p.Validate(p.Product); err != nil {
 		return nil, err
 	}
@@ -182,10 +200,14 @@ func (s *Service) Accept(ctx context.Context, p AcceptParams) (*Accepted, error)
 	}
 	row := &acceptRow{id: id, product: p.Product, buyer: p.BuyerID, key: p.IdempotencyKey, hash: hash,
 		numbers: numbers, quantity: quantity, mode: mode, acceptFewer: p.AcceptFewer}
-	ref := Ref{ID: id, ProductID: p.Product.ID, TenantID: p.Product.TenantID}
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("reservation.request_id", id.String()))
+		tp := tracing.Parent(ctx)
+		row.trace = &tp
+	}
+	ref := Ref{ID: id, ProductID: p.Product.ID, TenantID: p.Product.TenantID, Trace: row.trace}
 	transactional := s.enqueuer.Transactional()
 	var created *time.Time
-	var err error
 	if s.accepts != nil {
 		created, err = s.accepts.Do(ctx, row)
 	} else {

@@ -15,8 +15,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/tracing"
 )
 
 // MaxBatch is SQS's limit of entries per batch call.
@@ -43,6 +45,8 @@ type Publisher struct {
 	Linger time.Duration
 	// Senders is how many batch calls may be in flight at once (default 8).
 	Senders int
+	// Tracer traces sends (default: none).
+	Tracer trace.Tracer
 
 	in        chan pending
 	stopped   chan struct{}
@@ -58,7 +62,7 @@ type pending struct {
 // NewPublisher returns a batching publisher; call Start before Publish.
 func NewPublisher(client *sqs.Client, queueURL string, pool *pgxpool.Pool, logger *slog.Logger) *Publisher {
 	return &Publisher{client: client, queueURL: queueURL, pool: pool, logger: logger, Batch: true,
-		Linger: time.Millisecond, Senders: 8, in: make(chan pending, 1024), stopped: make(chan struct{})}
+		Tracer: tracing.Tracer(nil), Linger: time.Millisecond, Senders: 8, in: make(chan pending, 1024), stopped: make(chan struct{})}
 }
 
 // Start runs the batching loop until ctx ends; Wait waits for it. Starting
@@ -160,7 +164,10 @@ func (p *Publisher) Publish(ctx context.Context, refs []reservation.Ref) error {
 }
 
 func (p *Publisher) sendOne(ctx context.Context, ref reservation.Ref) error {
-	_, err := p.client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(p.queueURL), MessageBody: aws.String(encode(ref))})
+	ctx, span := startSend(ctx, p.Tracer, p.queueURL, []reservation.Ref{ref})
+	defer span.End()
+	_, err := p.client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(p.queueURL), MessageBody: aws.String(encode(ref)),
+		MessageAttributes: traceAttributes(ref)})
 	if err != nil {
 		return fmt.Errorf("send message: %w", err)
 	}
@@ -171,9 +178,14 @@ func (p *Publisher) sendBatch(ctx context.Context, batch []pending) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	entries := make([]types.SendMessageBatchRequestEntry, len(batch))
+	refs := make([]reservation.Ref, len(batch))
 	for i, b := range batch {
-		entries[i] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(encode(b.ref))}
+		entries[i] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(encode(b.ref)),
+			MessageAttributes: traceAttributes(b.ref)}
+		refs[i] = b.ref
 	}
+	ctx, span := startSend(ctx, p.Tracer, p.queueURL, refs)
+	defer span.End()
 	errs := make([]error, len(batch))
 	out, err := p.client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(p.queueURL), Entries: entries})
 	if err != nil {

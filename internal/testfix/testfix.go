@@ -21,11 +21,13 @@ import (
 	"github.com/sivchari/kumo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
 
 	"boxoffice/internal/app"
 	"boxoffice/internal/checkout"
 	"boxoffice/internal/config"
+	"boxoffice/internal/db"
 	"boxoffice/internal/dbtest"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/payment"
@@ -34,6 +36,7 @@ import (
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/storefront"
 	"boxoffice/internal/tenant"
+	"boxoffice/internal/tracing"
 	"boxoffice/internal/waitingroom"
 )
 
@@ -78,6 +81,9 @@ type Options struct {
 	BeforeJob func(ctx context.Context, kind string)
 	// Stores, when set, publishes stores (its Tenants is filled in).
 	Stores *storefront.Publisher
+	// Tracer, when set, traces the services and their queries (the pool
+	// the services use then traces its queries too).
+	Tracer trace.TracerProvider
 }
 
 var slugs atomic.Int64
@@ -114,9 +120,17 @@ func New(t testing.TB, o Options) *Env {
 	if o.Stores != nil {
 		o.Stores.Tenants = tenant.NewStore(schema.Pool)
 	}
-	a, err := app.New(context.Background(), cfg, schema.Pool, logger, app.Options{
+	pool := schema.Pool
+	if o.Tracer != nil {
+		traced, err := db.Open(context.Background(), schema.URL, db.PoolOptions{MaxConns: o.MaxConns, Schema: schema.Name,
+			Tracer: tracing.NewQueries(o.Tracer)})
+		require.NoError(t, err)
+		t.Cleanup(traced.Close)
+		pool = traced
+	}
+	a, err := app.New(context.Background(), cfg, pool, logger, app.Options{
 		Work: true, Metrics: o.Metrics, Provider: o.Provider, Schema: schema.Name, BeforeJob: o.BeforeJob,
-		StorePublisher: o.Stores})
+		StorePublisher: o.Stores, Tracer: o.Tracer})
 	require.NoError(t, err)
 	e := &Env{
 		App:      a,

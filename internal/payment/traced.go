@@ -1,0 +1,77 @@
+package payment
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"boxoffice/internal/tracing"
+)
+
+// Traced wraps a provider so that each call is a client span: which call,
+// at which provider, with which idempotency key, and what came back.
+func Traced(p Provider, tp trace.TracerProvider) Provider {
+	return &traced{p: p, tracer: tracing.Tracer(tp)}
+}
+
+type traced struct {
+	p      Provider
+	tracer trace.Tracer
+}
+
+func (t *traced) Name() string { return t.p.Name() }
+
+// call runs one provider call in its span.
+func (t *traced) call(ctx context.Context, op, key string, do func(context.Context) (Payment, error), attrs ...attribute.KeyValue) (Payment, error) {
+	ctx, span := t.tracer.Start(ctx, "payment."+op, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(append(attrs, attribute.String("payment.provider", t.p.Name()),
+			attribute.String("payment.idempotency_key", key))...))
+	defer span.End()
+	pay, err := do(ctx)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+		return pay, err
+	}
+	span.SetAttributes(attribute.String("payment.id", pay.ID), attribute.String("payment.status", pay.Status))
+	return pay, nil
+}
+
+func (t *traced) Authorize(ctx context.Context, r AuthorizeRequest) (Payment, error) {
+	return t.call(ctx, "authorize", r.Key, func(ctx context.Context) (Payment, error) { return t.p.Authorize(ctx, r) },
+		attribute.Int64("payment.amount_cents", r.AmountCents), attribute.String("payment.currency", r.Currency),
+		attribute.String("order.id", r.OrderID))
+}
+
+func (t *traced) Get(ctx context.Context, key string) (Payment, error) {
+	return t.call(ctx, "get", key, func(ctx context.Context) (Payment, error) { return t.p.Get(ctx, key) })
+}
+
+func (t *traced) Capture(ctx context.Context, paymentID, key string) (Payment, error) {
+	return t.call(ctx, "capture", key, func(ctx context.Context) (Payment, error) { return t.p.Capture(ctx, paymentID, key) })
+}
+
+func (t *traced) Void(ctx context.Context, paymentID, key string) (Payment, error) {
+	return t.call(ctx, "void", key, func(ctx context.Context) (Payment, error) { return t.p.Void(ctx, paymentID, key) })
+}
+
+func (t *traced) Refund(ctx context.Context, paymentID, key string) (Payment, error) {
+	return t.call(ctx, "refund", key, func(ctx context.Context) (Payment, error) { return t.p.Refund(ctx, paymentID, key) })
+}
+
+// Unwrap returns the traced provider.
+func (t *traced) Unwrap() Provider { return t.p }
+
+// Unwrap returns the provider under any wrapping (Traced), to ask what it
+// can do beyond Provider (WebhookParser).
+func Unwrap(p Provider) Provider {
+	for {
+		w, ok := p.(interface{ Unwrap() Provider })
+		if !ok {
+			return p
+		}
+		p = w.Unwrap()
+	}
+}
