@@ -27,6 +27,7 @@ var owners = map[string][]string{
 	"internal/login":       {"login_codes", "login_buyers"},
 	"internal/audit":       {"audit_log"},
 	"internal/session":     {"console_sessions"},
+	"internal/rehearsal":   {"rehearsals"},
 }
 
 // checkers verify outcomes in tests and benchmarks independently of the code

@@ -83,6 +83,7 @@ func (b *testBundle) newServer(t *testing.T) *api.Server {
 		River: env.River, Reporter: b.reporter, DLQ: b.dlq, WaitingRoom: env.Rooms,
 		Checkout: env.Checkout, Login: login.NewStore(env.Schema.Pool), Mailer: b.mailer, SMS: b.sms,
 		Audit: audit.New(env.Schema.Pool), Sessions: session.New(env.Schema.Pool, session.Limits{}),
+		Rehearsals: env.Rehearsals,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, srv.Start(ctx))

@@ -15,7 +15,7 @@ import (
 // (every outcome, refusals included).
 var auditedOps = map[string]bool{
 	"create-tenant": true, "set-tenant-quota": true, "create-product": true, "update-product": true,
-	"put-layout": true, "put-seat-map": true, "put-store": true, "store-logo-upload": true, "publish-store": true,
+	"put-layout": true, "put-seat-map": true, "put-store": true, "store-logo-upload": true, "publish-store": true, "start-rehearsal": true,
 	"ops-dlq-redrive": true, "ops-river-retry": true, "ops-checkout-pause": true, "ops-checkout-resume": true,
 	"create-api-key": true, "revoke-api-key": true, "rotate-buyer-token-secret": true,
 }

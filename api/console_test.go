@@ -175,3 +175,27 @@ func TestLiveSaleAndReport(t *testing.T) {
 	// or a session.
 	requireProblem(t, b.do(t, http.MethodGet, path+"/stream", "", nil), 401, "UNAUTHORIZED")
 }
+
+func TestRehearsalEndpoints(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	ctx := context.Background()
+	_, opKey, err := b.env.Tenants.CreateKey(ctx, b.env.Tenant.ID, tenant.RoleOperator, "")
+	require.NoError(t, err)
+	path := "/v1/products/" + b.product.ID.String() + "/rehearsals"
+	body := map[string]any{"buyers": 100, "activeShoppers": 50, "shoppingSeconds": 30}
+	requireProblem(t, b.do(t, http.MethodPost, path, opKey, body), 403, "FORBIDDEN")
+	requireProblem(t, b.do(t, http.MethodPost, path, b.env.Tenant.APIKey, map[string]any{"buyers": 0}), 422, "VALIDATION_FAILED")
+	r := b.do(t, http.MethodPost, path, b.env.Tenant.APIKey, body)
+	require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
+	require.Equal(t, "QUEUED", r.body["status"])
+	requireProblem(t, b.do(t, http.MethodPost, path, b.env.Tenant.APIKey, body), 409, "REHEARSAL_RUNNING")
+	id := r.body["id"].(string)
+	got := b.do(t, http.MethodGet, "/v1/rehearsals/"+id, opKey, nil)
+	require.Equal(t, http.StatusOK, got.status, string(got.raw))
+	require.EqualValues(t, 100, got.body["params"].(map[string]any)["buyers"])
+	list := b.do(t, http.MethodGet, path, b.env.Tenant.APIKey, nil)
+	require.Equal(t, http.StatusOK, list.status)
+	other := b.env.NewTenant(t)
+	requireProblem(t, b.do(t, http.MethodGet, "/v1/rehearsals/"+id, other.APIKey, nil), 404, "NOT_FOUND")
+}

@@ -11,6 +11,7 @@ import (
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/product"
+	"boxoffice/internal/rehearsal"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/waitingroom"
@@ -142,6 +143,10 @@ func (s *Server) toProblem(err error) error {
 		return problem(http.StatusUnprocessableEntity, "ON_SALE_IN_PAST", err.Error())
 	case errors.Is(err, product.ErrAlreadyOnSale):
 		return problem(http.StatusConflict, "ALREADY_ON_SALE", err.Error())
+	case errors.Is(err, rehearsal.ErrBusy):
+		return problem(http.StatusConflict, "REHEARSAL_RUNNING", err.Error())
+	case errors.Is(err, product.ErrRehearsalShadow):
+		return problem(http.StatusConflict, "REHEARSAL_SHADOW", err.Error())
 	case errors.Is(err, waitingroom.ErrAlreadyDrawn):
 		return problem(http.StatusConflict, "ALREADY_DRAWN", err.Error())
 	case errors.Is(err, tenant.ErrDomainTaken):

@@ -64,13 +64,13 @@ type ProductPath struct {
 
 // publicProduct is a product anyone may see (from the cache: only its
 // tenant and publication are read), marked as the response's owner for
-// CORS; drafts are not found.
+// CORS; drafts and rehearsals' shadows are not found.
 func (s *Server) publicProduct(ctx context.Context, id uuid.UUID) (*product.Product, error) {
 	p, err := s.productCache.Get(ctx, id)
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	if p.Publication == product.Draft {
+	if p.HiddenFromBuyers() {
 		return nil, problem(http.StatusNotFound, "NOT_FOUND", "no such product")
 	}
 	setOwner(ctx, p.TenantID)
@@ -140,7 +140,7 @@ func (s *Server) getProduct(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	if who.BuyerID != "" && p.Publication == product.Draft {
+	if who.BuyerID != "" && p.HiddenFromBuyers() {
 		return nil, problem(http.StatusNotFound, "NOT_FOUND", "no such product")
 	}
 	return &struct{ Body *product.Product }{p}, nil

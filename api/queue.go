@@ -72,7 +72,7 @@ func (s *Server) joinQueue(ctx context.Context, in *struct {
 }, error) {
 	who := caller(ctx)
 	p, err := s.productCache.Get(ctx, in.ID)
-	if err == nil && p.TenantID != who.TenantID {
+	if err == nil && (p.TenantID != who.TenantID || p.HiddenFromBuyers()) {
 		err = db.ErrNotFound
 	}
 	if err != nil {

@@ -76,8 +76,12 @@ func (s *Server) createReservation(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	// Drafts are invisible to buyers; a closed sale says so. Confirmed
-	// with a fresh read, as the cached product may predate the change.
+	// Drafts and rehearsals' shadows are invisible to buyers; a closed sale
+	// says so. Confirmed with a fresh read, as the cached product may
+	// predate the change.
+	if p.RehearsalOf != nil {
+		return nil, problem(http.StatusNotFound, "NOT_FOUND", "no such product")
+	}
 	if p.Publication != product.Published {
 		if p, err = s.Products.GetAny(ctx, p.ID); err != nil {
 			return nil, s.toProblem(err)

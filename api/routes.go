@@ -357,6 +357,38 @@ func (s *Server) routes() {
 		Security:    security(schemeAdmin, schemeOperator),
 		Errors:      []int{401, 403, 404},
 	}, s.salesReportCSV)
+	// Rehearsals (rehearsals.go)
+	huma.Register(s.api, huma.Operation{
+		OperationID:   "start-rehearsal",
+		Method:        http.MethodPost,
+		Path:          "/v1/products/{id}/rehearsals",
+		Summary:       "Rehearse the on-sale against a shadow copy of the product (tenant admin)",
+		Description:   "A work process makes a shadow copy (never in a store, a list or the quota), lets the synthetic buyers arrive through the real waiting room (with the L and W given), claims and test-mode payments (a simulator: REHEARSAL_PSP_URL, or the deployment's simulator; never the real provider), and records the projected time to sell out, admission rate, conflict rate, claim backlog and payment load. Real stock, orders and the provider are untouched. One at a time per product.",
+		Tags:          []string{"Rehearsals"},
+		DefaultStatus: http.StatusAccepted,
+		Security:      security(schemeAPI),
+		MaxBodyBytes:  maxSmallBody,
+		Errors:        []int{401, 403, 404, 409, 422, 503},
+	}, s.startRehearsal)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "list-rehearsals",
+		Method:      http.MethodGet,
+		Path:        "/v1/products/{id}/rehearsals",
+		Summary:     "A product's rehearsals, newest first",
+		Tags:        []string{"Rehearsals"},
+		Security:    security(schemeAPI, schemeOperator),
+		Errors:      []int{401, 403, 404, 503},
+	}, s.listRehearsals)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "get-rehearsal",
+		Method:      http.MethodGet,
+		Path:        "/v1/rehearsals/{id}",
+		Summary:     "A rehearsal: its state and, once done, what it projects",
+		Tags:        []string{"Rehearsals"},
+		Security:    security(schemeAPI, schemeOperator),
+		Errors:      []int{401, 403, 404, 503},
+	}, s.getRehearsal)
+
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-audit",
 		Method:      http.MethodGet,

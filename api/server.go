@@ -39,6 +39,7 @@ import (
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/ops"
 	"boxoffice/internal/product"
+	"boxoffice/internal/rehearsal"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/session"
 	"boxoffice/internal/sms"
@@ -64,6 +65,8 @@ type Deps struct {
 	AdminKey string
 	// Audit, when set, records operators' and admins' actions.
 	Audit *audit.Log
+	// Rehearsals, when set, starts and reads rehearsals.
+	Rehearsals *rehearsal.Store
 	// Sessions, when set, signs the console in (/console/ and
 	// /v1/console/session).
 	Sessions *session.Store

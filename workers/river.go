@@ -21,6 +21,7 @@ import (
 	"boxoffice/internal/checkout"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/outbox"
+	"boxoffice/internal/rehearsal"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/storefront"
 	"boxoffice/internal/tracing"
@@ -60,6 +61,8 @@ type RiverOptions struct {
 	Logger  *slog.Logger
 	// RiverLogger receives River's own logs. Default Logger.
 	RiverLogger *slog.Logger
+	// Rehearsals, when set, runs rehearsals (one at a time per process).
+	Rehearsals *rehearsal.Runner
 	// Tracer, when it records, traces job inserts and work (otelriver):
 	// the trace context travels in the job's metadata.
 	Tracer trace.TracerProvider
@@ -97,6 +100,10 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 			jobs.QueueTicks:         {MaxWorkers: 2},
 		}
 		cfg.PeriodicJobs = jobs.Periodic(o.Jobs, o.Checkout != nil, o.Rooms != nil)
+		if o.Rehearsals != nil {
+			river.AddWorker(w, &rehearsal.Worker{Runner: o.Rehearsals})
+			cfg.Queues[rehearsal.QueueRehearsals] = river.QueueConfig{MaxWorkers: 1}
+		}
 		if o.Stores != nil {
 			river.AddWorker(w, &storefront.PublishWorker{Publisher: o.Stores})
 			cfg.Queues[storefront.QueueStores] = river.QueueConfig{MaxWorkers: 1}

@@ -32,6 +32,7 @@ import (
 	"boxoffice/internal/outbox"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/product"
+	"boxoffice/internal/rehearsal"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/session"
 	"boxoffice/internal/sms"
@@ -69,6 +70,9 @@ type Options struct {
 	// Tracer, when it records, traces requests from the API to the
 	// decision and payment calls (internal/tracing). Default: off.
 	Tracer trace.TracerProvider
+	// TestModeProvider, when set, is what rehearsals pay with instead of
+	// the simulator the configuration names (tests).
+	TestModeProvider payment.Provider
 }
 
 // App is one process's services.
@@ -104,6 +108,8 @@ type App struct {
 	Stores *storefront.Server
 	// Tracer is the process's tracer provider (a no-op one when off).
 	Tracer trace.TracerProvider
+	// Rehearsals starts rehearsals (run by the work processes).
+	Rehearsals *rehearsal.Store
 }
 
 // New builds the services on pool (the caller's, which it closes after the
@@ -147,6 +153,12 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 	if provider != nil {
 		a.Checkout = checkout.NewService(pool, nil, provider, ticket.NewSigner([]byte(cfg.TicketSecret)),
 			a.Metrics, logger, checkoutConfig(cfg))
+		if testMode := testModeProvider(cfg, o); testMode != nil {
+			if tracing.Enabled(a.Tracer) {
+				testMode = payment.Traced(testMode, a.Tracer)
+			}
+			a.Checkout.SetTestMode(testMode)
+		}
 		if cfg.SMTPAddr != "" {
 			a.Checkout.SetMailer(&mail.Sender{Addr: cfg.SMTPAddr, From: cfg.MailFrom})
 		}
@@ -165,6 +177,9 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 		a.StorePublisher = &storefront.Publisher{Tenants: a.Tenants, APIBase: cfg.StoreAPIURL, StripeKey: cfg.StoreStripeKey,
 			Bucket: storefront.Bucket{Client: client, Name: cfg.StoreBucket}}
 	}
+	// Rehearsals run in the work processes with this process's services;
+	// the parts made after River's client are filled in below.
+	runner := &rehearsal.Runner{Pool: pool, Products: a.Products, Rooms: a.Rooms, Checkout: a.Checkout, Logger: logger}
 	var events outbox.Publisher
 	if a.Events != nil {
 		events = a.Events
@@ -178,7 +193,7 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 			RepublishAfter: cfg.RepublishAfter, RedeliveryWindow: cfg.RedeliveryWindow()},
 		Claimer: a.Claimer, Enqueuer: enqueuer, Metrics: a.Metrics, Logger: logger, RiverLogger: o.RiverLogger,
 		Checkout: a.Checkout, PaymentWorkers: cfg.PaymentWorkers, BeforeJob: o.BeforeJob, Stores: a.StorePublisher,
-		Tracer: a.Tracer,
+		Tracer: a.Tracer, Rehearsals: runner,
 	})
 	if err != nil {
 		return nil, err
@@ -192,11 +207,28 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 	a.Reservations = reservation.NewService(pool, enqueuer, a.Metrics, logger)
 	a.Reservations.SetBatching(cfg.AcceptLinger)
 	a.Reservations.SetTracer(a.Tracer)
+	a.Rehearsals = rehearsal.NewStore(pool, a.River)
+	runner.Store, runner.Reservations = a.Rehearsals, a.Reservations
 	a.Reporter = ops.NewReporter(pool, cfg.QueueBackend, a.SQSOps)
 	if o.Work {
 		a.Liveness = workers.NewLiveness(pool, a.River, a.Metrics, logger)
 	}
 	return a, nil
+}
+
+// testModeProvider is the simulator rehearsals pay with: the one named
+// for them, or the deployment's own provider when that is the simulator;
+// never a real provider.
+func testModeProvider(cfg *config.Config, o Options) payment.Provider {
+	switch {
+	case o.TestModeProvider != nil:
+		return o.TestModeProvider
+	case cfg.RehearsalPSPURL != "":
+		return payment.NewSim(cfg.RehearsalPSPURL, cfg.PaymentTimeout)
+	case o.Provider == nil && cfg.PaymentProvider != "stripe" && cfg.PaymentProviderURL != "":
+		return payment.NewSim(cfg.PaymentProviderURL, cfg.PaymentTimeout)
+	}
+	return nil
 }
 
 // checkoutConfig is checkout's configuration from the process's.
@@ -268,7 +300,7 @@ func (a *App) API() *api.Server {
 		texts = sms.ToMail{Mail: mailer}
 	}
 	return api.New(api.Deps{
-		Audit: audit.New(a.Pool), Sessions: session.New(a.Pool, session.Limits{Idle: cfg.ConsoleIdle, Absolute: cfg.ConsoleMaxAge}),
+		Audit: audit.New(a.Pool), Rehearsals: a.Rehearsals, Sessions: session.New(a.Pool, session.Limits{Idle: cfg.ConsoleIdle, Absolute: cfg.ConsoleMaxAge}),
 		Login: login.NewStore(a.Pool), Mailer: mailer, SMS: texts, Stores: a.storesHandler(), StoreOfHost: a.storeOfHost(),
 		StoreBucket: a.storeBucket(),
 		Pool:        a.Pool, Tenants: a.Tenants, Products: a.Products, Reservations: a.Reservations,

@@ -65,6 +65,7 @@ type Service struct {
 	pool     *pgxpool.Pool
 	river    *river.Client[pgx.Tx]
 	provider payment.Provider
+	testMode payment.Provider // rehearsals' payments (nil: none)
 	tickets  *ticket.Signer
 	mailer   *mail.Sender
 	metrics  *metrics.Metrics
@@ -80,6 +81,25 @@ func NewService(pool *pgxpool.Pool, riverClient *river.Client[pgx.Tx], provider 
 
 // Provider is the payment provider in use.
 func (s *Service) Provider() payment.Provider { return s.provider }
+
+// SetTestMode names the test-mode provider that rehearsals' orders pay
+// with (a payment simulator: never the real provider); call it before use.
+func (s *Service) SetTestMode(p payment.Provider) { s.testMode = payment.Named(p, payment.TestModeName) }
+
+// TestMode reports whether rehearsals can pay here.
+func (s *Service) TestMode() bool { return s.testMode != nil }
+
+// ErrNoTestMode refuses a rehearsal's order where no test-mode provider is
+// set: its payment would otherwise reach the real provider.
+var ErrNoTestMode = errors.New("no test-mode payment provider for a rehearsal's order")
+
+// providerOf is the provider a payment attempt was made with.
+func (s *Service) providerOf(name string) payment.Provider {
+	if s.testMode != nil && name == s.testMode.Name() {
+		return s.testMode
+	}
+	return s.provider
+}
 
 // SetRiver sets the River client once it exists (the client's workers need
 // the service, the service inserts jobs with the client).

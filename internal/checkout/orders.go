@@ -96,10 +96,23 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (order *Order, rep
 			return fmt.Errorf("%w: order %s is %s", ErrOrderExists, orderID, status)
 		}
 
+		// A rehearsal's orders pay with the test-mode provider, never the
+		// real one.
+		provider := s.provider
+		rehearsal, err := product.IsRehearsal(ctx, tx, hold.ProductID)
+		if err != nil {
+			return err
+		}
+		if rehearsal {
+			if s.testMode == nil {
+				return ErrNoTestMode
+			}
+			provider = s.testMode
+		}
 		attemptID := db.NewID()
 		if _, err := tx.Exec(ctx, `
 			INSERT INTO payment_attempts (id, order_id, provider, provider_key, payment_method)
-			VALUES ($1, $2, $3, $4, $5)`, attemptID, orderID, s.provider.Name(), "att_"+attemptID.String(), p.PaymentMethod); err != nil {
+			VALUES ($1, $2, $3, $4, $5)`, attemptID, orderID, provider.Name(), "att_"+attemptID.String(), p.PaymentMethod); err != nil {
 			return fmt.Errorf("insert payment attempt: %w", err)
 		}
 		if _, err := s.river.InsertTx(ctx, tx, AuthorizeArgs{AttemptID: attemptID}, nil); err != nil {

@@ -24,17 +24,19 @@ type attempt struct {
 	PaymentID   *string
 	AmountCents int64
 	Currency    string
+	Provider    string
 }
 
 func (s *Service) loadAttempt(ctx context.Context, q db.DBTX, id uuid.UUID, lock bool) (*attempt, error) {
 	sql := `
-		SELECT a.id, a.order_id, a.provider_key, a.payment_method, a.status, a.provider_payment_id, o.amount_cents, o.currency
+		SELECT a.id, a.order_id, a.provider_key, a.payment_method, a.status, a.provider_payment_id, o.amount_cents, o.currency,
+		       a.provider
 		FROM payment_attempts a JOIN orders o ON o.id = a.order_id WHERE a.id = $1`
 	if lock {
 		sql += ` FOR UPDATE OF a, o`
 	}
 	var a attempt
-	err := q.QueryRow(ctx, sql, id).Scan(&a.ID, &a.OrderID, &a.Key, &a.Method, &a.Status, &a.PaymentID, &a.AmountCents, &a.Currency)
+	err := q.QueryRow(ctx, sql, id).Scan(&a.ID, &a.OrderID, &a.Key, &a.Method, &a.Status, &a.PaymentID, &a.AmountCents, &a.Currency, &a.Provider)
 	if err != nil {
 		return nil, fmt.Errorf("payment attempt %s: %w", id, db.NotFound(err))
 	}
@@ -52,7 +54,7 @@ func (s *Service) Authorize(ctx context.Context, attemptID uuid.UUID) error {
 	if a.Status != "PENDING" {
 		return nil // already decided (a retried job, or a webhook got there first)
 	}
-	p, err := s.provider.Authorize(ctx, payment.AuthorizeRequest{Key: a.Key, AmountCents: a.AmountCents,
+	p, err := s.providerOf(a.Provider).Authorize(ctx, payment.AuthorizeRequest{Key: a.Key, AmountCents: a.AmountCents,
 		Currency: a.Currency, PaymentMethod: a.Method, OrderID: a.OrderID.String()})
 	switch {
 	case err == nil:
@@ -115,7 +117,7 @@ func (s *Service) Resolve(ctx context.Context, attemptID uuid.UUID) error {
 	if a.Status != "UNKNOWN" && a.Status != "PENDING" {
 		return nil
 	}
-	p, err := s.provider.Get(ctx, a.Key)
+	p, err := s.providerOf(a.Provider).Get(ctx, a.Key)
 	switch {
 	case err == nil:
 		return s.Apply(ctx, attemptID, p)
@@ -137,18 +139,18 @@ func (s *Service) Resolve(ctx context.Context, attemptID uuid.UUID) error {
 // with backoff and the reconciler picks up what River gives up on.
 func (s *Service) Capture(ctx context.Context, orderID uuid.UUID) error {
 	var attemptID uuid.UUID
-	var paymentID, key, status, capture string
+	var paymentID, key, status, capture, provider string
 	err := s.pool.QueryRow(ctx, `
-		SELECT a.id, a.provider_payment_id, a.provider_key, a.status, o.capture_status
+		SELECT a.id, a.provider_payment_id, a.provider_key, a.status, o.capture_status, a.provider
 		FROM orders o JOIN payment_attempts a ON a.order_id = o.id AND a.status IN ('AUTHORIZED', 'CAPTURED')
-		WHERE o.id = $1 AND o.status = 'CONFIRMED'`, orderID).Scan(&attemptID, &paymentID, &key, &status, &capture)
+		WHERE o.id = $1 AND o.status = 'CONFIRMED'`, orderID).Scan(&attemptID, &paymentID, &key, &status, &capture, &provider)
 	if err != nil {
 		return fmt.Errorf("order to capture %s: %w", orderID, db.NotFound(err))
 	}
 	if status == "CAPTURED" || capture == "CAPTURED" {
 		return nil
 	}
-	p, err := s.provider.Capture(ctx, paymentID, key+":capture")
+	p, err := s.providerOf(provider).Capture(ctx, paymentID, key+":capture")
 	if err != nil {
 		s.metrics.PaymentEvent("capture_failed")
 		if _, dbErr := s.pool.Exec(ctx, `UPDATE orders SET capture_status = 'FAILED', updated_at = now() WHERE id = $1 AND capture_status <> 'CAPTURED'`,
@@ -169,7 +171,7 @@ func (s *Service) Void(ctx context.Context, attemptID uuid.UUID) error {
 	if a.Status != "AUTHORIZED" || a.PaymentID == nil {
 		return nil
 	}
-	p, err := s.provider.Void(ctx, *a.PaymentID, a.Key+":void")
+	p, err := s.providerOf(a.Provider).Void(ctx, *a.PaymentID, a.Key+":void")
 	if err != nil {
 		return fmt.Errorf("void attempt %s: %w", attemptID, err)
 	}

@@ -68,7 +68,7 @@ func (s *Service) ProcessWebhook(ctx context.Context, provider, eventID string) 
 	if err != nil {
 		return fmt.Errorf("attempt of webhook %s: %w", eventID, err)
 	}
-	p, err := s.provider.Get(ctx, key)
+	p, err := s.providerOf(provider).Get(ctx, key)
 	if err != nil {
 		return fmt.Errorf("re-read payment for webhook %s: %w", eventID, err)
 	}

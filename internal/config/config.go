@@ -99,6 +99,11 @@ type Config struct {
 	// Stripe's; point it at stripe-mock to try request shapes).
 	StripeSecretKey string
 	StripeAPIURL    string
+	// RehearsalPSPURL is the payment simulator rehearsals pay with (a
+	// `boxoffice psp-sim`): never the real provider. REHEARSAL_PSP_URL;
+	// default: PSP_SIM_URL when the simulator is the provider; with Stripe
+	// and none set, rehearsals run without payments.
+	RehearsalPSPURL string
 	// PaymentProviderURL is the payment provider simulator's address.
 	// PSP_SIM_URL; default none: `dev` starts the simulator in-process,
 	// `serve`/`work` then run without checkout.
@@ -313,6 +318,7 @@ func load(getenv func(string) string) (*Config, error) {
 		SQSEventsQueueURL: getenv("SQS_EVENTS_QUEUE_URL"),
 
 		PaymentProviderURL: getenv("PSP_SIM_URL"),
+		RehearsalPSPURL:    getenv("REHEARSAL_PSP_URL"),
 		PaymentProvider:    env("PAYMENT_PROVIDER", "sim"),
 		StripeSecretKey:    getenv("STRIPE_SECRET_KEY"),
 		StripeAPIURL:       getenv("STRIPE_API_URL"),

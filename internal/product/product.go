@@ -69,7 +69,12 @@ type Product struct {
 	WaitingRoom   *waitingroom.Settings `json:"waitingRoom,omitempty"`
 	Publication   string                `json:"publication" enum:"DRAFT,PUBLISHED,CLOSED"`
 	CreatedAt     time.Time             `json:"createdAt"`
+	RehearsalOf   *uuid.UUID            `json:"rehearsalOf,omitempty" doc:"Set on a rehearsal's shadow copy: the product it rehearses"`
 }
+
+// HiddenFromBuyers reports whether buyers may not see the product: a
+// draft, or a rehearsal's shadow (on sale to synthetic buyers only).
+func (p *Product) HiddenFromBuyers() bool { return p.Publication == Draft || p.RehearsalOf != nil }
 
 // CreateParams describes a new product; zero values take the defaults.
 type CreateParams struct {
@@ -89,6 +94,9 @@ type CreateParams struct {
 	WaitingRoom   *waitingroom.Settings
 	// Publication is PUBLISHED (the default) or DRAFT.
 	Publication string
+	// RehearsalOf makes a rehearsal's shadow of that product: a draft,
+	// outside the tenant's quota and lists.
+	RehearsalOf *uuid.UUID
 }
 
 // Store reads and writes products.
@@ -156,8 +164,10 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 	}
 	id := uuid.New()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := s.checkQuota(ctx, tx, p); err != nil {
-			return err
+		if p.RehearsalOf == nil {
+			if err := s.checkQuota(ctx, tx, p); err != nil {
+				return err
+			}
 		}
 		var onSale any = p.OnSaleAt
 		if p.OnSaleAt.IsZero() {
@@ -166,11 +176,12 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 		var opensAt time.Time
 		err := tx.QueryRow(ctx, `
 			INSERT INTO products (id, tenant_id, slug, name, description, image_url, kind, capacity, layout,
-			                      price_cents, currency, per_buyer_limit, hold_seconds, on_sale_at, waiting_room, publication)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, coalesce($14, now()), $15, $16)
+			                      price_cents, currency, per_buyer_limit, hold_seconds, on_sale_at, waiting_room, publication,
+			                      rehearsal_of)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, coalesce($14, now()), $15, $16, $17)
 			RETURNING on_sale_at`,
 			id, p.TenantID, p.Slug, p.Name, p.Description, p.ImageURL, p.Kind, p.Capacity, layout,
-			p.PriceCents, p.Currency, p.PerBuyerLimit, p.HoldSeconds, onSale, room, p.Publication).Scan(&opensAt)
+			p.PriceCents, p.Currency, p.PerBuyerLimit, p.HoldSeconds, onSale, room, p.Publication, p.RehearsalOf).Scan(&opensAt)
 		if db.IsUniqueViolation(err, "products_tenant_id_slug_key") {
 			return ErrSlugTaken
 		}
@@ -228,7 +239,7 @@ func (s *Store) checkQuota(ctx context.Context, tx pgx.Tx, p CreateParams) error
 	}
 	var n int
 	var capacity int64
-	if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(sum(capacity), 0) FROM products WHERE tenant_id = $1`,
+	if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(sum(capacity), 0) FROM products WHERE tenant_id = $1 AND rehearsal_of IS NULL`,
 		p.TenantID).Scan(&n, &capacity); err != nil {
 		return fmt.Errorf("count tenant's products: %w", err)
 	}
@@ -240,14 +251,14 @@ func (s *Store) checkQuota(ctx context.Context, tx pgx.Tx, p CreateParams) error
 
 const selectProduct = `
 	SELECT id, tenant_id, slug, name, description, image_url, kind, capacity, layout, price_cents, currency,
-	       per_buyer_limit, hold_seconds, on_sale_at, publication, created_at, waiting_room, layout_version
+	       per_buyer_limit, hold_seconds, on_sale_at, publication, created_at, waiting_room, layout_version, rehearsal_of
 	FROM products`
 
 func scanProduct(row pgx.Row) (*Product, error) {
 	var p Product
 	var layout, room []byte
 	err := row.Scan(&p.ID, &p.TenantID, &p.Slug, &p.Name, &p.Description, &p.ImageURL, &p.Kind, &p.Capacity, &layout,
-		&p.PriceCents, &p.Currency, &p.PerBuyerLimit, &p.HoldSeconds, &p.OnSaleAt, &p.Publication, &p.CreatedAt, &room, &p.LayoutVersion)
+		&p.PriceCents, &p.Currency, &p.PerBuyerLimit, &p.HoldSeconds, &p.OnSaleAt, &p.Publication, &p.CreatedAt, &room, &p.LayoutVersion, &p.RehearsalOf)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +311,8 @@ func (s *Store) GetAny(ctx context.Context, id uuid.UUID) (*Product, error) {
 // closed products (never drafts), soonest on sale first.
 func (s *Store) ListInStore(ctx context.Context, tenantID uuid.UUID) ([]*Product, error) {
 	rows, err := s.pool.Query(ctx, selectProduct+`
-		WHERE tenant_id = $1 AND publication <> 'DRAFT' ORDER BY on_sale_at, created_at, id LIMIT 1000`, tenantID)
+		WHERE tenant_id = $1 AND publication <> 'DRAFT' AND rehearsal_of IS NULL
+		ORDER BY on_sale_at, created_at, id LIMIT 1000`, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("list store products: %w", err)
 	}
@@ -318,8 +330,8 @@ func (s *Store) ListInStore(ctx context.Context, tenantID uuid.UUID) ([]*Product
 
 // List returns the tenant's products, newest first, at most limit.
 func (s *Store) List(ctx context.Context, tenantID uuid.UUID, limit int) ([]*Product, error) {
-	rows, err := s.pool.Query(ctx, selectProduct+` WHERE tenant_id = $1 ORDER BY created_at DESC, id LIMIT $2`,
-		tenantID, limit)
+	rows, err := s.pool.Query(ctx, selectProduct+` WHERE tenant_id = $1 AND rehearsal_of IS NULL
+		ORDER BY created_at DESC, id LIMIT $2`, tenantID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list products: %w", err)
 	}
@@ -338,7 +350,7 @@ func (s *Store) List(ctx context.Context, tenantID uuid.UUID, limit int) ([]*Pro
 // ListAll returns every tenant's products, newest first, at most limit (the
 // platform admin's console).
 func (s *Store) ListAll(ctx context.Context, limit int) ([]*Product, error) {
-	rows, err := s.pool.Query(ctx, selectProduct+` ORDER BY created_at DESC, id LIMIT $1`, limit)
+	rows, err := s.pool.Query(ctx, selectProduct+` WHERE rehearsal_of IS NULL ORDER BY created_at DESC, id LIMIT $1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list all products: %w", err)
 	}

@@ -115,3 +115,13 @@ func IDsOf(ctx context.Context, q db.DBTX, tenantID uuid.UUID) ([]uuid.UUID, err
 	}
 	return ids, nil
 }
+
+// IsRehearsal reports whether a product is a rehearsal's shadow: its
+// payments go to the test-mode provider.
+func IsRehearsal(ctx context.Context, q db.DBTX, id uuid.UUID) (bool, error) {
+	var of *uuid.UUID
+	if err := q.QueryRow(ctx, `SELECT rehearsal_of FROM products WHERE id = $1`, id).Scan(&of); err != nil {
+		return false, fmt.Errorf("product %s: %w", id, db.NotFound(err))
+	}
+	return of != nil, nil
+}

@@ -30,6 +30,9 @@ var (
 // the waiting room, of a product that is already on sale.
 var ErrAlreadyOnSale = errors.New("product already on sale")
 
+// ErrRehearsalShadow refuses to publish a rehearsal's shadow copy.
+var ErrRehearsalShadow = errors.New("a rehearsal's shadow copy is never published")
+
 // Update is a change to a product; nil fields stay as they are.
 type Update struct {
 	Name        *string
@@ -59,6 +62,9 @@ func (s *Store) Update(ctx context.Context, tenantID, id uuid.UUID, u Update) (*
 			return err
 		}
 		onSale := cur.Publication == Published && !cur.OnSaleAt.After(now)
+		if cur.RehearsalOf != nil && u.Publication != nil && *u.Publication == Published {
+			return ErrRehearsalShadow // a shadow never reaches a store
+		}
 		if u.Publication != nil && *u.Publication != cur.Publication && *u.Publication != Published && *u.Publication != Closed {
 			return ErrPublication
 		}

@@ -32,6 +32,7 @@ import (
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/product"
+	"boxoffice/internal/rehearsal"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/storefront"
@@ -55,6 +56,8 @@ type Env struct {
 	River    *river.Client[pgx.Tx]
 	Tenant   *tenant.Created
 	Logger   *slog.Logger
+	// Rehearsals starts rehearsals (the work processes run them).
+	Rehearsals *rehearsal.Store
 }
 
 // Options tunes New.
@@ -84,6 +87,8 @@ type Options struct {
 	// Tracer, when set, traces the services and their queries (the pool
 	// the services use then traces its queries too).
 	Tracer trace.TracerProvider
+	// TestModeProvider, when set, is what rehearsals pay with.
+	TestModeProvider payment.Provider
 }
 
 var slugs atomic.Int64
@@ -130,19 +135,20 @@ func New(t testing.TB, o Options) *Env {
 	}
 	a, err := app.New(context.Background(), cfg, pool, logger, app.Options{
 		Work: true, Metrics: o.Metrics, Provider: o.Provider, Schema: schema.Name, BeforeJob: o.BeforeJob,
-		StorePublisher: o.Stores, Tracer: o.Tracer})
+		StorePublisher: o.Stores, Tracer: o.Tracer, TestModeProvider: o.TestModeProvider})
 	require.NoError(t, err)
 	e := &Env{
-		App:      a,
-		Schema:   schema,
-		Tenants:  a.Tenants,
-		Products: a.Products,
-		Claimer:  a.Claimer,
-		Checkout: a.Checkout,
-		Rooms:    a.Rooms,
-		River:    a.River,
-		Service:  a.Reservations,
-		Logger:   logger,
+		App:        a,
+		Rehearsals: a.Rehearsals,
+		Schema:     schema,
+		Tenants:    a.Tenants,
+		Products:   a.Products,
+		Claimer:    a.Claimer,
+		Checkout:   a.Checkout,
+		Rooms:      a.Rooms,
+		River:      a.River,
+		Service:    a.Reservations,
+		Logger:     logger,
 	}
 	if o.Work {
 		e.StartWorkers(t)

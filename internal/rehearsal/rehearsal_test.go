@@ -1,0 +1,110 @@
+package rehearsal_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/checkout"
+	"boxoffice/internal/inventory"
+	"boxoffice/internal/payment"
+	"boxoffice/internal/product"
+	"boxoffice/internal/pspsim"
+	"boxoffice/internal/rehearsal"
+	"boxoffice/internal/reservation"
+	"boxoffice/internal/testfix"
+	"boxoffice/internal/waitingroom"
+)
+
+func TestMain(m *testing.M) { testfix.VerifyNoLeaks(m) }
+
+// simulator runs a payment simulator and counts the calls it gets.
+func simulator(t *testing.T) (payment.Provider, *atomic.Int64) {
+	t.Helper()
+	sim := pspsim.New(pspsim.Config{})
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		sim.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { srv.Close(); sim.Close() })
+	return payment.NewSim(srv.URL, 5*time.Second), &calls
+}
+
+// A rehearsal sells a shadow copy out through the real waiting room, claims
+// and test-mode payments, reports what it saw, and leaves the real
+// product's stock, requests, orders and payment provider untouched.
+func TestRehearsalLeavesTheRealSaleAlone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	real, realCalls := simulator(t)
+	testMode, testCalls := simulator(t)
+	env := testfix.New(t, testfix.Options{Work: true, Provider: real, TestModeProvider: testMode})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 40, PerBuyerLimit: 2,
+		WaitingRoom: &waitingroom.Settings{Enabled: true, ActiveShoppers: 500, ShoppingSeconds: 60}})
+	// A real buyer already holds a number.
+	r := env.Reserve(t, p, "real-buyer", reservation.Params{Quantity: 1})
+	env.Drain(t, p, 10)
+	require.Equal(t, reservation.StatusHeld, env.Get(t, p, r.ID).Status)
+	reh, err := env.Rehearsals.Start(ctx, env.Tenant.ID, p.ID, rehearsal.Params{Buyers: 60, ActiveShoppers: 30,
+		ShoppingSeconds: 2, ArrivalSeconds: 3, PayShare: 0.5, DeadlineSeconds: 60})
+	require.NoError(t, err)
+	require.Equal(t, "QUEUED", reh.Status)
+	_, err = env.Rehearsals.Start(ctx, env.Tenant.ID, p.ID, rehearsal.Params{Buyers: 1})
+	require.ErrorIs(t, err, rehearsal.ErrBusy, "one at a time per product")
+
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		reh, err = env.Rehearsals.Get(ctx, env.Tenant.ID, reh.ID)
+		assert.NoError(c, err)
+		assert.Contains(c, []string{"DONE", "FAILED"}, reh.Status)
+	}, 90*time.Second, 200*time.Millisecond)
+	require.Equal(t, "DONE", reh.Status, reh.Error)
+	res := reh.Result
+	require.NotNil(t, res)
+	t.Logf("rehearsal: %+v", *res)
+	require.True(t, res.SoldOut, "60 buyers wanting two each sell 40 numbers out")
+	require.Positive(t, res.SellOutSeconds)
+	require.EqualValues(t, 60, res.Arrived)
+	require.Positive(t, res.Admitted)
+	require.Positive(t, res.AdmissionRate)
+	require.Positive(t, res.Held)
+	require.Positive(t, res.Paid, "some paid with the test-mode provider")
+	require.NotEmpty(t, res.Timeline)
+	require.NotNil(t, reh.ShadowID)
+
+	// The shadow is its own product, closed now, never in the store.
+	shadow, err := env.Products.GetAny(ctx, *reh.ShadowID)
+	require.NoError(t, err)
+	require.Equal(t, p.ID, *shadow.RehearsalOf)
+	require.Equal(t, product.Closed, shadow.Publication)
+	require.True(t, shadow.HiddenFromBuyers())
+	inStore, err := env.Products.ListInStore(ctx, env.Tenant.ID)
+	require.NoError(t, err)
+	for _, s := range inStore {
+		require.NotEqual(t, shadow.ID, s.ID)
+	}
+	listed, err := env.Products.List(ctx, env.Tenant.ID, 100)
+	require.NoError(t, err)
+	require.Len(t, listed, 1, "the tenant's list shows the real product only")
+
+	// The real sale is as it was.
+	counts, err := inventory.CountsOf(ctx, env.Schema.Pool, []uuid.UUID{p.ID})
+	require.NoError(t, err)
+	require.Equal(t, inventory.Counts{Available: 39, Held: 1}, counts[p.ID])
+	live, err := reservation.ReadLive(ctx, env.Schema.Pool, p.ID)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int64{"HELD": 1}, live.ByStatus, "no request of the rehearsal reached the real product")
+	orders, err := checkout.ReadLive(ctx, env.Schema.Pool, p.ID)
+	require.NoError(t, err)
+	require.Empty(t, orders.OrdersByStatus)
+	require.Zero(t, realCalls.Load(), "the real provider was never called")
+	require.Positive(t, testCalls.Load())
+	env.RequireInvariants(t)
+}
