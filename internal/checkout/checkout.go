@@ -84,7 +84,9 @@ func (s *Service) Provider() payment.Provider { return s.provider }
 
 // SetTestMode names the test-mode provider that rehearsals' orders pay
 // with (a payment simulator: never the real provider); call it before use.
-func (s *Service) SetTestMode(p payment.Provider) { s.testMode = payment.Named(p, payment.TestModeName) }
+func (s *Service) SetTestMode(p payment.Provider) {
+	s.testMode = payment.Named(p, payment.TestModeName)
+}
 
 // TestMode reports whether rehearsals can pay here.
 func (s *Service) TestMode() bool { return s.testMode != nil }
