@@ -32,6 +32,7 @@ import (
 	"boxoffice/internal/storefront"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/testfix"
+	"boxoffice/internal/waitingroom"
 )
 
 // deployment is the API with the console on a real loopback port, as
@@ -58,7 +59,12 @@ func newDeployment(t *testing.T, o deploymentOpts) *deployment {
 	sim := pspsim.New(pspsim.Config{WebhookURL: d.base + "/v1/webhooks/payments/sim", WebhookSecret: "whsec_console"})
 	simSrv := httptest.NewServer(sim.Handler())
 	t.Cleanup(func() { simSrv.Close(); sim.Close() })
-	fo := testfix.Options{Work: o.Work, Provider: payment.NewSim(simSrv.URL, 5*time.Second), Metrics: metrics.New()}
+	// Rehearsals pay with a simulator of their own (test mode).
+	testSim := pspsim.New(pspsim.Config{})
+	testSimSrv := httptest.NewServer(testSim.Handler())
+	t.Cleanup(func() { testSimSrv.Close(); testSim.Close() })
+	fo := testfix.Options{Work: o.Work, Provider: payment.NewSim(simSrv.URL, 5*time.Second), Metrics: metrics.New(),
+		TestModeProvider: payment.NewSim(testSimSrv.URL, 5*time.Second)}
 	deps := api.Deps{AdminKey: adminKey, DevOrigins: true, WebhookSecrets: []string{"whsec_console"}}
 	if o.Stores {
 		s3srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
@@ -86,6 +92,7 @@ func newDeployment(t *testing.T, o deploymentOpts) *deployment {
 	deps.Metrics, deps.Logger, deps.River, deps.Checkout, deps.WaitingRoom = fo.Metrics, env.Logger, env.River, env.Checkout, env.Rooms
 	deps.Reporter = ops.NewReporter(env.Schema.Pool, backend, deps.DLQ)
 	deps.Audit, deps.Sessions = audit.New(env.Schema.Pool), session.New(env.Schema.Pool, session.Limits{})
+	deps.Rehearsals = env.Rehearsals
 	srv := api.New(deps)
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, srv.Start(ctx))
@@ -332,4 +339,30 @@ func TestConsoleCSRFAndExpiry(t *testing.T) {
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#nav a[href="#/sales"]`)), waitText(`#signin-message`, "session ended"))
 	require.NoError(t, err)
 	browsertest.Shot(t, ctx, "expired")
+}
+
+// A tenant admin rehearses an on-sale, reads the projection, and takes the
+// rehearsed L and W for the sale.
+func TestConsoleRehearsal(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, deploymentOpts{Work: true})
+	p := d.env.Product(t, testfix.ProductOpts{Capacity: 40, PerBuyerLimit: 2, OnSaleAt: time.Now().Add(time.Hour),
+		WaitingRoom: &waitingroom.Settings{Enabled: true, ActiveShoppers: 500, ShoppingSeconds: 60}})
+	ctx := browsertest.Browser(t)
+	err := chromedp.Do(ctx, d.signIn(d.env.Tenant.APIKey), d.open("#/products/"+p.ID.String()),
+		chromedp.Click(chromedp.CSS(`#rehearse-link`)), chromedp.WaitVisible(chromedp.CSS(`#h-buyers`)),
+		chromedp.SetValue(chromedp.CSS(`#h-buyers`), "60"), chromedp.SetValue(chromedp.CSS(`#h-l`), "30"),
+		chromedp.SetValue(chromedp.CSS(`#h-w`), "2"), chromedp.SetValue(chromedp.CSS(`#h-arrival`), "3"),
+		chromedp.Click(chromedp.CSS(`#start-rehearsal`)),
+		browsertest.WaitJS(`document.querySelector('tr.rehearsal[data-status="DONE"]') !== null`))
+	require.NoError(t, err)
+	sellOut := browsertest.Text(t, ctx, `tr.rehearsal td.sellout`)
+	require.NotEqual(t, "not sold out", sellOut)
+	browsertest.Shot(t, ctx, "rehearsed")
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button.use-room`)), waitText(`#publication`, "Publication"))
+	require.NoError(t, err)
+	got, err := d.env.Products.Get(context.Background(), d.env.Tenant.ID, p.ID)
+	require.NoError(t, err)
+	require.Equal(t, 30, got.WaitingRoom.ActiveShoppers)
+	require.Equal(t, 2, got.WaitingRoom.ShoppingSeconds)
 }

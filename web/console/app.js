@@ -157,6 +157,7 @@ const routes = [
   [/^#\/products$/, productsPage, TENANT],
   [/^#\/products\/new$/, newProductPage, TENANT],
   [/^#\/products\/([\w-]+)$/, productPage, TENANT],
+  [/^#\/rehearse\/([\w-]+)$/, rehearsePage, TENANT],
   [/^#\/orders$/, ordersPage, ['tenant-admin', 'operator']],
   [/^#\/orders\/([\w-]+)$/, orderPage, ['tenant-admin', 'operator']],
   [/^#\/store$/, storePage, TENANT],
@@ -481,6 +482,7 @@ async function productPage(id) {
     p.publication !== 'PUBLISHED' ? h('button', {class: 'primary', id: 'publish', onclick: setPublication('PUBLISHED')}, p.publication === 'DRAFT' ? 'Publish' : 'Reopen') : null,
     p.publication === 'PUBLISHED' ? h('button', {class: 'danger', id: 'close', onclick: setPublication('CLOSED')}, 'Close the sale') : null,
     h('a', {href: `#/sales/${id}`}, 'Live view'), h('a', {href: `#/report/${id}`}, 'Report'),
+    h('a', {href: `#/rehearse/${id}`, id: 'rehearse-link'}, 'Rehearse the on-sale'),
     session.tenant ? h('a', {href: `/s/${session.tenant.slug}/`, target: '_blank', rel: 'noopener'}, 'Store') : null);
   let seatMap = null;
   if (p.kind === 'seated') {
@@ -495,6 +497,58 @@ async function productPage(id) {
     h('label', {}, 'Replace from CSV (until the first hold)', csv), file, h('button', {type: 'submit'}, 'Import seat map'));
   }
   page(p.name, actions, save, seatMap);
+}
+
+// ---------- rehearsals ----------
+
+async function rehearsePage(id) {
+  const [p, runs] = await Promise.all([api('GET', `/v1/products/${id}`), api('GET', `/v1/products/${id}/rehearsals`)]);
+  const last = runs[0]?.params || {};
+  const room = p.waitingRoom || {};
+  const f = {
+    buyers: h('input', {id: 'h-buyers', type: 'number', min: 1, max: 20000, value: last.buyers || Math.min(20000, p.capacity * 3)}),
+    L: h('input', {id: 'h-l', type: 'number', min: 1, value: last.activeShoppers || room.activeShoppers || 200}),
+    W: h('input', {id: 'h-w', type: 'number', min: 1, value: last.shoppingSeconds || room.shoppingSeconds || 60}),
+    arrival: h('input', {id: 'h-arrival', type: 'number', min: 1, max: 600, value: last.arrivalSeconds || 20}),
+    pay: h('input', {id: 'h-pay', type: 'number', min: 0, max: 100, value: Math.round((last.payShare ?? 0.6) * 100)}),
+  };
+  const running = runs.some((r) => r.status === 'QUEUED' || r.status === 'RUNNING');
+  const form = h('form', {class: 'panel', onsubmit: guarded(async () => {
+    await api('POST', `/v1/products/${id}/rehearsals`, {buyers: Number(f.buyers.value), activeShoppers: Number(f.L.value),
+      shoppingSeconds: Number(f.W.value), arrivalSeconds: Number(f.arrival.value), payShare: Number(f.pay.value) / 100});
+    route();
+  })},
+  h('p', {class: 'muted'}, 'A shadow copy of this product is sold to synthetic buyers through the real waiting room, claims and a test-mode payment provider. Real stock, orders and money are never touched.'),
+  h('div', {class: 'row'}, h('label', {}, 'Buyers', f.buyers), h('label', {}, 'L: shoppers at once', f.L),
+    h('label', {}, 'W: seconds each', f.W), h('label', {}, 'Arrivals over (s)', f.arrival), h('label', {}, 'Share that pays (%)', f.pay)),
+  h('button', {class: 'primary', type: 'submit', id: 'start-rehearsal', disabled: running}, running ? 'A rehearsal is running…' : 'Rehearse'));
+  const pct = (x) => `${Math.round((x || 0) * 100)} %`;
+  const rows = runs.map((r) => {
+    const res = r.result || {};
+    const useIt = r.status === 'DONE' && new Date(p.onSaleAt) > new Date() ? h('button', {class: 'use-room', onclick: guarded(async () => {
+      await api('PATCH', `/v1/products/${id}`, {waitingRoom: {...(p.waitingRoom || {}), enabled: true,
+        activeShoppers: r.params.activeShoppers, shoppingSeconds: r.params.shoppingSeconds}});
+      location.hash = `#/products/${id}`;
+    })}, `Use L=${r.params.activeShoppers}, W=${r.params.shoppingSeconds}`) : '';
+    return h('tr', {class: 'rehearsal', dataset: {status: r.status}},
+      h('td', {}, when(r.createdAt)), h('td', {}, r.status, r.error ? h('div', {class: 'muted'}, r.error) : null,
+        r.shadowId && r.status === 'RUNNING' ? h('div', {}, h('a', {href: `#/sales/${r.shadowId}`}, 'watch live')) : null),
+      h('td', {class: 'num'}, n(r.params.buyers)), h('td', {class: 'num'}, `${r.params.activeShoppers ?? '—'} / ${r.params.shoppingSeconds ?? '—'} s`),
+      h('td', {class: 'num sellout'}, r.result ? (res.soldOut ? secs(res.sellOutSeconds) : 'not sold out') : '—'),
+      h('td', {class: 'num'}, r.result ? `${res.admissionRate.toFixed(1)}/s` : '—'),
+      h('td', {class: 'num'}, r.result ? pct(res.conflictRate) : '—'),
+      h('td', {class: 'num'}, r.result ? n(res.peakClaimBacklog) : '—'),
+      h('td', {class: 'num'}, r.result ? `${n(res.paid)} paid · ${res.paymentsPerSecond.toFixed(0)}/s peak · ${n(res.peakPaymentsInFlight)} in flight` : '—'),
+      h('td', {}, useIt));
+  });
+  page(`Rehearse: ${p.name}`, h('p', {}, h('a', {href: `#/products/${id}`}, 'Back to the product')), form,
+    h('h2', {}, 'Rehearsals'),
+    runs.length === 0 ? h('p', {class: 'muted'}, 'None yet.') :
+      table(['Started', 'State', 'Buyers', 'L / W', 'Sold out after', 'Admission', 'Conflicts', 'Peak claim backlog', 'Payments', ''], rows));
+  if (running) {
+    const timer = setTimeout(() => route(), 2000);
+    stopPage = () => clearTimeout(timer);
+  }
 }
 
 // ---------- orders ----------
