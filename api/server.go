@@ -165,7 +165,7 @@ func New(d Deps) *Server {
 	if s.Reporter == nil {
 		s.Reporter = ops.NewReporter(d.Pool, "river", nil)
 	}
-	s.sales = ops.NewLive(s.Reporter, d.Products, d.Checkout)
+	s.sales = ops.NewLive(s.Reporter, d.Products)
 	s.live = live.NewHub(d.Pool, live.Options{Metrics: d.Metrics, Logger: d.Logger})
 	s.stopping = make(chan struct{})
 	// A venue plan is rendered once per version: a stadium's is megabytes.

@@ -216,10 +216,14 @@ func (s *Service) SetPaused(ctx context.Context, paused bool, reason string) err
 }
 
 // Paused reports whether checkout is paused and why.
-func (s *Service) Paused(ctx context.Context) (bool, string, error) {
+func (s *Service) Paused(ctx context.Context) (bool, string, error) { return Paused(ctx, s.pool) }
+
+// Paused reports whether checkout is paused and why (for readers without a
+// Service: the operators' gauges and live view).
+func Paused(ctx context.Context, q db.DBTX) (bool, string, error) {
 	var paused bool
 	var reason *string
-	if err := s.pool.QueryRow(ctx, `SELECT paused, reason FROM checkout_control`).Scan(&paused, &reason); err != nil {
+	if err := q.QueryRow(ctx, `SELECT paused, reason FROM checkout_control`).Scan(&paused, &reason); err != nil {
 		return false, "", fmt.Errorf("checkout state: %w", err)
 	}
 	if reason == nil {

@@ -47,6 +47,7 @@ func NewCollector(reporter *Reporter, logger *slog.Logger) *Collector {
 		"payments_oldest":     d("boxoffice_payments_oldest_unresolved_age_seconds", "Age of the oldest unresolved payment attempt."),
 		"expiry_backlog":      d("boxoffice_holds_expiry_backlog_seconds", "How long the longest-expired ACTIVE hold is past its expiry."),
 		"outbox_lag":          d("boxoffice_outbox_lag_seconds", "Age of the oldest unpublished outbox event."),
+		"checkout_paused":     d("boxoffice_checkout_paused", "1 while new checkouts are refused (paused by an operator or after unknown payment outcomes)."),
 	}}
 }
 
@@ -116,6 +117,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		g("payments_oldest", h.PaymentsOldestUnresolvedSecs)
 		g("expiry_backlog", h.ExpiryBacklogSeconds)
 		g("outbox_lag", h.OutboxLagSeconds)
+		paused := 0.0
+		if h.CheckoutPaused {
+			paused = 1
+		}
+		g("checkout_paused", paused)
 	}
 	for _, w := range rep.WaitingRooms {
 		g("room_waiting", float64(w.Waiting), w.ProductID.String())

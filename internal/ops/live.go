@@ -145,7 +145,6 @@ const (
 type Live struct {
 	reporter  *Reporter
 	products  *product.Store
-	checkout  *checkout.Service // nil without checkout
 	views     *cache.Cache[viewKey, *SaleView]
 	histories *cache.Cache[uuid.UUID, *History]
 	audits    *cache.Cache[uuid.UUID, *InvariantView]
@@ -160,8 +159,8 @@ type viewKey struct {
 var ErrNotVisible = errors.New("no such product")
 
 // NewLive returns the live view builder.
-func NewLive(r *Reporter, products *product.Store, co *checkout.Service) *Live {
-	l := &Live{reporter: r, products: products, checkout: co}
+func NewLive(r *Reporter, products *product.Store) *Live {
+	l := &Live{reporter: r, products: products}
 	l.views = cache.New(time.Second, 1000, l.build)
 	l.histories = cache.New(5*time.Second, 1000, l.history)
 	l.audits = cache.New(10*time.Second, 1000, l.audit)
@@ -229,10 +228,8 @@ func (l *Live) build(ctx context.Context, k viewKey) (*SaleView, error) {
 	v.Payments = PaymentsView{OrdersByStatus: pay.OrdersByStatus, InFlight: pay.PaymentsInFlight,
 		Unknown: pay.PaymentsUnknown, OldestUnresolved: pay.OldestUnresolved, CapturesFailing: pay.CapturesFailing,
 		RevenueCents: pay.RevenueCents, PaidLastMinute: pay.PaidPerMinute}
-	if l.checkout != nil {
-		if v.Checkout.Paused, v.Checkout.Reason, err = l.checkout.Paused(ctx); err != nil {
-			return nil, err
-		}
+	if v.Checkout.Paused, v.Checkout.Reason, err = checkout.Paused(ctx, pool); err != nil {
+		return nil, err
 	}
 	if v.OutboxLag, err = outbox.Lag(ctx, pool); err != nil {
 		return nil, err

@@ -77,6 +77,7 @@ type Health struct {
 	PaymentsOldestUnresolvedSecs float64 `json:"paymentsOldestUnresolvedSeconds"`
 	ExpiryBacklogSeconds         float64 `json:"expiryBacklogSeconds" doc:"how long the longest-expired ACTIVE hold is past its expiry"`
 	OutboxLagSeconds             float64 `json:"outboxLagSeconds" doc:"age of the oldest unpublished outbox event"`
+	CheckoutPaused               bool    `json:"checkoutPaused" doc:"new checkouts refused (by an operator, or after too many unknown payment outcomes)"`
 }
 
 // Reporter builds reports.
@@ -117,6 +118,9 @@ func (r *Reporter) Report(ctx context.Context, scope Scope) (*Report, error) {
 			return nil, err
 		}
 		if h.OutboxLagSeconds, err = outbox.Lag(ctx, r.pool); err != nil {
+			return nil, err
+		}
+		if h.CheckoutPaused, _, err = checkout.Paused(ctx, r.pool); err != nil {
 			return nil, err
 		}
 		rep.Health = h
