@@ -156,6 +156,12 @@ func TestConsoleOperatorWatchesBurst(t *testing.T) {
 	err = chromedp.Do(ctx, browsertest.WaitJS(`document.querySelector('#queued')?.textContent === '0'`),
 		waitText(`[data-group="Stock"]`, "Held"+fmt.Sprint(burst)))
 	require.NoError(t, err, "the backlog drains")
+	// The 15-minute chart has the burst in it (its history is refreshed
+	// every 5 s).
+	require.NoError(t, chromedp.Do(ctx, browsertest.WaitJS(
+		`Number(document.querySelector('.chart[data-chart="accepted decided rejected"]')?.dataset.peak) >= 20`)))
+	// The whole page, charts included (README's picture).
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 1120), chromedp.Sleep(1200*time.Millisecond)))
 	browsertest.Shot(t, ctx, "2-drained")
 }
 

@@ -70,7 +70,10 @@ const when = (t) => t ? new Date(t).toLocaleString() : '—';
 const isAdmin = () => session?.role === 'platform-admin';
 const isTenantAdmin = () => session?.role === 'tenant-admin';
 
-function tile(k, v, cls) { return h('div', {class: `tile ${cls || ''}`}, h('div', {class: 'k'}, k), h('div', {class: 'v'}, v)); }
+function tile(k, v, cls) {
+  const long = String(v).length > 14 ? ' long' : ''; // words, not a figure: smaller type
+  return h('div', {class: `tile ${cls || ''}${long}`}, h('div', {class: 'k'}, k), h('div', {class: 'v'}, v));
+}
 function errorBox(e) { return h('p', {class: 'error', role: 'alert'}, e.status === 403 ? `Not allowed: ${e.message}` : e.message); }
 function page(title, ...children) {
   main.replaceChildren(h('h1', {}, title), ...children);
@@ -213,7 +216,7 @@ async function salesPage() {
 const palette = ['#2f5bea', '#e4572e', '#17a398', '#f0a202', '#8e44ad'];
 function chart(title, series) {
   const canvas = h('canvas', {width: 600, height: 240});
-  const box = h('div', {class: 'chart'}, h('h3', {}, title),
+  const box = h('div', {class: 'chart', dataset: {chart: series.map(([, key]) => key).join(' ')}}, h('h3', {}, title),
     h('div', {class: 'legend'}, series.map(([name], i) => h('span', {}, h('i', {style: `background:${palette[i]}`}), name))), canvas);
   box.draw = (h0) => {
     const ctx = canvas.getContext('2d');
@@ -221,6 +224,7 @@ function chart(title, series) {
     ctx.clearRect(0, 0, W, H);
     const all = series.flatMap(([, key]) => h0[key] || []);
     const top = Math.max(1, ...all);
+    box.dataset.peak = String(Math.max(0, ...all));
     ctx.strokeStyle = '#e3e6ec'; ctx.fillStyle = '#667085'; ctx.font = '20px system-ui';
     ctx.beginPath(); ctx.moveTo(pad, H - pad); ctx.lineTo(W, H - pad); ctx.stroke();
     ctx.fillText(fmt.format(top), pad + 4, 20);
