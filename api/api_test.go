@@ -411,6 +411,18 @@ func TestOperations(t *testing.T) {
 		"/v1/products/{id}/reservations", "/v1/reservations/{id}", "/v1/holds/{id}"} {
 		require.Contains(t, paths, p)
 	}
+	// Every security scheme an operation names is described.
+	schemes := r.body["components"].(map[string]any)["securitySchemes"].(map[string]any)
+	for path, item := range paths {
+		for method, op := range item.(map[string]any) {
+			sec, _ := op.(map[string]any)["security"].([]any)
+			for _, req := range sec {
+				for name := range req.(map[string]any) {
+					require.Contains(t, schemes, name, "%s %s", method, path)
+				}
+			}
+		}
+	}
 	// The docs page is self-contained: every asset from this server, none
 	// from a CDN (it was blank offline).
 	docs := b.do(t, http.MethodGet, "/docs", "", nil)

@@ -23,12 +23,20 @@ const (
 	schemeAPI      = "apiKey"      // a tenant-admin API key
 	schemeOperator = "operatorKey" // an operator or tenant-admin API key
 	schemeBuyer    = "buyerToken"
+	schemeSession  = "consoleSession" // the console's cookie (console.go)
 )
 
+// security lists an operation's schemes; one that takes a key also takes
+// the console's session, which stands in for the key it was opened with.
 func security(schemes ...string) []map[string][]string {
-	out := make([]map[string][]string, len(schemes))
-	for i, s := range schemes {
-		out[i] = map[string][]string{s: {}}
+	out := make([]map[string][]string, 0, len(schemes)+1)
+	session := false
+	for _, s := range schemes {
+		out = append(out, map[string][]string{s: {}})
+		session = session || s == schemeAdmin || s == schemeAPI || s == schemeOperator
+	}
+	if session {
+		out = append(out, map[string][]string{schemeSession: {}})
 	}
 	return out
 }

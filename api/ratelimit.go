@@ -60,10 +60,11 @@ func (s *Server) limit(max int, key func(huma.Context) string) func(huma.Context
 	}
 }
 
-// loginOps are the passwordless-login operations: a guessing game for
-// anyone who can call them freely, so each IP gets LoginPerIP calls of them
-// a minute (per identifier the codes themselves are limited).
-var loginOps = map[string]bool{"store-login": true, "store-login-verify": true}
+// loginOps are the sign-in operations — passwordless buyer login and the
+// console's key exchange: a guessing game for anyone who can call them
+// freely, so each IP gets LoginPerIP calls of them a minute (per identifier
+// the codes themselves are limited too).
+var loginOps = map[string]bool{"store-login": true, "store-login-verify": true, "console-sign-in": true}
 
 // loginLimit caps the login operations per client IP and minute.
 func (s *Server) loginLimit(l RateLimits) func(huma.Context, func(huma.Context)) {

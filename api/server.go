@@ -201,9 +201,13 @@ func New(d Deps) *Server {
 	cfg.DocsPath = ""
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		schemeAdmin: {Type: "http", Scheme: "bearer", Description: "The platform admin key (BOXOFFICE_ADMIN_KEY)."},
-		schemeAPI:   {Type: "http", Scheme: "bearer", Description: "A tenant API key (bo_...)."},
+		schemeAPI:   {Type: "http", Scheme: "bearer", Description: "A tenant-admin API key (bo_...)."},
+		schemeOperator: {Type: "http", Scheme: "bearer",
+			Description: "A tenant's operator or tenant-admin API key (bo_...): watch, report, check in."},
 		schemeBuyer: {Type: "http", Scheme: "bearer", BearerFormat: "JWT",
 			Description: "A buyer JWT: HS256 with the tenant's buyerTokenSecret; claims sub, tid, exp."},
+		schemeSession: {Type: "apiKey", In: "cookie", Name: sessionCookie,
+			Description: "The console's session (POST /v1/console/session): it may do what the key it was opened with may; changes also need X-CSRF-Token."},
 	}
 	s.api = humafiber.New(s.app, cfg)
 	s.api.UseMiddleware(func(ctx huma.Context, next func(huma.Context)) {
