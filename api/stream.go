@@ -27,24 +27,10 @@ const streamWriteTimeout = 30 * time.Second
 // Fiber adapter buffers responses; the operation is described in the
 // OpenAPI document all the same (streamOperation).
 func (s *Server) availabilityStream(c *fiber.Ctx) error {
-	writeProblem := func(p *Problem) error {
-		for name, values := range p.Headers {
-			for _, v := range values {
-				c.Set(name, v)
-			}
-		}
-		return c.Status(p.Status).JSON(p, "application/problem+json")
-	}
-	fail := func(err error) error {
-		var pr *Problem
-		if errors.As(err, &pr) {
-			return writeProblem(pr)
-		}
-		return err
-	}
+	fail := func(err error) error { return fiberProblem(c, err) }
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
-		return writeProblem(problem(http.StatusNotFound, "NOT_FOUND", "no such product"))
+		return fail(problem(http.StatusNotFound, "NOT_FOUND", "no such product"))
 	}
 	ctx := c.UserContext()
 	if _, err := s.publicProduct(ctx, id); err != nil {
@@ -60,7 +46,7 @@ func (s *Server) availabilityStream(c *fiber.Ctx) error {
 	if errors.Is(err, live.ErrFull) {
 		pr := problem(http.StatusServiceUnavailable, "TOO_MANY_STREAMS", "this server streams to as many shoppers as it can; retry shortly")
 		pr.Headers = http.Header{"Retry-After": {"5"}}
-		return writeProblem(pr)
+		return fail(pr)
 	}
 	if err != nil {
 		return fail(s.toProblem(err))

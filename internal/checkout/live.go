@@ -67,35 +67,28 @@ func ReadFlow(ctx context.Context, q db.DBTX, productID uuid.UUID, from time.Tim
 	f := Flow{Ordered: make([]int64, n), Paid: make([]int64, n), RevenueCents: make([]int64, n), Failed: make([]int64, n)}
 	end := from.Add(time.Duration(n) * step)
 	rows, err := q.Query(ctx, `
-		SELECT kind, i, count(*), sum(amount) FROM (
-			SELECT 'o' AS kind, floor(extract(epoch FROM created_at - $2::timestamptz) / $3)::int AS i, 0::bigint AS amount
+		SELECT kind, i, count(*), sum(amount)::bigint FROM (
+			SELECT 'o' AS kind, `+db.Bucket("created_at")+` AS i, 0::bigint AS amount
 			FROM orders WHERE product_id = $1 AND created_at >= $2 AND created_at < $4
 			UNION ALL
-			SELECT 'p', floor(extract(epoch FROM confirmed_at - $2::timestamptz) / $3)::int, amount_cents
+			SELECT 'p', `+db.Bucket("confirmed_at")+`, amount_cents
 			FROM orders WHERE product_id = $1 AND confirmed_at >= $2 AND confirmed_at < $4
 			UNION ALL
-			SELECT 'f', floor(extract(epoch FROM updated_at - $2::timestamptz) / $3)::int, 0
+			SELECT 'f', `+db.Bucket("updated_at")+`, 0
 			FROM orders WHERE product_id = $1 AND status IN ('FAILED', 'EXPIRED') AND updated_at >= $2 AND updated_at < $4
 		) x GROUP BY 1, 2`, productID, from, step.Seconds(), end)
 	if err != nil {
 		return f, fmt.Errorf("order flow of %s: %w", productID, err)
 	}
-	var kind string
-	var i int
-	var c, amount int64
-	_, err = pgx.ForEachRow(rows, []any{&kind, &i, &c, &amount}, func() error {
-		if i < 0 || i >= n {
-			return nil
-		}
+	err = db.ReadBuckets(rows, n, 2, func(kind string, i int, v []int64) {
 		switch kind {
 		case "o":
-			f.Ordered[i] = c
+			f.Ordered[i] = v[0]
 		case "p":
-			f.Paid[i], f.RevenueCents[i] = c, amount
+			f.Paid[i], f.RevenueCents[i] = v[0], v[1]
 		case "f":
-			f.Failed[i] = c
+			f.Failed[i] = v[0]
 		}
-		return nil
 	})
 	if err != nil {
 		return f, fmt.Errorf("order flow of %s: %w", productID, err)

@@ -96,10 +96,6 @@ func ReadLive(ctx context.Context, q db.DBTX, productID uuid.UUID) (Live, error)
 	return l, nil
 }
 
-// bucketIndex is the SQL for a timestamp's bucket: bucket i covers
-// [from + i·step, from + (i+1)·step) ($2 from, $3 step in seconds).
-const bucketIndex = `floor(extract(epoch FROM %s - $2::timestamptz) / $3)::int`
-
 // Flow is a product's requests and holds per bucket.
 type Flow struct {
 	Accepted []int64 // requests recorded
@@ -128,34 +124,27 @@ func ReadFlow(ctx context.Context, q db.DBTX, productID uuid.UUID, from time.Tim
 		return f, fmt.Errorf("requests waiting at %s: %w", from, err)
 	}
 	decided := make([]int64, n)
-	rows, err := q.Query(ctx, fmt.Sprintf(`
+	rows, err := q.Query(ctx, `
 		SELECT kind, i, count(*), sum(conflict) FROM (
-			SELECT 'a' AS kind, `+bucketIndex+` AS i, 0 AS conflict
+			SELECT 'a' AS kind, `+db.Bucket("created_at")+` AS i, 0 AS conflict
 			FROM reservation_requests WHERE product_id = $1 AND created_at >= $2 AND created_at < $4
 			UNION ALL
-			SELECT CASE WHEN status = 'REJECTED' THEN 'r' ELSE 'h' END, `+bucketIndex+`,
+			SELECT CASE WHEN status = 'REJECTED' THEN 'r' ELSE 'h' END, `+db.Bucket("processed_at")+`,
 			       CASE WHEN reason = $5 THEN 1 ELSE 0 END
 			FROM reservation_requests WHERE product_id = $1 AND processed_at >= $2 AND processed_at < $4
-		) x GROUP BY 1, 2`, "created_at", "processed_at"), productID, from, step, end, ReasonSeatTaken)
+		) x GROUP BY 1, 2`, productID, from, step, end, ReasonSeatTaken)
 	if err != nil {
 		return f, fmt.Errorf("request flow of %s: %w", productID, err)
 	}
-	var kind string
-	var i int
-	var c, conflicts int64
-	_, err = pgx.ForEachRow(rows, []any{&kind, &i, &c, &conflicts}, func() error {
-		if i < 0 || i >= n {
-			return nil
-		}
+	err = db.ReadBuckets(rows, n, 2, func(kind string, i int, v []int64) {
 		switch kind {
 		case "a":
-			f.Accepted[i] = c
+			f.Accepted[i] = v[0]
 		case "h":
-			f.Held[i], decided[i] = c, decided[i]+c
+			f.Held[i], decided[i] = v[0], decided[i]+v[0]
 		case "r":
-			f.Rejected[i], f.Conflicts[i], decided[i] = c, conflicts, decided[i]+c
+			f.Rejected[i], f.Conflicts[i], decided[i] = v[0], v[1], decided[i]+v[0]
 		}
-		return nil
 	})
 	if err != nil {
 		return f, fmt.Errorf("request flow of %s: %w", productID, err)
@@ -164,27 +153,23 @@ func ReadFlow(ctx context.Context, q db.DBTX, productID uuid.UUID, from time.Tim
 		queued += f.Accepted[i] - decided[i]
 		f.Queued[i] = max(queued, 0)
 	}
-	rows, err = q.Query(ctx, fmt.Sprintf(`
-		SELECT kind, i, sum(n) FROM (
-			SELECT 'n' AS kind, `+bucketIndex+` AS i, cardinality(numbers) AS n
+	rows, err = q.Query(ctx, `
+		SELECT kind, i, sum(n)::bigint FROM (
+			SELECT 'n' AS kind, `+db.Bucket("created_at")+` AS i, cardinality(numbers) AS n
 			FROM holds WHERE product_id = $1 AND created_at >= $2 AND created_at < $4
 			UNION ALL
-			SELECT 'e', `+bucketIndex+`, 1
+			SELECT 'e', `+db.Bucket("ended_at")+`, 1
 			FROM holds WHERE product_id = $1 AND state = 'EXPIRED' AND ended_at >= $2 AND ended_at < $4
-		) x GROUP BY 1, 2`, "created_at", "ended_at"), productID, from, step, end)
+		) x GROUP BY 1, 2`, productID, from, step, end)
 	if err != nil {
 		return f, fmt.Errorf("hold flow of %s: %w", productID, err)
 	}
-	_, err = pgx.ForEachRow(rows, []any{&kind, &i, &c}, func() error {
-		if i < 0 || i >= n {
-			return nil
-		}
+	err = db.ReadBuckets(rows, n, 1, func(kind string, i int, v []int64) {
 		if kind == "n" {
-			f.Numbers[i] = c
+			f.Numbers[i] = v[0]
 		} else {
-			f.Expired[i] = c
+			f.Expired[i] = v[0]
 		}
-		return nil
 	})
 	if err != nil {
 		return f, fmt.Errorf("hold flow of %s: %w", productID, err)

@@ -90,34 +90,27 @@ func ReadFlow(ctx context.Context, q db.DBTX, productID uuid.UUID, from time.Tim
 	gone := make([]int64, n)
 	rows, err := q.Query(ctx, `
 		SELECT kind, i, count(*) FROM (
-			SELECT 'j' AS kind, floor(extract(epoch FROM joined_at - $2::timestamptz) / $3)::int AS i
+			SELECT 'j' AS kind, `+db.Bucket("joined_at")+` AS i
 			FROM queue_entries WHERE product_id = $1 AND joined_at >= $2 AND joined_at < $4
 			UNION ALL
-			SELECT 'a', floor(extract(epoch FROM admitted_at - $2::timestamptz) / $3)::int
+			SELECT 'a', `+db.Bucket("admitted_at")+`
 			FROM queue_entries WHERE product_id = $1 AND admitted_at >= $2 AND admitted_at < $4
 			UNION ALL
-			SELECT 'l', floor(extract(epoch FROM ended_at - $2::timestamptz) / $3)::int
+			SELECT 'l', `+db.Bucket("ended_at")+`
 			FROM queue_entries WHERE product_id = $1 AND admitted_at IS NULL AND ended_at >= $2 AND ended_at < $4
 		) x GROUP BY 1, 2`, productID, from, step.Seconds(), end)
 	if err != nil {
 		return f, fmt.Errorf("room flow of %s: %w", productID, err)
 	}
-	var kind string
-	var i int
-	var c int64
-	_, err = pgx.ForEachRow(rows, []any{&kind, &i, &c}, func() error {
-		if i < 0 || i >= n {
-			return nil
-		}
+	err = db.ReadBuckets(rows, n, 1, func(kind string, i int, v []int64) {
 		switch kind {
 		case "j":
-			f.Joined[i] = c
+			f.Joined[i] = v[0]
 		case "a":
-			f.Admitted[i] = c
+			f.Admitted[i] = v[0]
 		case "l":
-			gone[i] = c
+			gone[i] = v[0]
 		}
-		return nil
 	})
 	if err != nil {
 		return f, fmt.Errorf("room flow of %s: %w", productID, err)
