@@ -23,20 +23,12 @@ import (
 	"boxoffice/internal/tenant"
 )
 
-// Sale is one product in the console's list of sales.
+// Sale is one product in the console's list of sales: what the live view
+// says of the product, with its sale status.
 type Sale struct {
-	ID          uuid.UUID `json:"id"`
-	TenantID    uuid.UUID `json:"tenantId"`
-	Name        string    `json:"name"`
-	Kind        string    `json:"kind"`
-	Capacity    int       `json:"capacity"`
-	Available   int       `json:"available"`
-	Held        int       `json:"held"`
-	Sold        int       `json:"sold"`
-	OnSaleAt    time.Time `json:"onSaleAt"`
-	Publication string    `json:"publication"`
-	SaleStatus  string    `json:"saleStatus" enum:"UPCOMING,ON_SALE,SOLD_OUT,CLOSED,DRAFT"`
-	WaitingRoom bool      `json:"waitingRoom"`
+	ops.SaleProduct
+	SaleStatus  string `json:"saleStatus" enum:"UPCOMING,ON_SALE,SOLD_OUT,CLOSED,DRAFT"`
+	WaitingRoom bool   `json:"waitingRoom"`
 }
 
 // listSales serves GET /v1/ops/sales.
@@ -63,9 +55,7 @@ func (s *Server) listSales(ctx context.Context, _ *struct{}) (*struct{ Body []Sa
 	now := time.Now()
 	for i, p := range list {
 		c := counts[p.ID]
-		out[i] = Sale{ID: p.ID, TenantID: p.TenantID, Name: p.Name, Kind: p.Kind, Capacity: p.Capacity,
-			Available: c.Available, Held: c.Held, Sold: c.Sold, OnSaleAt: p.OnSaleAt, Publication: p.Publication,
-			WaitingRoom: p.WaitingRoom != nil && p.WaitingRoom.Enabled}
+		out[i] = Sale{SaleProduct: ops.SaleProductOf(p, c), WaitingRoom: p.WaitingRoom != nil && p.WaitingRoom.Enabled}
 		out[i].SaleStatus = saleStatus(p, c.Available, now)
 		if p.Publication == "DRAFT" {
 			out[i].SaleStatus = "DRAFT"

@@ -52,6 +52,13 @@ type SaleProduct struct {
 	Publication string    `json:"publication"`
 }
 
+// SaleProductOf is what the view shows of p with its counters.
+func SaleProductOf(p *product.Product, c inventory.Counts) SaleProduct {
+	return SaleProduct{ID: p.ID, TenantID: p.TenantID, Name: p.Name, Kind: p.Kind, Capacity: p.Capacity,
+		Available: c.Available, Held: c.Held, Sold: c.Sold, OnSaleAt: p.OnSaleAt, Currency: p.Currency,
+		PriceCents: p.PriceCents, Publication: p.Publication}
+}
+
 // RoomView is the waiting room: depth, the waits, λ and why.
 type RoomView struct {
 	ActiveShoppers  int     `json:"configuredActiveShoppers" doc:"L"`
@@ -185,15 +192,11 @@ func (l *Live) build(ctx context.Context, k viewKey) (*SaleView, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &SaleView{At: time.Now().UTC(), Product: SaleProduct{ID: p.ID, TenantID: p.TenantID, Name: p.Name,
-		Kind: p.Kind, Capacity: p.Capacity, OnSaleAt: p.OnSaleAt, Currency: p.Currency, PriceCents: p.PriceCents,
-		Publication: p.Publication}}
 	counts, err := inventory.CountsOf(ctx, pool, []uuid.UUID{p.ID})
 	if err != nil {
 		return nil, err
 	}
-	c := counts[p.ID]
-	v.Product.Available, v.Product.Held, v.Product.Sold = c.Available, c.Held, c.Sold
+	v := &SaleView{At: time.Now().UTC(), Product: SaleProductOf(p, counts[p.ID])}
 
 	room, err := waitingroom.ReadLive(ctx, pool, p.ID)
 	switch {
