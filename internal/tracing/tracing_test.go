@@ -2,9 +2,11 @@ package tracing_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -235,4 +237,37 @@ func TestPaymentCallsTraced(t *testing.T) {
 		require.Equal(t, trace.SpanKindClient, s[0].SpanKind)
 		require.Equal(t, "key-1", attr(s[0].Attributes, "payment.idempotency_key"))
 	}
+}
+
+// With OTEL_EXPORTER_OTLP_ENDPOINT set, spans leave the process over
+// OTLP/HTTP to that collector; without it, the provider records nothing.
+func TestSetupExportsOverOTLP(t *testing.T) {
+	var got atomic.Int64
+	var path atomic.Value
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if len(body) > 0 {
+			got.Add(1)
+			path.Store(r.URL.Path)
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(collector.Close)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+
+	tp, shutdown, err := tracing.Setup(context.Background(), true, "boxoffice")
+	require.NoError(t, err)
+	require.True(t, tracing.Enabled(tp))
+	_, span := tracing.Tracer(tp).Start(context.Background(), "one span")
+	span.End()
+	require.NoError(t, shutdown(context.Background()), "shutdown flushes")
+	require.Positive(t, got.Load(), "the collector received the span")
+	require.Equal(t, "/v1/traces", path.Load())
+
+	off, _, err := tracing.Setup(context.Background(), false, "boxoffice")
+	require.NoError(t, err)
+	require.False(t, tracing.Enabled(off))
+	_, span = tracing.Tracer(off).Start(context.Background(), "nothing")
+	require.False(t, span.IsRecording())
 }
