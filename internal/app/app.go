@@ -206,6 +206,9 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 	}
 	a.Reservations = reservation.NewService(pool, enqueuer, a.Metrics, logger)
 	a.Reservations.SetBatching(cfg.AcceptLinger)
+	if cfg.ClaimInRequest {
+		a.Reservations.SetClaimInRequest(a.Claimer)
+	}
 	a.Reservations.SetTracer(a.Tracer)
 	a.Rehearsals = rehearsal.NewStore(pool, a.River)
 	runner.Store, runner.Reservations = a.Rehearsals, a.Reservations

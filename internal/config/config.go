@@ -202,6 +202,11 @@ type Config struct {
 	// the API from a browser (CORS), and the console's session cookie goes
 	// without Secure (dev serves plain http). Set by `dev`; no variable.
 	DevOrigins bool
+	// ClaimInRequest decides each reservation in the request, one
+	// transaction per request, without the queue: the synchronous design
+	// the burst benchmark measures the pipeline against. Not for
+	// production. BOXOFFICE_CLAIM_IN_REQUEST=1.
+	ClaimInRequest bool
 	// Tracing exports OpenTelemetry traces over OTLP/HTTP: on when
 	// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is
 	// set (and OTEL_SDK_DISABLED is not true); the exporter reads the other
@@ -319,6 +324,7 @@ func load(getenv func(string) string) (*Config, error) {
 
 		PaymentProviderURL: getenv("PSP_SIM_URL"),
 		RehearsalPSPURL:    getenv("REHEARSAL_PSP_URL"),
+		ClaimInRequest:     getenv("BOXOFFICE_CLAIM_IN_REQUEST") == "1",
 		PaymentProvider:    env("PAYMENT_PROVIDER", "sim"),
 		StripeSecretKey:    getenv("STRIPE_SECRET_KEY"),
 		StripeAPIURL:       getenv("STRIPE_API_URL"),

@@ -125,3 +125,15 @@ func IsRehearsal(ctx context.Context, q db.DBTX, id uuid.UUID) (bool, error) {
 	}
 	return of != nil, nil
 }
+
+// LayoutOf reads a product's seat map (nil for numbered products) and its
+// version.
+func LayoutOf(ctx context.Context, q db.DBTX, id uuid.UUID) (*Layout, int, error) {
+	var layout []byte
+	var version int
+	if err := q.QueryRow(ctx, `SELECT layout, layout_version FROM products WHERE id = $1`, id).Scan(&layout, &version); err != nil {
+		return nil, 0, fmt.Errorf("layout of product %s: %w", id, db.NotFound(err))
+	}
+	l, err := decodeLayout(layout)
+	return l, version, err
+}

@@ -31,10 +31,9 @@ import (
 // Claimer runs the claim transaction. It is the only writer of new claims,
 // and every queue backend (River worker, SQS consumer, repair job) calls it.
 type Claimer struct {
-	pool     *pgxpool.Pool
-	products *product.Store
-	logger   *slog.Logger
-	metrics  *metrics.Metrics
+	pool    *pgxpool.Pool
+	logger  *slog.Logger
+	metrics *metrics.Metrics
 
 	// layouts caches the parsed seat layout per product and layout
 	// version: a seat map changes only until the first hold, and parsing a
@@ -56,13 +55,12 @@ type Claimer struct {
 // NewClaimer returns a Claimer.
 func NewClaimer(pool *pgxpool.Pool, logger *slog.Logger, m *metrics.Metrics) *Claimer {
 	return &Claimer{
-		pool:     pool,
-		products: product.NewStore(pool),
-		logger:   logger,
-		metrics:  m,
-		rng:      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
-		limiter:  newLimiter(Limits{}),
-		tracer:   tracing.Tracer(nil),
+		pool:    pool,
+		logger:  logger,
+		metrics: m,
+		rng:     rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		limiter: newLimiter(Limits{}),
+		tracer:  tracing.Tracer(nil),
 	}
 }
 
@@ -390,7 +388,7 @@ func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID,
 	for _, n := range expired {
 		taken.Clear(uint(n - 1))
 	}
-	rowsLayout, err := c.layout(ctx, productID, layoutVersion)
+	rowsLayout, err := c.layout(ctx, tx, productID, layoutVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -412,20 +410,23 @@ type layoutKey struct {
 	version int
 }
 
-func (c *Claimer) layout(ctx context.Context, productID uuid.UUID, version int) ([]product.Row, error) {
+// layout reads the seat map in the claim's transaction: a second
+// connection taken while the transaction holds its locks could wait on a
+// pool the waiting transactions hold (claims in the request run many at once).
+func (c *Claimer) layout(ctx context.Context, tx pgx.Tx, productID uuid.UUID, version int) ([]product.Row, error) {
 	key := layoutKey{productID, version}
 	if rows, ok := c.layouts.Load(key); ok {
 		return rows.([]product.Row), nil
 	}
-	p, err := c.products.GetAny(ctx, productID)
+	l, readVersion, err := product.LayoutOf(ctx, tx, productID)
 	if err != nil {
 		return nil, err
 	}
 	var rows []product.Row
-	if p.Layout != nil {
-		rows = p.Layout.Rows()
+	if l != nil {
+		rows = l.Rows()
 	}
-	if p.LayoutVersion != version {
+	if readVersion != version {
 		// Replaced since this batch read the product: the next batch
 		// caches the new map.
 		return rows, nil

@@ -40,6 +40,9 @@ type Service struct {
 	// transaction of its own.
 	accepts *batch.Coalescer[*acceptRow, *time.Time]
 	tracer  trace.Tracer
+	// decider, when set, decides each request as it is recorded (the
+	// synchronous baseline).
+	decider *Claimer
 }
 
 // SetTracer traces accepts with tp; call it before use.
@@ -208,9 +211,20 @@ func (s *Service) Accept(ctx context.Context, p AcceptParams) (_ *Accepted, err 
 	ref := Ref{ID: id, ProductID: p.Product.ID, TenantID: p.Product.TenantID, Trace: row.trace}
 	transactional := s.enqueuer.Transactional()
 	var created *time.Time
-	if s.accepts != nil {
+	switch {
+	case s.decider != nil:
+		created, err = s.recordAndDecide(ctx, row)
+		if err == nil && created != nil {
+			s.metrics.Accepted()
+			req, err := s.Get(ctx, p.Product.TenantID, id, p.BuyerID)
+			if err != nil {
+				return nil, err
+			}
+			return &Accepted{Request: req}, nil
+		}
+	case s.accepts != nil:
 		created, err = s.accepts.Do(ctx, row)
-	} else {
+	default:
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			created, err = s.recordTx(ctx, tx, []*acceptRow{row})
 			return err
@@ -251,6 +265,45 @@ func (s *Service) Accept(ctx context.Context, p AcceptParams) (_ *Accepted, err 
 		return nil, err
 	}
 	return &Accepted{Request: req, Replayed: true}, nil
+}
+
+// SetClaimInRequest makes Accept decide each request in its own
+// transaction, in the request, with c: the synchronous design the burst
+// benchmark compares the queue with (BOXOFFICE_CLAIM_IN_REQUEST). No claim
+// job is queued then; call it before use.
+func (s *Service) SetClaimInRequest(c *Claimer) {
+	s.decider = c
+	s.enqueuer = noQueue{}
+}
+
+// noQueue queues nothing: requests are decided as they are recorded.
+type noQueue struct{}
+
+func (noQueue) Transactional() bool                          { return true }
+func (noQueue) EnqueueTx(context.Context, pgx.Tx, Ref) error { return nil }
+func (noQueue) Publish(context.Context, []Ref) error         { return nil }
+
+// recordAndDecide records a request and runs the claim transaction on it,
+// in one transaction (retried as a claim is); nil for a replayed key.
+func (s *Service) recordAndDecide(ctx context.Context, row *acceptRow) (*time.Time, error) {
+	for attempt := 1; ; attempt++ {
+		var created *time.Time
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			var err error
+			if created, err = s.recordTx(ctx, tx, []*acceptRow{row}); err != nil || created == nil {
+				return err
+			}
+			_, err = s.decider.claimTx(ctx, tx, row.product.ID, selection{ids: []uuid.UUID{row.id}, limit: 1})
+			return err
+		})
+		if err == nil {
+			return created, nil
+		}
+		if attempt < maxClaimAttempts && retryable(err) {
+			continue
+		}
+		return nil, fmt.Errorf("record and decide request: %w", err)
+	}
 }
 
 // Get returns a request of the tenant; when buyerID is not empty the request
