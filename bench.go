@@ -28,7 +28,7 @@ import (
 	"boxoffice/internal/dbtest"
 )
 
-const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|room|accept|million|onsale|stream|store|faults|all [flags]
+const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|room|accept|million|onsale|stream|store|burst|faults|all [flags]
 
   claim       drain queued requests: River batched vs batch size 1, and through SQS
   sqs-accept  accept with the SQS backend: SendMessageBatch vs one SendMessage per request
@@ -39,6 +39,8 @@ const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|room|accept
   onsale      the stadium on-sale end to end (waiting room, reservations, payments), oversold checked in the database
   stream      live availability (server-sent events) to 10,000 subscribers of one product on one process: commit-to-delta delay, memory, queries
   store       the store in headless Chromium: home page bytes, the 60,000-seat plan's first draw, live deltas to the map
+  burst       a real opening: 30,000 reservations from 256 connections and distinct buyers against serve and work
+              processes, accepts and claims at once, against a synchronous baseline (claim in the request)
   faults      resume times after SIGKILLs of a claim worker, an SQS consumer and a payment worker (real processes, own PostgreSQL)
   all         all of them (what make bench runs)
 `
@@ -58,7 +60,7 @@ func runBench(ctx context.Context, args []string) error {
 	if scenario == "stream-client" {
 		return runStreamClient(args[1:])
 	}
-	if scenario != "store" && scenario != "stream" && scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "room" && scenario != "accept" && scenario != "million" && scenario != "onsale" && scenario != "faults" && scenario != "all" {
+	if scenario != "store" && scenario != "stream" && scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "room" && scenario != "accept" && scenario != "million" && scenario != "onsale" && scenario != "faults" && scenario != "burst" && scenario != "all" {
 		return errors.New(benchUsage)
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -93,6 +95,9 @@ func runBench(ctx context.Context, args []string) error {
 	sc := bench.StreamConfig{Baseline: 100, Commits: 20}
 	fs.IntVar(&sc.Subscribers, "stream-subscribers", 10_000, "stream: subscribers of one product (opened by a client process)")
 	fs.DurationVar(&sc.Every, "stream-every", 500*time.Millisecond, "stream: time between claim commits")
+	bc := bench.BurstConfig{}
+	fs.IntVar(&bc.Requests, "burst-requests", 30_000, "burst: reservation requests")
+	fs.IntVar(&bc.Conns, "burst-conns", 256, "burst: connections")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -206,6 +211,14 @@ func runBench(ctx context.Context, args []string) error {
 			return err
 		}
 		figures["store"] = map[string]any{"result": res}
+	}
+
+	if scenario == "burst" || scenario == "all" {
+		res, err := bench.Burst(out, bc)
+		if err != nil {
+			return err
+		}
+		figures["burst"] = map[string]any{"config": bc, "result": res}
 	}
 
 	if scenario == "faults" || scenario == "all" {

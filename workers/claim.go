@@ -26,6 +26,10 @@ type ClaimWorker struct {
 	Logger    *slog.Logger
 }
 
+// drainLinger is how long a drain watches an emptied queue before its job
+// ends (see reservation.DrainOptions.Linger).
+const drainLinger = 250 * time.Millisecond
+
 // drainBudget is how long one claim job drains before handing on to a fresh
 // job. Bounded so River's job timeout and stuck-job rescue stay meaningful.
 const drainBudget = 30 * time.Second
@@ -40,6 +44,7 @@ func (w *ClaimWorker) Work(ctx context.Context, job *river.Job[reservation.Claim
 	res, err := w.Claimer.Drain(ctx, job.Args.ProductID, reservation.DrainOptions{
 		BatchSize: w.BatchSize,
 		Budget:    drainBudget,
+		Linger:    drainLinger,
 		Complete: func(ctx context.Context, tx pgx.Tx) error {
 			_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
 			return err

@@ -217,3 +217,12 @@ func Apply(ctx context.Context, tx pgx.Tx, productID uuid.UUID, c Change) error 
 	}
 	return nil
 }
+
+// Lock takes the product's inventory row lock for the rest of tx: the
+// synchronous claim serialises on it.
+func Lock(ctx context.Context, tx pgx.Tx, productID uuid.UUID) error {
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM inventory WHERE product_id = $1 FOR UPDATE`, productID); err != nil {
+		return fmt.Errorf("lock inventory of %s: %w", productID, err)
+	}
+	return nil
+}

@@ -376,3 +376,27 @@ func Run(t T, env Env, args ...string) string {
 	}
 	return out.String()
 }
+
+// CPU is the processor time the process has used so far (user and system,
+// from /proc; 0 where there is none).
+func (p *Process) CPU() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name (which may hold spaces, in parentheses):
+	// utime and stime are the 14th and 15th fields, in clock ticks.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	const ticks = 100 // USER_HZ on Linux
+	return time.Duration(ut+st) * time.Second / ticks
+}

@@ -30,7 +30,14 @@ type DrainOptions struct {
 	// Continue enqueues a follow-up job inside the final transaction when the
 	// budget ran out with requests left.
 	Continue func(ctx context.Context, tx pgx.Tx) error
+	// Linger is how long an emptied queue is watched before the drain ends:
+	// in a burst the next requests come within milliseconds, and ending the
+	// job would leave them to wait for a new job to be fetched.
+	Linger time.Duration
 }
+
+// lingerPoll is how often a lingering drain looks for new requests.
+const lingerPoll = 5 * time.Millisecond
 
 // Drain claims the product's QUEUED requests in batches until none is left,
 // then calls Complete inside a final transaction that commits only if, after
@@ -40,6 +47,7 @@ type DrainOptions struct {
 func (c *Claimer) Drain(ctx context.Context, productID uuid.UUID, o DrainOptions) (DrainResult, error) {
 	var total DrainResult
 	deadline := time.Now().Add(o.Budget)
+	var idleSince time.Time
 	for {
 		if o.Budget > 0 && time.Now().After(deadline) {
 			return total, c.finishDrain(ctx, productID, o, true)
@@ -52,7 +60,21 @@ func (c *Claimer) Drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 			total.Batches++
 			total.Requests += res.Requests
 			total.Numbers += res.Numbers
+			idleSince = time.Time{}
 			continue
+		}
+		if o.Linger > 0 {
+			if idleSince.IsZero() {
+				idleSince = time.Now()
+			}
+			if time.Since(idleSince) < o.Linger {
+				select {
+				case <-ctx.Done():
+					return total, ctx.Err()
+				case <-time.After(lingerPoll):
+				}
+				continue
+			}
 		}
 		err = c.finishDrain(ctx, productID, o, false)
 		if !errors.Is(err, errMoreQueued) {

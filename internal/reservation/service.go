@@ -20,6 +20,7 @@ import (
 
 	"boxoffice/internal/batch"
 	"boxoffice/internal/db"
+	"boxoffice/internal/inventory"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/product"
 	"boxoffice/internal/tracing"
@@ -291,6 +292,12 @@ func (s *Service) recordAndDecide(ctx context.Context, row *acceptRow) (*time.Ti
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			var err error
 			if created, err = s.recordTx(ctx, tx, []*acceptRow{row}); err != nil || created == nil {
+				return err
+			}
+			// One request at a time per product, as a conditional UPDATE
+			// would: the row lock first, so the claim reads a bitmap no
+			// other transaction is changing.
+			if err := inventory.Lock(ctx, tx, row.product.ID); err != nil {
 				return err
 			}
 			_, err = s.decider.claimTx(ctx, tx, row.product.ID, selection{ids: []uuid.UUID{row.id}, limit: 1})

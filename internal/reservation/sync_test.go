@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/stretchr/testify/require"
 
@@ -63,4 +66,27 @@ func TestClaimInRequest(t *testing.T) {
 	require.Equal(t, outcomes[0].ID, again.Request.ID)
 	require.Equal(t, outcomes[0].Status, again.Request.Status)
 	env.RequireInvariants(t)
+}
+
+// A drain watches an emptied queue for its Linger before ending: a request
+// that comes meanwhile is decided by the same drain, without a new job.
+func TestDrainLingers(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 10})
+	ctx := context.Background()
+	completed := 0
+	done := make(chan reservation.DrainResult)
+	go func() {
+		res, err := env.Claimer.Drain(ctx, p.ID, reservation.DrainOptions{BatchSize: 10, Linger: 2 * time.Second,
+			Complete: func(context.Context, pgx.Tx) error { completed++; return nil }})
+		require.NoError(testfix.InGoroutine(t), err)
+		done <- res
+	}()
+	time.Sleep(100 * time.Millisecond) // the queue is empty: the drain lingers
+	r := env.Reserve(t, p, "late", reservation.Params{Quantity: 1})
+	res := <-done
+	require.Equal(t, 1, res.Requests, "the lingering drain decided the late request")
+	require.Equal(t, 1, completed)
+	require.Equal(t, reservation.StatusHeld, env.Get(t, p, r.ID).Status)
 }

@@ -1,0 +1,349 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/fleet"
+	"boxoffice/internal/proctest"
+	"boxoffice/internal/tenant"
+)
+
+// BurstConfig sizes the burst.
+type BurstConfig struct {
+	Requests int // default 30,000
+	Conns    int // default 256
+	Numbers  int // the raffle's size (default 10,000)
+}
+
+// BurstRun is one mode and one kind of request.
+type BurstRun struct {
+	Mode           string         `json:"mode" doc:"pipeline (accept, queue, claim) or synchronous (claim in the request)"`
+	Ask            string         `json:"ask" doc:"numbers: one random number each; quantity: {\"quantity\":1}"`
+	Requests       int            `json:"requests"`
+	Errors         int            `json:"errors" doc:"answers other than 200/202 (5xx included)"`
+	Status5xx      int            `json:"status5xx"`
+	AnsweredPerSec float64        `json:"answeredPerSec"`
+	AnswerP50      time.Duration  `json:"answerP50"`
+	AnswerP99      time.Duration  `json:"answerP99"`
+	AnswerP999     time.Duration  `json:"answerP999"`
+	DecidedPerSec  float64        `json:"decidedPerSec" doc:"requests ÷ time from the first send to the last decision"`
+	DecisionP50    time.Duration  `json:"decisionP50" doc:"request → decision, from the database (processed_at − created_at)"`
+	DecisionP99    time.Duration  `json:"decisionP99"`
+	FirstSecondP50 time.Duration  `json:"firstSecondP50" doc:"the same, for requests recorded in the burst's first second"`
+	FirstSecondP99 time.Duration  `json:"firstSecondP99"`
+	Held           int            `json:"held"`
+	Rejected       map[string]int `json:"rejected"`
+	Undecided      int            `json:"undecided" doc:"accepted and not decided within the wait (must be 0)"`
+	Oversold       int            `json:"oversold" doc:"numbers in two live holds (must be 0)"`
+	ServeCPU       time.Duration  `json:"serveCpu"`
+	WorkCPU        time.Duration  `json:"workCpu"`
+	DBTxPerSec     float64        `json:"dbTxPerSec"`
+	Checked        int            `json:"checked" doc:"decisions polled over HTTP and found as the database says"`
+	ClaimBatches   int            `json:"claimBatches" doc:"claim transactions (the work process's metrics)"`
+	ClaimBatchMean float64        `json:"claimBatchMean" doc:"requests per claim transaction"`
+	ClaimTxMean    time.Duration  `json:"claimTxMean" doc:"mean claim transaction duration"`
+	ClaimRetries   int            `json:"claimRetries"`
+	Timeline       []BurstStep    `json:"timeline" doc:"the burst in 250 ms steps from the first send"`
+}
+
+// BurstStep is 250 ms of the burst: requests recorded and decided in it,
+// and how long the ones recorded in it waited for their decision.
+type BurstStep struct {
+	At         float64       `json:"at" doc:"seconds from the first send"`
+	Recorded   int           `json:"recorded"`
+	Decided    int           `json:"decided"`
+	WaitP50    time.Duration `json:"waitP50"`
+	WaitMax    time.Duration `json:"waitMax"`
+	QueuedLeft int           `json:"queuedLeft" doc:"recorded and not yet decided at the step's end"`
+}
+
+// BurstResult is the pipeline against the synchronous baseline.
+type BurstResult struct {
+	Runs []BurstRun `json:"runs"`
+	// Ratios, pipeline ÷ synchronous, for random numbers.
+	DecidedRatio float64 `json:"decidedRatio"`
+}
+
+// Burst plays a real opening against a deployment split as in production —
+// its own PostgreSQL cluster, `serve` and `work` processes of this
+// executable, auth and rate limits on (this process is the trusted proxy and
+// sends X-Forwarded-For from one address per connection) — from this
+// process over HTTP: Requests reservations from Conns connections, each from
+// its own buyer with its own token, for one uniformly random number of a
+// Numbers-number raffle (most collide), then the same asking for
+// {"quantity":1}. It does so twice: with the queue (the pipeline), and with
+// each request decided in its own transaction in the request (the
+// synchronous design, BOXOFFICE_CLAIM_IN_REQUEST), and reports both.
+func Burst(out io.Writer, c BurstConfig) (*BurstResult, error) {
+	if c.Requests == 0 {
+		c.Requests = 30_000
+	}
+	if c.Conns == 0 {
+		c.Conns = 256
+	}
+	if c.Numbers == 0 {
+		c.Numbers = 10_000
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("burst: own executable: %w", err)
+	}
+	proctest.SetBinary(exe)
+	return asScenario("burst", func(t proctest.T) *BurstResult { return burst(t, out, c) })
+}
+
+func burst(t proctest.T, out io.Writer, c BurstConfig) *BurstResult {
+	f := fleet.New(t, proctest.Env{
+		// As in production: rate limits on, the benchmark as the proxy.
+		"BOXOFFICE_RATE_LIMIT_IP": "200", "BOXOFFICE_RATE_LIMIT_BUYER": "20",
+		"BOXOFFICE_TRUSTED_PROXIES": "127.0.0.1/32",
+	})
+	res := &BurstResult{}
+	fmt.Fprintf(out, "burst: %d requests from %d connections, each from its own buyer, on a %d-number raffle; serve and work as processes, own PostgreSQL\n",
+		c.Requests, c.Conns, c.Numbers)
+	for _, mode := range []string{"pipeline", "synchronous"} {
+		env := proctest.Env{}
+		if mode == "synchronous" {
+			env["BOXOFFICE_CLAIM_IN_REQUEST"] = "1"
+		}
+		serveEnv := f.Env
+		f.Env = f.With(env)
+		serve := f.Serve("serve-" + mode)
+		work := f.Work("work-"+mode, nil)
+		f.Env = serveEnv
+		if f.TenantID == uuid.Nil {
+			f.Tenant()
+		}
+		for _, ask := range []string{"numbers", "quantity"} {
+			run := burstRun(t, f, c, serve, work.Process, mode, ask)
+			res.Runs = append(res.Runs, run)
+			fmt.Fprintf(out, "  %-11s %-8s answered %6.0f/s (p50 %s, p99 %s, p999 %s, errors %d, 5xx %d); decided %6.0f/s; request→decision p50 %s p99 %s, first second p50 %s p99 %s\n",
+				mode, ask, run.AnsweredPerSec, ms1(run.AnswerP50), ms1(run.AnswerP99), ms1(run.AnswerP999), run.Errors, run.Status5xx,
+				run.DecidedPerSec, ms1(run.DecisionP50), ms1(run.DecisionP99), ms1(run.FirstSecondP50), ms1(run.FirstSecondP99))
+			var tl strings.Builder
+			for _, st := range run.Timeline {
+				fmt.Fprintf(&tl, " %.2fs:+%d/-%d(q%d,p50 %s)", st.At, st.Recorded, st.Decided, st.QueuedLeft, ms1(st.WaitP50))
+			}
+			fmt.Fprintf(out, "  %-11s %-8s timeline (recorded/decided, queue after, wait p50):%s\n", mode, ask, tl.String())
+			fmt.Fprintf(out, "  %-11s %-8s held %d, rejected %v, undecided %d, OVERSOLD %d; CPU serve %s work %s; database %.0f transactions/s; claim transactions %d (%.0f requests, %s each, %d retried); %d decisions checked over HTTP\n",
+				mode, ask, run.Held, run.Rejected, run.Undecided, run.Oversold, run.ServeCPU.Round(10*time.Millisecond),
+				run.WorkCPU.Round(10*time.Millisecond), run.DBTxPerSec, run.ClaimBatches, run.ClaimBatchMean, ms1(run.ClaimTxMean),
+				run.ClaimRetries, run.Checked)
+		}
+		_ = serve.Stop(10 * time.Second)
+		_ = work.Stop(10 * time.Second)
+	}
+	if len(res.Runs) == 4 && res.Runs[2].DecidedPerSec > 0 {
+		res.DecidedRatio = res.Runs[0].DecidedPerSec / res.Runs[2].DecidedPerSec
+		fmt.Fprintf(out, "  ratio decided/s pipeline ÷ synchronous (random numbers): %.2fx (target ≥ 2x)\n", res.DecidedRatio)
+	}
+	f.RequireSound()
+	return res
+}
+
+func ms1(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }
+
+// burstRun sends the burst at a fresh product and measures it.
+func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest.Process, mode, ask string) BurstRun {
+	run := BurstRun{Mode: mode, Ask: ask, Requests: c.Requests, Rejected: map[string]int{}}
+	product := f.Product(c.Numbers)
+	path := f.API + "/v1/products/" + product.String() + "/reservations"
+	// Every buyer's token is signed before the burst: a shopper arrives with
+	// one.
+	tokens := make([]string, c.Requests)
+	for i := range tokens {
+		tok, err := tenant.SignBuyerToken([]byte(f.Secret), f.TenantID, fmt.Sprintf("%s-%s-%d", mode, ask, i), time.Hour)
+		require.NoError(t, err)
+		tokens[i] = tok
+	}
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		MaxIdleConnsPerHost: c.Conns, MaxConnsPerHost: c.Conns, DisableCompression: true}}
+	defer client.CloseIdleConnections()
+
+	ctx := context.Background()
+	var txBefore int64
+	require.NoError(t, f.Pool.QueryRow(ctx, `SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()`).Scan(&txBefore))
+	serveCPU, workCPU := serve.CPU(), work.CPU()
+	claimsBefore := f.Scrape(t, work)
+
+	latencies := make([]time.Duration, c.Requests)
+	ids := make([]string, c.Requests)
+	var next atomic.Int64
+	var errs, fivexx atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for conn := range c.Conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(conn), 11))
+			forwarded := fmt.Sprintf("10.%d.%d.%d", conn/65536, conn/256%256, conn%256+1)
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= c.Requests {
+					return
+				}
+				body := `{"quantity":1}`
+				if ask == "numbers" {
+					body = fmt.Sprintf(`{"numbers":[%d]}`, 1+rng.IntN(c.Numbers))
+				}
+				req, _ := http.NewRequest(http.MethodPost, path, strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+tokens[i])
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Idempotency-Key", "k")
+				req.Header.Set("X-Forwarded-For", forwarded)
+				t0 := time.Now()
+				resp, err := client.Do(req)
+				latencies[i] = time.Since(t0)
+				if err != nil {
+					errs.Add(1)
+					continue
+				}
+				var v struct {
+					ID string `json:"id"`
+				}
+				_ = json.NewDecoder(resp.Body).Decode(&v)
+				resp.Body.Close()
+				switch {
+				case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusOK:
+					ids[i] = v.ID
+				case resp.StatusCode >= 500:
+					fivexx.Add(1)
+					errs.Add(1)
+				default:
+					errs.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	answered := time.Since(start)
+	run.Errors, run.Status5xx = int(errs.Load()), int(fivexx.Load())
+	run.AnsweredPerSec = float64(c.Requests) / answered.Seconds()
+	slices.Sort(latencies)
+	run.AnswerP50, run.AnswerP99, run.AnswerP999 = pct(latencies, 50), pct(latencies, 99), pct(latencies, 99.9)
+
+	// Wait for every accepted request to be decided.
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) && f.Count(`SELECT count(*) FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED'`, product) > 0 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	run.Undecided = f.Count(`SELECT count(*) FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED'`, product)
+	run.ServeCPU, run.WorkCPU = serve.CPU()-serveCPU, work.CPU()-workCPU
+	claimsAfter := f.Scrape(t, work)
+	delta := func(name string) float64 {
+		return fleet.MetricValue(claimsAfter, name) - fleet.MetricValue(claimsBefore, name)
+	}
+	run.ClaimBatches = int(delta("boxoffice_claim_batch_size_count"))
+	run.ClaimRetries = int(delta("boxoffice_claim_retries_total"))
+	if run.ClaimBatches > 0 {
+		run.ClaimBatchMean = delta("boxoffice_claim_batch_size_sum") / float64(run.ClaimBatches)
+		run.ClaimTxMean = time.Duration(delta("boxoffice_claim_batch_duration_seconds_sum") / float64(run.ClaimBatches) * float64(time.Second))
+	}
+	var last time.Time
+	require.NoError(t, f.Pool.QueryRow(ctx, `SELECT max(processed_at) FROM reservation_requests WHERE product_id = $1`, product).Scan(&last))
+	if d := last.Sub(start); d > 0 {
+		run.DecidedPerSec = float64(c.Requests-run.Errors) / d.Seconds()
+	}
+	var txAfter int64
+	_, _ = f.Pool.Exec(ctx, `SELECT pg_stat_clear_snapshot()`)
+	require.NoError(t, f.Pool.QueryRow(ctx, `SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()`).Scan(&txAfter))
+	if d := last.Sub(start); d > 0 {
+		run.DBTxPerSec = float64(txAfter-txBefore) / d.Seconds()
+	}
+
+	// Decision times from the database, overall and for the first second.
+	var p50, p99, f50, f99 float64
+	require.NoError(t, f.Pool.QueryRow(ctx, `
+		WITH r AS (SELECT created_at, extract(epoch FROM processed_at - created_at) AS d
+		           FROM reservation_requests WHERE product_id = $1 AND processed_at IS NOT NULL)
+		SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY d), percentile_cont(0.99) WITHIN GROUP (ORDER BY d),
+		       coalesce((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY d) FROM r WHERE created_at < (SELECT min(created_at) FROM r) + interval '1 second'), 0),
+		       coalesce((SELECT percentile_cont(0.99) WITHIN GROUP (ORDER BY d) FROM r WHERE created_at < (SELECT min(created_at) FROM r) + interval '1 second'), 0)
+		FROM r`, product).Scan(&p50, &p99, &f50, &f99))
+	sec := func(x float64) time.Duration { return time.Duration(x * float64(time.Second)) }
+	run.DecisionP50, run.DecisionP99, run.FirstSecondP50, run.FirstSecondP99 = sec(p50), sec(p99), sec(f50), sec(f99)
+
+	run.Timeline = burstTimeline(t, f, product, start)
+	rows, err := f.Pool.Query(ctx, `SELECT status, coalesce(reason, ''), count(*) FROM reservation_requests WHERE product_id = $1 GROUP BY 1, 2`, product)
+	require.NoError(t, err)
+	for rows.Next() {
+		var status, reason string
+		var n int
+		require.NoError(t, rows.Scan(&status, &reason, &n))
+		if status == "HELD" {
+			run.Held += n
+		} else if status == "REJECTED" {
+			run.Rejected[reason] += n
+		}
+	}
+	rows.Close()
+	run.Oversold = f.Count(`
+		SELECT count(*) FROM (SELECT n FROM holds, unnest(numbers) n
+		WHERE product_id = $1 AND state IN ('ACTIVE', 'CONVERTED') GROUP BY n HAVING count(*) > 1) x`, product)
+
+	// A small sample polled over HTTP says what the database says.
+	for i := 0; i < c.Requests && run.Checked < 20; i += c.Requests / 20 {
+		if ids[i] == "" {
+			continue
+		}
+		code, body, err := f.Call(http.MethodGet, "/v1/reservations/"+ids[i], tokens[i], nil, "X-Forwarded-For", "10.255.0.1")
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, code, body)
+		var status string
+		require.NoError(t, f.Pool.QueryRow(ctx, `SELECT status FROM reservation_requests WHERE id = $1`, ids[i]).Scan(&status))
+		require.Equal(t, status, body["status"])
+		run.Checked++
+	}
+	return run
+}
+
+// burstTimeline reads the burst from the database in 250 ms steps.
+func burstTimeline(t proctest.T, f *fleet.Fleet, product uuid.UUID, start time.Time) []BurstStep {
+	const step = 0.25
+	rows, err := f.Pool.Query(context.Background(), `
+		WITH r AS (SELECT extract(epoch FROM created_at - $2::timestamptz) AS c, extract(epoch FROM processed_at - $2::timestamptz) AS p
+		           FROM reservation_requests WHERE product_id = $1),
+		     s AS (SELECT generate_series(0, ceil((SELECT max(p) FROM r) / $3)::int) AS i)
+		SELECT s.i,
+		       (SELECT count(*) FROM r WHERE floor(c / $3) = s.i),
+		       (SELECT count(*) FROM r WHERE floor(p / $3) = s.i),
+		       coalesce((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY p - c) FROM r WHERE floor(c / $3) = s.i), 0),
+		       coalesce((SELECT max(p - c) FROM r WHERE floor(c / $3) = s.i), 0),
+		       (SELECT count(*) FROM r WHERE c < (s.i + 1) * $3 AND (p IS NULL OR p >= (s.i + 1) * $3))
+		FROM s ORDER BY s.i`, product, start, step)
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []BurstStep
+	for rows.Next() {
+		var i, rec, dec, left int
+		var p50, maxWait float64
+		require.NoError(t, rows.Scan(&i, &rec, &dec, &p50, &maxWait, &left))
+		out = append(out, BurstStep{At: float64(i) * step, Recorded: rec, Decided: dec, QueuedLeft: left,
+			WaitP50: time.Duration(p50 * float64(time.Second)), WaitMax: time.Duration(maxWait * float64(time.Second))})
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+// pct is the p-th percentile of sorted durations.
+func pct(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(len(sorted)-1, int(float64(len(sorted))*p/100))]
+}
