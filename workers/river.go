@@ -95,7 +95,11 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 			Metrics: o.Metrics, Logger: o.Logger, Config: o.Jobs, BeforeRun: o.BeforeJob})
 		cfg.Workers = w
 		cfg.Queues = map[string]river.QueueConfig{
-			reservation.QueueClaims: {MaxWorkers: o.Workers},
+			// A burst's first claim should start within milliseconds of its
+			// first request: fetch on notification at most every 10 ms, and
+			// poll every 200 ms should a notification be missed.
+			reservation.QueueClaims: {MaxWorkers: o.Workers, FetchCooldown: 10 * time.Millisecond,
+				FetchPollInterval: 200 * time.Millisecond},
 			jobs.QueueMaintenance:   {MaxWorkers: 2},
 			jobs.QueueTicks:         {MaxWorkers: 2},
 		}

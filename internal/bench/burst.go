@@ -128,6 +128,8 @@ func burst(t proctest.T, out io.Writer, c BurstConfig) *BurstResult {
 		if f.TenantID == uuid.Nil {
 			f.Tenant()
 		}
+		// Workers run long before an opening: wait until this one decides.
+		warmUp(t, f)
 		for _, ask := range []string{"numbers", "quantity"} {
 			run := burstRun(t, f, c, serve, work.Process, mode, ask)
 			res.Runs = append(res.Runs, run)
@@ -156,6 +158,21 @@ func burst(t proctest.T, out io.Writer, c BurstConfig) *BurstResult {
 }
 
 func ms1(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }
+
+// warmUp reserves on a product of its own until the deployment decides,
+// so the burst meets running workers, as an opening does.
+func warmUp(t proctest.T, f *fleet.Fleet) {
+	p := f.Product(10)
+	code, body, err := f.Call(http.MethodPost, "/v1/products/"+p.String()+"/reservations", f.BuyerToken("warm-up"),
+		map[string]any{"quantity": 1}, "Idempotency-Key", uuid.NewString(), "X-Forwarded-For", "10.254.0.1")
+	require.NoError(t, err)
+	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, code, body)
+	deadline := time.Now().Add(time.Minute)
+	for f.Count(`SELECT count(*) FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED'`, p) > 0 {
+		require.True(t, time.Now().Before(deadline), "the warm-up request was not decided within a minute")
+		time.Sleep(20 * time.Millisecond)
+	}
+}
 
 // burstRun sends the burst at a fresh product and measures it.
 func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest.Process, mode, ask string) BurstRun {
