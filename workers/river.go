@@ -100,8 +100,8 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 			// poll every 200 ms should a notification be missed.
 			reservation.QueueClaims: {MaxWorkers: o.Workers, FetchCooldown: 10 * time.Millisecond,
 				FetchPollInterval: 200 * time.Millisecond},
-			jobs.QueueMaintenance:   {MaxWorkers: 2},
-			jobs.QueueTicks:         {MaxWorkers: 2},
+			jobs.QueueMaintenance: {MaxWorkers: 2},
+			jobs.QueueTicks:       {MaxWorkers: 2},
 		}
 		cfg.PeriodicJobs = jobs.Periodic(o.Jobs, o.Checkout != nil, o.Rooms != nil)
 		if o.Rehearsals != nil {
