@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -29,6 +30,19 @@ func withConfig(ctx context.Context, run func(context.Context, *config.Config, *
 	cfg, err := config.FromEnv()
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
+	}
+	if cfg.CPUProfile != "" {
+		// Profiling a process as it runs in a deployment (the burst
+		// benchmark profiles serve and work this way); written on exit.
+		f, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			return fmt.Errorf("BOXOFFICE_CPUPROFILE: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("BOXOFFICE_CPUPROFILE: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	return run(ctx, cfg, newLogger(cfg.LogLevel))
 }

@@ -98,6 +98,7 @@ func runBench(ctx context.Context, args []string) error {
 	bc := bench.BurstConfig{}
 	fs.IntVar(&bc.Requests, "burst-requests", 30_000, "burst: reservation requests")
 	fs.IntVar(&bc.Conns, "burst-conns", 256, "burst: connections")
+	fs.StringVar(&bc.Profiles, "burst-profiles", "", "burst: a folder where serve and work write CPU profiles")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -27,6 +28,9 @@ type BurstConfig struct {
 	Requests int // default 30,000
 	Conns    int // default 256
 	Numbers  int // the raffle's size (default 10,000)
+	// Profiles, when set, is a folder where serve and work write CPU
+	// profiles of their run (serve-MODE.pprof, work-MODE.pprof).
+	Profiles string
 }
 
 // BurstRun is one mode and one kind of request.
@@ -117,13 +121,20 @@ func burst(t proctest.T, out io.Writer, c BurstConfig) *BurstResult {
 		c.Requests, c.Conns, c.Numbers)
 	for _, mode := range []string{"pipeline", "synchronous"} {
 		env := proctest.Env{}
+		if c.Profiles != "" {
+			env["BOXOFFICE_CPUPROFILE"] = filepath.Join(c.Profiles, "serve-"+mode+".pprof")
+		}
 		if mode == "synchronous" {
 			env["BOXOFFICE_CLAIM_IN_REQUEST"] = "1"
 		}
 		serveEnv := f.Env
 		f.Env = f.With(env)
 		serve := f.Serve("serve-" + mode)
-		work := f.Work("work-"+mode, nil)
+		var workEnv proctest.Env
+		if c.Profiles != "" {
+			workEnv = proctest.Env{"BOXOFFICE_CPUPROFILE": filepath.Join(c.Profiles, "work-"+mode+".pprof")}
+		}
+		work := f.Work("work-"+mode, workEnv)
 		f.Env = serveEnv
 		if f.TenantID == uuid.Nil {
 			f.Tenant()

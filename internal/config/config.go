@@ -202,6 +202,9 @@ type Config struct {
 	// the API from a browser (CORS), and the console's session cookie goes
 	// without Secure (dev serves plain http). Set by `dev`; no variable.
 	DevOrigins bool
+	// CPUProfile, when set, is where the process writes a CPU profile of
+	// its run when it exits. BOXOFFICE_CPUPROFILE.
+	CPUProfile string
 	// ClaimInRequest decides each reservation in the request, one
 	// transaction per request, without the queue: the synchronous design
 	// the burst benchmark measures the pipeline against. Not for
@@ -325,6 +328,7 @@ func load(getenv func(string) string) (*Config, error) {
 		PaymentProviderURL: getenv("PSP_SIM_URL"),
 		RehearsalPSPURL:    getenv("REHEARSAL_PSP_URL"),
 		ClaimInRequest:     getenv("BOXOFFICE_CLAIM_IN_REQUEST") == "1",
+		CPUProfile:         getenv("BOXOFFICE_CPUPROFILE"),
 		PaymentProvider:    env("PAYMENT_PROVIDER", "sim"),
 		StripeSecretKey:    getenv("STRIPE_SECRET_KEY"),
 		StripeAPIURL:       getenv("STRIPE_API_URL"),
