@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -110,9 +111,13 @@ func TestReservationTraceRiver(t *testing.T) {
 			return
 		}
 		requestID = uuid.MustParse(attr(accept[0].Attributes, "reservation.request_id"))
-		_, status, ok := decidedLink(spans, traceID, requestID)
+		claim, status, ok := decidedLink(spans, traceID, requestID)
 		assert.True(c, ok, "a claim span links to the request")
 		assert.Equal(c, reservation.StatusHeld, status)
+		// River's work span ends after the drain (which lingers a little).
+		assert.True(c, slices.ContainsFunc(spans, func(s tracetest.SpanStub) bool {
+			return s.SpanContext.SpanID() == claim.Parent.SpanID()
+		}), "the claim's River work span has ended")
 	}, 20*time.Second, 50*time.Millisecond)
 	require.Equal(t, reservation.StatusHeld, env.Get(t, p, requestID).Status)
 
@@ -188,12 +193,7 @@ func TestReservationTraceSQS(t *testing.T) {
 	caller.End()
 	traceID := caller.SpanContext().TraceID()
 
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		_, status, ok := decidedLink(exp.GetSpans(), traceID, acc.Request.ID)
-		assert.True(c, ok)
-		assert.Equal(c, reservation.StatusHeld, status)
-	}, 20*time.Second, 50*time.Millisecond)
-	spans := exp.GetSpans()
+	var spans tracetest.SpanStubs
 	linked := func(name string) bool {
 		for _, s := range find(spans, name) {
 			for _, l := range s.Links {
@@ -204,8 +204,14 @@ func TestReservationTraceSQS(t *testing.T) {
 		}
 		return false
 	}
-	require.True(t, linked("sqs send"), "the send links to the request")
-	require.True(t, linked("sqs process"), "the consumer read the trace context from the message attribute")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		spans = exp.GetSpans()
+		_, status, ok := decidedLink(spans, traceID, acc.Request.ID)
+		assert.True(c, ok)
+		assert.Equal(c, reservation.StatusHeld, status)
+		assert.True(c, linked("sqs send"), "the send links to the request")
+		assert.True(c, linked("sqs process"), "the consumer read the trace context from the message attribute")
+	}, 20*time.Second, 50*time.Millisecond)
 	claim, _, _ := decidedLink(spans, traceID, acc.Request.ID)
 	process := find(spans, "sqs process")
 	require.Contains(t, []trace.SpanID{process[0].SpanContext.SpanID(), process[len(process)-1].SpanContext.SpanID()},
