@@ -176,14 +176,20 @@ func NewLive(r *Reporter, products *product.Store) *Live {
 
 // View returns a product's live view for scope.
 func (l *Live) View(ctx context.Context, scope Scope, productID uuid.UUID) (*SaleView, error) {
+	if _, err := l.visible(ctx, scope, productID); err != nil {
+		return nil, err
+	}
+	return l.views.Get(ctx, viewKey{product: productID, platform: scope.platform()})
+}
+
+// visible returns a product scope may see: its tenant's, or any for the
+// platform; ErrNotVisible otherwise.
+func (l *Live) visible(ctx context.Context, scope Scope, productID uuid.UUID) (*product.Product, error) {
 	p, err := l.products.GetAny(ctx, productID)
 	if errors.Is(err, db.ErrNotFound) || err == nil && !scope.platform() && p.TenantID != scope.TenantID {
 		return nil, ErrNotVisible
 	}
-	if err != nil {
-		return nil, err
-	}
-	return l.views.Get(ctx, viewKey{product: productID, platform: scope.platform()})
+	return p, err
 }
 
 func (l *Live) build(ctx context.Context, k viewKey) (*SaleView, error) {

@@ -2,13 +2,11 @@ package ops
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/google/uuid"
 
 	"boxoffice/internal/checkout"
-	"boxoffice/internal/db"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/waitingroom"
 )
@@ -45,10 +43,7 @@ const maxReportSteps = 24 * 60
 
 // Report builds a product's sales report for scope.
 func (l *Live) Report(ctx context.Context, scope Scope, productID uuid.UUID) (*SalesReport, error) {
-	p, err := l.products.GetAny(ctx, productID)
-	if errors.Is(err, db.ErrNotFound) || err == nil && !scope.platform() && p.TenantID != scope.TenantID {
-		return nil, ErrNotVisible
-	}
+	p, err := l.visible(ctx, scope, productID)
 	if err != nil {
 		return nil, err
 	}
