@@ -240,7 +240,8 @@ func runBench(ctx context.Context, args []string) error {
 		return err
 	}
 	report := filepath.Join("bench", "out", stamp+".html")
-	if err := os.WriteFile(report, []byte(bench.HTMLReport("BoxOffice benchmark "+stamp, summary.String(), figures)), 0o644); err != nil {
+	history := bench.History(filepath.Join("bench", "out"), 20) // this run's JSON is the last
+	if err := os.WriteFile(report, []byte(bench.HTMLReport("BoxOffice benchmark "+stamp, summary.String(), figures, history)), 0o644); err != nil {
 		return err
 	}
 	fmt.Println("figures written to", path, "and", report)
