@@ -147,11 +147,15 @@ func burst(t proctest.T, out io.Writer, c BurstConfig) *BurstResult {
 			fmt.Fprintf(out, "  %-11s %-8s answered %6.0f/s (p50 %s, p99 %s, p999 %s, errors %d, 5xx %d); decided %6.0f/s; request→decision p50 %s p99 %s, first second p50 %s p99 %s\n",
 				mode, ask, run.AnsweredPerSec, ms1(run.AnswerP50), ms1(run.AnswerP99), ms1(run.AnswerP999), run.Errors, run.Status5xx,
 				run.DecidedPerSec, ms1(run.DecisionP50), ms1(run.DecisionP99), ms1(run.FirstSecondP50), ms1(run.FirstSecondP99))
-			var tl strings.Builder
-			for _, st := range run.Timeline {
-				fmt.Fprintf(&tl, " %.2fs:+%d/-%d(q%d,p50 %s)", st.At, st.Recorded, st.Decided, st.QueuedLeft, ms1(st.WaitP50))
+			// The timeline is printed while it is short (the pipeline's few
+			// seconds); the synchronous runs' minutes are in the report.
+			if len(run.Timeline) <= 24 {
+				var tl strings.Builder
+				for _, st := range run.Timeline {
+					fmt.Fprintf(&tl, " %.2fs:+%d/-%d(q%d,p50 %s)", st.At, st.Recorded, st.Decided, st.QueuedLeft, ms1(st.WaitP50))
+				}
+				fmt.Fprintf(out, "  %-11s %-8s timeline (recorded/decided, queue after, wait p50):%s\n", mode, ask, tl.String())
 			}
-			fmt.Fprintf(out, "  %-11s %-8s timeline (recorded/decided, queue after, wait p50):%s\n", mode, ask, tl.String())
 			fmt.Fprintf(out, "  %-11s %-8s held %d, rejected %v, undecided %d, OVERSOLD %d; CPU serve %s work %s; database %.0f transactions/s; claim transactions %d (%.0f requests, %s each, %d retried); %d decisions checked over HTTP\n",
 				mode, ask, run.Held, run.Rejected, run.Undecided, run.Oversold, run.ServeCPU.Round(10*time.Millisecond),
 				run.WorkCPU.Round(10*time.Millisecond), run.DBTxPerSec, run.ClaimBatches, run.ClaimBatchMean, ms1(run.ClaimTxMean),
