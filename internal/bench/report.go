@@ -163,19 +163,23 @@ func comparisons(f map[string]any) []comparison {
 // comparisonBars draws a figure and its baseline as two bars with the ratio.
 func comparisonBars(c comparison) string {
 	top := max(c.Value, c.BaseValue, 1e-9)
+	// The ratio says how many times better the figure is than its baseline.
 	ratio := 0.0
-	if c.BaseValue > 0 {
+	switch {
+	case c.LowerIsBetter && c.Value > 0:
+		ratio = c.BaseValue / c.Value
+	case !c.LowerIsBetter && c.BaseValue > 0:
 		ratio = c.Value / c.BaseValue
 	}
 	bar := func(name string, v float64, color string) string {
 		return fmt.Sprintf(`<tr><td>%s</td><td class=n>%s %s</td><td><svg width="520" height="16"><rect width="%.1f" height="14" fill="%s"/></svg></td></tr>`,
 			html.EscapeString(name), readable(v), html.EscapeString(c.Unit), 500*v/top, color)
 	}
-	better := "higher is better"
+	better := "higher"
 	if c.LowerIsBetter {
-		better = "lower is better"
+		better = "lower"
 	}
-	return fmt.Sprintf(`<figure><figcaption>%s — %.2f× (%s)</figcaption><table>%s%s</table></figure>`,
+	return fmt.Sprintf(`<figure><figcaption>%s — %.2f× better (%s is better)</figcaption><table>%s%s</table></figure>`,
 		html.EscapeString(c.Title), ratio, better, bar(c.Name, c.Value, "#3b6ea8"), bar(c.Base, c.BaseValue, "#999"))
 }
 
