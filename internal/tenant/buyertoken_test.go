@@ -16,7 +16,9 @@ import (
 
 type oneSecret []byte
 
-func (s oneSecret) BuyerTokenSecrets(context.Context, uuid.UUID) ([][]byte, error) { return [][]byte{s}, nil }
+func (s oneSecret) BuyerTokenSecrets(context.Context, uuid.UUID) ([][]byte, error) {
+	return [][]byte{s}, nil
+}
 
 // Every buyer in a burst brings a token of its own, so each request
 // verifies one: the cost per request.
