@@ -93,23 +93,8 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		}
 	case token == "":
 		err = errUnauthorized
-	case allowed(schemeAdmin) && s.AdminKey != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.AdminKey)) == 1:
-		who.Admin = true
-	case strings.HasPrefix(token, tenant.APIKeyPrefix):
-		if !allowed(schemeAPI) && !allowed(schemeOperator) {
-			err = errUnauthorized
-			break
-		}
-		var owner tenant.KeyOwner
-		owner, err = s.lookupKey(ctx.Context(), token)
-		switch {
-		case err != nil:
-		case owner.Role == tenant.RoleTenantAdmin && (allowed(schemeAPI) || allowed(schemeOperator)),
-			owner.Role == tenant.RoleOperator && allowed(schemeOperator):
-			who.TenantID, who.Role, who.KeyID = owner.TenantID, owner.Role, owner.KeyID
-		default:
-			err = errForbidden
-		}
+	case allowed(schemeAdmin) && s.isAdminKey(token), strings.HasPrefix(token, tenant.APIKeyPrefix):
+		who, err = s.bearer(ctx.Context(), token, allowed)
 	case allowed(schemeBuyer):
 		var b tenant.Buyer
 		b, err = tenant.VerifyBuyerToken(ctx.Context(), secretSource{s}, token)
@@ -128,6 +113,38 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		setOwner(ctx.Context(), who.TenantID)
 	}
 	next(huma.WithValue(ctx, principalKey{}, who))
+}
+
+// isAdminKey reports whether token is the platform admin key.
+func (s *Server) isAdminKey(token string) bool {
+	return s.AdminKey != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.AdminKey)) == 1
+}
+
+// bearer resolves the admin key or an API key to its principal, as far as
+// the operation's schemes allow.
+func (s *Server) bearer(ctx context.Context, token string, allowed func(string) bool) (principal, error) {
+	switch {
+	case allowed(schemeAdmin) && s.isAdminKey(token):
+		return principal{Admin: true}, nil
+	case strings.HasPrefix(token, tenant.APIKeyPrefix) && (allowed(schemeAPI) || allowed(schemeOperator)):
+		owner, err := s.lookupKey(ctx, token)
+		if err != nil {
+			return principal{}, err
+		}
+		return keyPrincipal(owner.TenantID, owner.Role, owner.KeyID, allowed)
+	}
+	return principal{}, errUnauthorized
+}
+
+// keyPrincipal is a tenant's key (or a session opened with one) where the
+// operation takes its role: tenant admins wherever an API or operator key
+// goes, operators where operator keys go.
+func keyPrincipal(tenantID uuid.UUID, role string, keyID uuid.UUID, allowed func(string) bool) (principal, error) {
+	if role == tenant.RoleTenantAdmin && (allowed(schemeAPI) || allowed(schemeOperator)) ||
+		role == tenant.RoleOperator && allowed(schemeOperator) {
+		return principal{TenantID: tenantID, Role: role, KeyID: keyID}, nil
+	}
+	return principal{}, errForbidden
 }
 
 // lookupKey resolves an API key to its tenant and role.

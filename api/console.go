@@ -75,7 +75,7 @@ func (s *Server) consoleSignIn(ctx context.Context, in *struct {
 	key := strings.TrimSpace(in.Body.Key)
 	var who session.Who
 	switch {
-	case s.AdminKey != "" && subtle.ConstantTimeCompare([]byte(key), []byte(s.AdminKey)) == 1:
+	case s.isAdminKey(key):
 		who.Admin = true
 	case strings.HasPrefix(key, tenant.APIKeyPrefix):
 		owner, err := s.Tenants.LookupKey(ctx, key)
@@ -187,26 +187,19 @@ func (s *Server) fromSession(c *fiber.Ctx, allowed func(string) bool) (principal
 	switch {
 	case sess.Admin && allowed(schemeAdmin):
 		return principal{Admin: true}, sess, nil
-	case !sess.Admin && (sess.Role == tenant.RoleTenantAdmin && (allowed(schemeAPI) || allowed(schemeOperator)) ||
-		sess.Role == tenant.RoleOperator && allowed(schemeOperator)):
-		return principal{TenantID: sess.TenantID, Role: sess.Role, KeyID: sess.KeyID}, sess, nil
+	case sess.Admin:
+		return principal{}, session.Session{}, errForbidden
 	}
-	return principal{}, session.Session{}, errForbidden
-}
-
-// sessionOperation reports whether an operation is the console's own
-// session resource, which any signed-in session may read or end.
-func sessionOperation(op *huma.Operation) bool {
-	return op.OperationID == "console-session" || op.OperationID == "console-sign-out"
+	who, err := keyPrincipal(sess.TenantID, sess.Role, sess.KeyID, allowed)
+	if err != nil {
+		return principal{}, session.Session{}, err
+	}
+	return who, sess, nil
 }
 
 // withSession authenticates a huma operation by the session cookie.
 func (s *Server) withSession(ctx huma.Context, allowed func(string) bool) (principal, context.Context, error) {
-	c := humafiber.Unwrap(ctx)
-	if sessionOperation(ctx.Operation()) {
-		allowed = func(string) bool { return true }
-	}
-	who, sess, err := s.fromSession(c, allowed)
+	who, sess, err := s.fromSession(humafiber.Unwrap(ctx), allowed)
 	if err != nil {
 		return principal{}, nil, err
 	}

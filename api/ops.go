@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -247,7 +246,7 @@ func (s *Server) requireAdminBasic(c *fiber.Ctx) error {
 			}
 		}
 	}
-	if s.AdminKey == "" || subtle.ConstantTimeCompare([]byte(key), []byte(s.AdminKey)) != 1 {
+	if !s.isAdminKey(key) {
 		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="BoxOffice operations"`)
 		c.Set(fiber.HeaderContentType, "application/problem+json")
 		return c.Status(http.StatusUnauthorized).JSON(problem(http.StatusUnauthorized, "UNAUTHORIZED",

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -74,7 +73,7 @@ func (s *Server) loginLimit(l RateLimits) func(huma.Context, func(huma.Context))
 			next(ctx)
 			return
 		}
-		if !w.allow(clientIP(humafiber.Unwrap(ctx), l.TrustedProxies), time.Now()) {
+		if !w.allow(clientOf(ctx.Context()), time.Now()) {
 			p := problem(http.StatusTooManyRequests, "RATE_LIMITED", "too many login attempts from this address; retry in a minute")
 			p.Headers = http.Header{"Retry-After": {"60"}}
 			s.writeProblem(ctx, p)
@@ -88,7 +87,7 @@ func (s *Server) loginLimit(l RateLimits) func(huma.Context, func(huma.Context))
 // credential is looked at.
 func (s *Server) ipLimit(l RateLimits) func(huma.Context, func(huma.Context)) {
 	return s.limit(l.PerIP, func(ctx huma.Context) string {
-		return "ip:" + clientIP(humafiber.Unwrap(ctx), l.TrustedProxies)
+		return "ip:" + clientOf(ctx.Context())
 	})
 }
 

@@ -3,7 +3,6 @@ package api
 import (
 	"bufio"
 	"context"
-	"crypto/subtle"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -20,7 +19,6 @@ import (
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/ops"
 	"boxoffice/internal/product"
-	"boxoffice/internal/tenant"
 )
 
 // Sale is one product in the console's list of sales: what the live view
@@ -165,20 +163,11 @@ func (s *Server) streamCaller(c *fiber.Ctx) (principal, error) {
 	allowed := func(scheme string) bool { return scheme == schemeAdmin || scheme == schemeOperator }
 	token, _ := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
 	token = strings.Clone(strings.TrimSpace(token))
-	switch {
-	case token == "":
+	if token == "" {
 		who, _, err := s.fromSession(c, allowed)
 		return who, err
-	case s.AdminKey != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.AdminKey)) == 1:
-		return principal{Admin: true}, nil
-	case strings.HasPrefix(token, tenant.APIKeyPrefix):
-		owner, err := s.lookupKey(c.UserContext(), token)
-		if err != nil {
-			return principal{}, err
-		}
-		return principal{TenantID: owner.TenantID, Role: owner.Role, KeyID: owner.KeyID}, nil
 	}
-	return principal{}, errUnauthorized
+	return s.bearer(c.UserContext(), token, allowed)
 }
 
 // fiberProblem answers a plain Fiber route with a problem.

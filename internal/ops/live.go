@@ -175,11 +175,14 @@ func NewLive(r *Reporter, products *product.Store) *Live {
 }
 
 // View returns a product's live view for scope.
+// The view names its product's tenant: a stream's second-by-second calls
+// check it against the scope without reading the product again.
 func (l *Live) View(ctx context.Context, scope Scope, productID uuid.UUID) (*SaleView, error) {
-	if _, err := l.visible(ctx, scope, productID); err != nil {
-		return nil, err
+	v, err := l.views.Get(ctx, viewKey{product: productID, platform: scope.platform()})
+	if errors.Is(err, db.ErrNotFound) || err == nil && !scope.platform() && v.Product.TenantID != scope.TenantID {
+		return nil, ErrNotVisible
 	}
-	return l.views.Get(ctx, viewKey{product: productID, platform: scope.platform()})
+	return v, err
 }
 
 // visible returns a product scope may see: its tenant's, or any for the

@@ -140,7 +140,6 @@ func (r *Runner) Run(ctx context.Context, reh *Rehearsal) (*Result, error) {
 	defer cancel()
 	var c counters
 	start := time.Now()
-	var explicit atomic.Int64
 	var rows []product.Row
 	if shadow.Layout != nil {
 		rows = shadow.Layout.Rows()
@@ -154,7 +153,7 @@ func (r *Runner) Run(ctx context.Context, reh *Rehearsal) (*Result, error) {
 			rng := rand.New(rand.NewPCG(uint64(i), uint64(start.UnixNano())))
 			at := start.Add(time.Duration(rng.Int64N(int64(arrive))))
 			sleep(ctx, time.Until(at))
-			r.buyer(ctx, shadow, "rehearsal-buyer-"+strconv.Itoa(i), rng, rows, pays && rng.Float64() < p.PayShare, &c, &explicit)
+			r.buyer(ctx, shadow, "rehearsal-buyer-"+strconv.Itoa(i), rng, rows, pays && rng.Float64() < p.PayShare, &c)
 		}()
 	}
 	done := make(chan struct{})
@@ -196,7 +195,7 @@ sample:
 	res.Arrived, res.Admitted, res.Reserved = c.arrived.Load(), c.admitted.Load(), c.reserved.Load()
 	res.Held, res.Rejected, res.Conflicts = c.held.Load(), c.rejected.Load(), c.conflicts.Load()
 	res.Orders, res.Paid = c.orders.Load(), c.paid.Load()
-	if n := explicit.Load(); n > 0 {
+	if n := c.explicit.Load(); n > 0 {
 		res.ConflictRate = float64(res.Conflicts) / float64(n)
 	}
 	res.AdmissionRate = admissionRate(res.Timeline)
@@ -236,12 +235,13 @@ func admissionRate(tl []Sample) float64 {
 
 type counters struct {
 	arrived, admitted, reserved, held, rejected, conflicts, orders, paid atomic.Int64
+	explicit                                                             atomic.Int64 // requests for chosen seats
 }
 
 // buyer is one synthetic buyer: join, wait to be admitted, ask for two
 // seats (the best, or a pair in the front rows), and maybe pay.
 func (r *Runner) buyer(ctx context.Context, shadow *product.Product, buyer string, rng *rand.Rand, front []product.Row,
-	pay bool, c *counters, explicit *atomic.Int64) {
+	pay bool, c *counters) {
 	c.arrived.Add(1)
 	var qt string
 	if r.Rooms != nil && shadow.WaitingRoom != nil {
@@ -272,7 +272,7 @@ func (r *Runner) buyer(ctx context.Context, shadow *product.Product, buyer strin
 		if row.Seats >= 2 {
 			first := int32(row.First + rng.IntN(row.Seats-1))
 			params = reservation.Params{Numbers: []int32{first, first + 1}}
-			explicit.Add(1)
+			c.explicit.Add(1)
 		}
 	}
 	acc, err := r.Reservations.Accept(ctx, reservation.AcceptParams{Product: shadow, BuyerID: buyer, IdempotencyKey: "rehearsal",
