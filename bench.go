@@ -99,6 +99,15 @@ func runBench(ctx context.Context, args []string) error {
 	fs.IntVar(&bc.Requests, "burst-requests", 30_000, "burst: reservation requests")
 	fs.IntVar(&bc.Conns, "burst-conns", 256, "burst: connections")
 	fs.StringVar(&bc.Profiles, "burst-profiles", "", "burst: a folder where serve and work write CPU profiles")
+	fs.Func("burst-modes", "burst: the designs to run, comma-separated (default pipeline,synchronous)", func(v string) error {
+		bc.Modes = strings.Split(v, ",")
+		for _, m := range bc.Modes {
+			if m != "pipeline" && m != "synchronous" {
+				return fmt.Errorf("unknown burst mode %q", m)
+			}
+		}
+		return nil
+	})
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err

@@ -20,7 +20,7 @@ var owners = map[string][]string{
 	"internal/tenant":      {"tenants", "api_keys"},
 	"internal/product":     {"products"},
 	"internal/inventory":   {"inventory"},
-	"internal/reservation": {"reservation_requests", "holds", "claims", "buyer_limits"},
+	"internal/reservation": {"reservation_requests", "holds", "claims", "buyer_limits", "claim_queues"},
 	"internal/outbox":      {"outbox"},
 	"internal/checkout":    {"orders", "payment_attempts", "checkout_control", "webhook_events", "tickets"},
 	"internal/waitingroom": {"waiting_rooms", "queue_entries", "admission_steps"},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	"github.com/valyala/fasthttp"
 
 	"boxoffice/internal/fleet"
 	"boxoffice/internal/proctest"
@@ -31,6 +32,9 @@ type BurstConfig struct {
 	// Profiles, when set, is a folder where serve and work write CPU
 	// profiles of their run (serve-MODE.pprof, work-MODE.pprof).
 	Profiles string
+	// Modes are the designs to run, of "pipeline" and "synchronous" (both
+	// when empty, as make bench does): one alone, for working on it.
+	Modes []string
 }
 
 // BurstRun is one mode and one kind of request.
@@ -55,6 +59,8 @@ type BurstRun struct {
 	Oversold       int            `json:"oversold" doc:"numbers in two live holds (must be 0)"`
 	ServeCPU       time.Duration  `json:"serveCpu"`
 	WorkCPU        time.Duration  `json:"workCpu"`
+	LoadCPU        time.Duration  `json:"loadCpu" doc:"the load generator (this process)"`
+	DatabaseCPU    time.Duration  `json:"databaseCpu" doc:"the machine's busy time less serve, work and the load generator: PostgreSQL, mostly"`
 	DBTxPerSec     float64        `json:"dbTxPerSec"`
 	Checked        int            `json:"checked" doc:"decisions polled over HTTP and found as the database says"`
 	ClaimBatches   int            `json:"claimBatches" doc:"claim transactions (the work process's metrics)"`
@@ -62,6 +68,16 @@ type BurstRun struct {
 	ClaimTxMean    time.Duration  `json:"claimTxMean" doc:"mean claim transaction duration"`
 	ClaimRetries   int            `json:"claimRetries"`
 	Timeline       []BurstStep    `json:"timeline" doc:"the burst in 250 ms steps from the first send"`
+	Statements     []Statement    `json:"statements" doc:"the database's busiest statements of the run (pg_stat_statements, when installed)"`
+}
+
+// Statement is one statement's share of a run's database time.
+type Statement struct {
+	Query  string        `json:"query"`
+	Calls  int64         `json:"calls"`
+	Rows   int64         `json:"rows"`
+	Total  time.Duration `json:"total"`
+	PerRow time.Duration `json:"perRow" doc:"total ÷ max(rows, calls)"`
 }
 
 // BurstStep is 250 ms of the burst: requests recorded and decided in it,
@@ -117,9 +133,16 @@ func burst(t proctest.T, out io.Writer, c BurstConfig) *BurstResult {
 		"BOXOFFICE_TRUSTED_PROXIES": "127.0.0.1/32",
 	})
 	res := &BurstResult{}
+	// Per-statement timings, where the installation has them.
+	_, statErr := f.Pool.Exec(context.Background(), `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`)
+	withStatements := statErr == nil
 	fmt.Fprintf(out, "burst: %d requests from %d connections, each from its own buyer, on a %d-number raffle; serve and work as processes, own PostgreSQL\n",
 		c.Requests, c.Conns, c.Numbers)
-	for _, mode := range []string{"pipeline", "synchronous"} {
+	modes := c.Modes
+	if len(modes) == 0 {
+		modes = []string{"pipeline", "synchronous"}
+	}
+	for _, mode := range modes {
 		env := proctest.Env{}
 		if c.Profiles != "" {
 			env["BOXOFFICE_CPUPROFILE"] = filepath.Join(c.Profiles, "serve-"+mode+".pprof")
@@ -142,7 +165,14 @@ func burst(t proctest.T, out io.Writer, c BurstConfig) *BurstResult {
 		// Workers run long before an opening: wait until this one decides.
 		warmUp(t, f)
 		for _, ask := range []string{"numbers", "quantity"} {
+			if withStatements {
+				_, err := f.Pool.Exec(context.Background(), `SELECT pg_stat_statements_reset()`)
+				require.NoError(t, err)
+			}
 			run := burstRun(t, f, c, serve, work.Process, mode, ask)
+			if withStatements {
+				run.Statements = busiestStatements(t, f, 8)
+			}
 			res.Runs = append(res.Runs, run)
 			fmt.Fprintf(out, "  %-11s %-8s answered %6.0f/s (p50 %s, p99 %s, p999 %s, errors %d, 5xx %d); decided %6.0f/s; request→decision p50 %s p99 %s, first second p50 %s p99 %s\n",
 				mode, ask, run.AnsweredPerSec, ms1(run.AnswerP50), ms1(run.AnswerP99), ms1(run.AnswerP999), run.Errors, run.Status5xx,
@@ -156,10 +186,14 @@ func burst(t proctest.T, out io.Writer, c BurstConfig) *BurstResult {
 				}
 				fmt.Fprintf(out, "  %-11s %-8s timeline (recorded/decided, queue after, wait p50):%s\n", mode, ask, tl.String())
 			}
-			fmt.Fprintf(out, "  %-11s %-8s held %d, rejected %v, undecided %d, OVERSOLD %d; CPU serve %s work %s; database %.0f transactions/s; claim transactions %d (%.0f requests, %s each, %d retried); %d decisions checked over HTTP\n",
+			fmt.Fprintf(out, "  %-11s %-8s held %d, rejected %v, undecided %d, OVERSOLD %d; CPU serve %s work %s load %s database %s; database %.0f transactions/s; claim transactions %d (%.0f requests, %s each, %d retried); %d decisions checked over HTTP\n",
 				mode, ask, run.Held, run.Rejected, run.Undecided, run.Oversold, run.ServeCPU.Round(10*time.Millisecond),
-				run.WorkCPU.Round(10*time.Millisecond), run.DBTxPerSec, run.ClaimBatches, run.ClaimBatchMean, ms1(run.ClaimTxMean),
+				run.WorkCPU.Round(10*time.Millisecond), run.LoadCPU.Round(10*time.Millisecond), run.DatabaseCPU.Round(10*time.Millisecond), run.DBTxPerSec, run.ClaimBatches, run.ClaimBatchMean, ms1(run.ClaimTxMean),
 				run.ClaimRetries, run.Checked)
+			for _, st := range run.Statements {
+				fmt.Fprintf(out, "  %-11s %-8s   %7.0fms %7d calls %8d rows %6.1fµs/row  %s\n", mode, ask,
+					float64(st.Total.Microseconds())/1000, st.Calls, st.Rows, float64(st.PerRow.Nanoseconds())/1000, st.Query)
+			}
 		}
 		_ = serve.Stop(10 * time.Second)
 		_ = work.Stop(10 * time.Second)
@@ -202,14 +236,18 @@ func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest
 		require.NoError(t, err)
 		tokens[i] = tok
 	}
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		MaxIdleConnsPerHost: c.Conns, MaxConnsPerHost: c.Conns, DisableCompression: true}}
+	// fasthttp's client: net/http's took a third of the service's CPU on
+	// the same two cores, and real load's client costs are not on the
+	// service's machine. One connection per sender, as browsers would.
+	addr := strings.TrimPrefix(f.API, "http://")
+	client := &fasthttp.HostClient{Addr: addr, MaxConns: c.Conns, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 30 * time.Second, MaxIdleConnDuration: time.Minute}
 	defer client.CloseIdleConnections()
 
 	ctx := context.Background()
 	var txBefore int64
 	require.NoError(t, f.Pool.QueryRow(ctx, `SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()`).Scan(&txBefore))
-	serveCPU, workCPU := serve.CPU(), work.CPU()
+	serveCPU, workCPU, loadCPU, machineCPU := serve.CPU(), work.CPU(), proctest.SelfCPU(), proctest.MachineCPU()
 	claimsBefore := f.Scrape(t, work)
 
 	latencies := make([]time.Duration, c.Requests)
@@ -229,31 +267,37 @@ func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest
 				if i >= c.Requests {
 					return
 				}
-				body := `{"quantity":1}`
-				if ask == "numbers" {
-					body = fmt.Sprintf(`{"numbers":[%d]}`, 1+rng.IntN(c.Numbers))
-				}
-				req, _ := http.NewRequest(http.MethodPost, path, strings.NewReader(body))
+				req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+				req.SetRequestURI(path)
+				req.Header.SetMethod(http.MethodPost)
+				req.Header.SetContentType("application/json")
 				req.Header.Set("Authorization", "Bearer "+tokens[i])
-				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Idempotency-Key", "k")
 				req.Header.Set("X-Forwarded-For", forwarded)
+				if ask == "numbers" {
+					req.SetBodyString(fmt.Sprintf(`{"numbers":[%d]}`, 1+rng.IntN(c.Numbers)))
+				} else {
+					req.SetBodyString(`{"quantity":1}`)
+				}
 				t0 := time.Now()
-				resp, err := client.Do(req)
+				err := client.Do(req, resp)
 				latencies[i] = time.Since(t0)
+				fasthttp.ReleaseRequest(req)
 				if err != nil {
+					fasthttp.ReleaseResponse(resp)
 					errs.Add(1)
 					continue
 				}
 				var v struct {
 					ID string `json:"id"`
 				}
-				_ = json.NewDecoder(resp.Body).Decode(&v)
-				resp.Body.Close()
+				_ = json.Unmarshal(resp.Body(), &v)
+				code := resp.StatusCode()
+				fasthttp.ReleaseResponse(resp)
 				switch {
-				case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusOK:
+				case code == http.StatusAccepted || code == http.StatusOK:
 					ids[i] = v.ID
-				case resp.StatusCode >= 500:
+				case code >= 500:
 					fivexx.Add(1)
 					errs.Add(1)
 				default:
@@ -275,7 +319,8 @@ func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest
 		time.Sleep(20 * time.Millisecond)
 	}
 	run.Undecided = f.Count(`SELECT count(*) FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED'`, product)
-	run.ServeCPU, run.WorkCPU = serve.CPU()-serveCPU, work.CPU()-workCPU
+	run.ServeCPU, run.WorkCPU, run.LoadCPU = serve.CPU()-serveCPU, work.CPU()-workCPU, proctest.SelfCPU()-loadCPU
+	run.DatabaseCPU = max(0, proctest.MachineCPU()-machineCPU-run.ServeCPU-run.WorkCPU-run.LoadCPU)
 	claimsAfter := f.Scrape(t, work)
 	delta := func(name string) float64 {
 		return fleet.MetricValue(claimsAfter, name) - fleet.MetricValue(claimsBefore, name)
@@ -344,20 +389,46 @@ func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest
 	return run
 }
 
+// busiestStatements reads the n statements that took the most database
+// time since the last reset, their text folded to one line of 100
+// characters.
+func busiestStatements(t proctest.T, f *fleet.Fleet, n int) []Statement {
+	rows, err := f.Pool.Query(context.Background(), `
+		SELECT left(regexp_replace(query, '\s+', ' ', 'g'), 100), calls, rows, total_exec_time
+		FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+		ORDER BY total_exec_time DESC LIMIT $1`, n)
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []Statement
+	for rows.Next() {
+		var st Statement
+		var ms float64
+		require.NoError(t, rows.Scan(&st.Query, &st.Calls, &st.Rows, &ms))
+		st.Total = time.Duration(ms * float64(time.Millisecond))
+		st.PerRow = st.Total / time.Duration(max(st.Rows, st.Calls, 1))
+		out = append(out, st)
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
 // burstTimeline reads the burst from the database in 250 ms steps.
 func burstTimeline(t proctest.T, f *fleet.Fleet, product uuid.UUID, start time.Time) []BurstStep {
 	const step = 0.25
+	// One pass, grouped by step: a subquery per step took a minute for the
+	// synchronous runs' hundreds of steps.
 	rows, err := f.Pool.Query(context.Background(), `
-		WITH r AS (SELECT extract(epoch FROM created_at - $2::timestamptz) AS c, extract(epoch FROM processed_at - $2::timestamptz) AS p
+		WITH r AS (SELECT floor(extract(epoch FROM created_at - $2::timestamptz) / $3)::int AS ci,
+		                  floor(extract(epoch FROM processed_at - $2::timestamptz) / $3)::int AS pi,
+		                  extract(epoch FROM processed_at - created_at) AS w
 		           FROM reservation_requests WHERE product_id = $1),
-		     s AS (SELECT generate_series(0, ceil((SELECT max(p) FROM r) / $3)::int) AS i)
-		SELECT s.i,
-		       (SELECT count(*) FROM r WHERE floor(c / $3) = s.i),
-		       (SELECT count(*) FROM r WHERE floor(p / $3) = s.i),
-		       coalesce((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY p - c) FROM r WHERE floor(c / $3) = s.i), 0),
-		       coalesce((SELECT max(p - c) FROM r WHERE floor(c / $3) = s.i), 0),
-		       (SELECT count(*) FROM r WHERE c < (s.i + 1) * $3 AND (p IS NULL OR p >= (s.i + 1) * $3))
-		FROM s ORDER BY s.i`, product, start, step)
+		     rec AS (SELECT ci AS i, count(*) AS n, percentile_cont(0.5) WITHIN GROUP (ORDER BY w) AS p50, max(w) AS mx
+		             FROM r GROUP BY ci),
+		     dec AS (SELECT pi AS i, count(*) AS n FROM r WHERE pi IS NOT NULL GROUP BY pi),
+		     s AS (SELECT generate_series(0, (SELECT max(pi) FROM r)) AS i)
+		SELECT s.i, coalesce(rec.n, 0), coalesce(dec.n, 0), coalesce(rec.p50, 0), coalesce(rec.mx, 0),
+		       sum(coalesce(rec.n, 0) - coalesce(dec.n, 0)) OVER (ORDER BY s.i)::int
+		FROM s LEFT JOIN rec USING (i) LEFT JOIN dec USING (i) ORDER BY s.i`, product, start, step)
 	require.NoError(t, err)
 	defer rows.Close()
 	var out []BurstStep

@@ -210,12 +210,28 @@ func (c *Cluster) Start() {
 	// immediate) would lose commits the clients were told about.
 	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off "+
 		"-c full_page_writes=off", c.Port, c.dir)
+	if c.statementsAvailable() {
+		// Per-statement timings for the benchmarks (CREATE EXTENSION
+		// pg_stat_statements in the database that wants them).
+		opts += " -c shared_preload_libraries=pg_stat_statements"
+	}
 	out, err := asOwner(filepath.Join(c.bin, "pg_ctl"), "-D", c.data(), "-l", filepath.Join(c.dir, "pg.log"),
 		"-w", "-t", "60", "-o", opts, "start").CombinedOutput()
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(c.dir, "pg.log"))
 		c.t.Fatalf("start cluster: %v\n%s\n%s", err, out, log)
 	}
+}
+
+// statementsAvailable says whether the installation has pg_stat_statements
+// (Debian's postgresql package does; a bare build may not).
+func (c *Cluster) statementsAvailable() bool {
+	exe, err := filepath.EvalSymlinks(filepath.Join(c.bin, "postgres"))
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(filepath.Dir(exe), "..", "lib", "pg_stat_statements.so"))
+	return err == nil
 }
 
 // Stop stops the cluster: mode "fast" (clean) or "immediate" (a crash).
@@ -399,4 +415,36 @@ func (p *Process) CPU() time.Duration {
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	const ticks = 100 // USER_HZ on Linux
 	return time.Duration(ut+st) * time.Second / ticks
+}
+
+// MachineCPU is the processor time every process on the machine has used
+// since boot (/proc/stat: all but idle and I/O wait; 0 where there is none).
+// Its difference over a run, less the processes a benchmark knows, is what
+// the rest — the database — used.
+func MachineCPU() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0
+	}
+	var busy int64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} {
+		v, _ := strconv.ParseInt(f[i], 10, 64)
+		busy += v
+	}
+	const ticks = 100 // USER_HZ on Linux
+	return time.Duration(busy) * time.Second / ticks
+}
+
+// SelfCPU is the processor time this process has used so far.
+func SelfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

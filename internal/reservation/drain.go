@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"boxoffice/internal/db"
 )
 
 // DrainResult sums the batches of one Drain.
@@ -40,11 +42,23 @@ type DrainOptions struct {
 const lingerPoll = 5 * time.Millisecond
 
 // Drain claims the product's QUEUED requests in batches until none is left,
-// then calls Complete inside a final transaction that commits only if, after
-// Complete has run, no unlocked QUEUED request of the product remains.
-// River's worker passes JobCompleteTx as Complete: see ClaimArgs for why that
-// ordering leaves no request behind.
+// then calls Complete inside a final transaction that commits only if, with
+// the accepts in flight waited for, no unlocked QUEUED request of the
+// product remains. River's worker passes JobCompleteTx as Complete: see
+// ClaimArgs for why that leaves no request behind.
 func (c *Claimer) Drain(ctx context.Context, productID uuid.UUID, o DrainOptions) (DrainResult, error) {
+	res, err := c.drain(ctx, productID, o)
+	if err != nil {
+		// This job's retry waits a backoff: let the next accept insert a
+		// job of its own. Best effort — the repair job covers the rest.
+		clearCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = clearJobPending(clearCtx, c.pool, productID)
+	}
+	return res, err
+}
+
+func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions) (DrainResult, error) {
 	var total DrainResult
 	deadline := time.Now().Add(o.Budget)
 	var idleSince time.Time
@@ -90,8 +104,11 @@ var errMoreQueued = errors.New("more requests queued")
 // so the drain goes on.
 func (c *Claimer) finishDrain(ctx context.Context, productID uuid.UUID, o DrainOptions, outOfTime bool) error {
 	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		if err := o.Complete(ctx, tx); err != nil {
-			return fmt.Errorf("complete drain of %s: %w", productID, err)
+		// First wait for the accepts in flight (they hold the row FOR KEY
+		// SHARE): after this, every request that counted on this job is
+		// visible, and later accepts wait for this transaction's end.
+		if _, err := tx.Exec(ctx, `SELECT FROM claim_queues WHERE product_id = $1 FOR UPDATE`, productID); err != nil {
+			return fmt.Errorf("lock the queue of %s: %w", productID, err)
 		}
 		var more bool
 		// SKIP LOCKED: requests another drainer has locked are its to decide,
@@ -106,11 +123,60 @@ func (c *Claimer) finishDrain(ctx context.Context, productID uuid.UUID, o DrainO
 		}
 		switch {
 		case !more:
-			return nil
+			// Nothing left: the next accept inserts a new job.
+			if err := clearJobPending(ctx, tx, productID); err != nil {
+				return err
+			}
 		case outOfTime && o.Continue != nil:
-			return o.Continue(ctx, tx)
+			// The follow-up job keeps job_pending true.
+			if err := o.Continue(ctx, tx); err != nil {
+				return fmt.Errorf("continue drain of %s: %w", productID, err)
+			}
 		default:
 			return errMoreQueued
 		}
+		if err := o.Complete(ctx, tx); err != nil {
+			return fmt.Errorf("complete drain of %s: %w", productID, err)
+		}
+		return nil
 	})
+}
+
+// markJobPending runs in an accept transaction after its requests are
+// inserted. It locks the product's claim_queues row FOR KEY SHARE — accepts
+// do not wait for each other, a finishing drain waits for them — and says
+// whether the caller must insert a claim job: only when none is pending,
+// turning job_pending true (a no-key update: it waits only for another
+// accept doing the same, which then finds it true).
+func markJobPending(ctx context.Context, tx pgx.Tx, productID uuid.UUID) (bool, error) {
+	var pending bool
+	err := tx.QueryRow(ctx, `SELECT job_pending FROM claim_queues WHERE product_id = $1 FOR KEY SHARE`, productID).Scan(&pending)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// The product's first request.
+		if _, err := tx.Exec(ctx, `INSERT INTO claim_queues (product_id) VALUES ($1) ON CONFLICT DO NOTHING`, productID); err != nil {
+			return false, fmt.Errorf("add the queue of %s: %w", productID, err)
+		}
+		err = tx.QueryRow(ctx, `SELECT job_pending FROM claim_queues WHERE product_id = $1 FOR KEY SHARE`, productID).Scan(&pending)
+	}
+	if err != nil {
+		return false, fmt.Errorf("lock the queue of %s: %w", productID, err)
+	}
+	if pending {
+		return false, nil
+	}
+	tag, err := tx.Exec(ctx, `UPDATE claim_queues SET job_pending = true WHERE product_id = $1 AND NOT job_pending`, productID)
+	if err != nil {
+		return false, fmt.Errorf("mark the queue of %s: %w", productID, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// clearJobPending says no job will look at the product's queue any more:
+// in the drain's final transaction, or after a drain failed (its retry
+// waits a backoff; new requests should get a job of their own now).
+func clearJobPending(ctx context.Context, q db.DBTX, productID uuid.UUID) error {
+	if _, err := q.Exec(ctx, `UPDATE claim_queues SET job_pending = false WHERE product_id = $1`, productID); err != nil {
+		return fmt.Errorf("clear the queue of %s: %w", productID, err)
+	}
+	return nil
 }

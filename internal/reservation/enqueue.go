@@ -42,8 +42,14 @@ type RiverEnqueuer struct {
 // Transactional is true: the job commits with the request.
 func (RiverEnqueuer) Transactional() bool { return true }
 
-// EnqueueTx inserts the product's claim job in the accept transaction.
+// EnqueueTx makes sure a claim job will look at the product's queue after
+// the accept transaction commits, inserting one only when none is pending
+// (see markJobPending).
 func (e RiverEnqueuer) EnqueueTx(ctx context.Context, tx pgx.Tx, ref Ref) error {
+	needed, err := markJobPending(ctx, tx, ref.ProductID)
+	if err != nil || !needed {
+		return err
+	}
 	if _, err := e.Client.InsertTx(ctx, tx, ClaimArgs{ProductID: ref.ProductID}, nil); err != nil {
 		return fmt.Errorf("enqueue claim job: %w", err)
 	}

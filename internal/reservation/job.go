@@ -14,15 +14,21 @@ import (
 // request would also cost a job fetch, a worker slot and a completion even
 // when another worker's batch already decided it — on a 2-core machine that
 // job overhead, not the claim, became the ceiling. So the accept transaction
-// inserts the request row and a unique "drain product P" job; the insert is a
-// no-op when such a job is already waiting or running.
+// inserts the request rows and, when no job is pending for the product, one
+// "drain product P" job (unique per product as well, for the repair job's
+// inserts).
 //
-// Why nothing is stranded: River's unique insert is ON CONFLICT DO UPDATE, so
-// an accept that finds the job running locks the job row until the accept
-// commits. The worker completes its job in a final transaction that first
-// completes the job (which waits for any such accept) and then looks for
-// QUEUED requests; if it finds any it rolls back and keeps draining. An accept
-// that comes after that commit finds no live job and inserts a new one.
+// Why nothing is stranded: the claim_queues row of the product says whether
+// a job is pending. Every accept transaction holds that row FOR KEY SHARE
+// until it commits and inserts a job only when job_pending is false; the
+// drain ends in a transaction that locks the row FOR UPDATE (so it waits for
+// every accept in flight), looks for QUEUED requests — rolling back and
+// draining on if there are any — and only then clears job_pending and
+// completes the job. An accept that comes after that commit finds
+// job_pending false and inserts a new job. Accepts thus never lock River's
+// job row while a job is pending: when they did (the unique insert is ON
+// CONFLICT DO UPDATE), back-to-back accept transactions kept a fresh job
+// locked and River's fetch (FOR UPDATE SKIP LOCKED) could not take it.
 type ClaimArgs struct {
 	ProductID uuid.UUID `json:"product_id"`
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -61,15 +62,16 @@ func (s *Service) SetBatching(linger time.Duration) {
 
 // acceptRow is one request to record.
 type acceptRow struct {
-	id             uuid.UUID
-	product        *product.Product
-	buyer, key     string
-	hash           []byte
-	numbers        []int32
-	quantity, mode any
-	acceptFewer    bool
-	trace          *string    // the accept span's traceparent (nil when untraced)
-	created        *time.Time // set when recorded; nil for a replayed key
+	id          uuid.UUID
+	product     *product.Product
+	buyer, key  string
+	hash        []byte
+	numbers     *string // an array literal, {1,2}; nil for a quantity
+	quantity    *int32
+	mode        *string
+	acceptFewer bool
+	trace       *string    // the accept span's traceparent (nil when untraced)
+	created     *time.Time // set when recorded; nil for a replayed key
 }
 
 // maxAcceptBatch bounds one accept transaction.
@@ -105,45 +107,62 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, rows []*acceptRow) (*
 		return cmp.Or(strings.Compare(a.product.TenantID.String(), b.product.TenantID.String()),
 			strings.Compare(a.buyer, b.buyer), strings.Compare(a.key, b.key))
 	})
-	b := &pgx.Batch{}
-	for _, r := range rows {
+	// One statement for the batch: per-row INSERTs cost the database a
+	// statement execution each, and in a burst that was most of its time.
+	n := len(rows)
+	ids, tenants, products := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
+	buyers, keys, hashes := make([]string, n), make([]string, n), make([][]byte, n)
+	numbers, quantities, modes := make([]*string, n), make([]*int32, n), make([]*string, n)
+	fewer, traces := make([]bool, n), make([]*string, n)
+	byID := make(map[uuid.UUID]*acceptRow, n)
+	for i, r := range rows {
 		r.created = nil
-		// enqueued_at stays NULL until a non-transactional queue confirms
-		// the publish: that is how the repair job finds unpublished requests.
-		b.Queue(`
-			INSERT INTO reservation_requests (id, tenant_id, product_id, buyer_id, idempotency_key, request_hash,
-			                                  numbers, quantity, mode, accept_fewer, enqueued_at, trace_parent)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $11 THEN clock_timestamp() END, $12)
-			ON CONFLICT (tenant_id, buyer_id, idempotency_key) DO NOTHING
-			RETURNING created_at`,
-			r.id, r.product.TenantID, r.product.ID, r.buyer, r.key, r.hash,
-			r.numbers, r.quantity, r.mode, r.acceptFewer, transactional, r.trace)
+		byID[r.id] = r
+		ids[i], tenants[i], products[i] = r.id, r.product.TenantID, r.product.ID
+		buyers[i], keys[i], hashes[i] = r.buyer, r.key, r.hash
+		numbers[i], quantities[i], modes[i] = r.numbers, r.quantity, r.mode
+		fewer[i], traces[i] = r.acceptFewer, r.trace
 	}
-	results := tx.SendBatch(ctx, b)
+	// enqueued_at stays NULL until a non-transactional queue confirms the
+	// publish: that is how the repair job finds unpublished requests.
+	res, err := tx.Query(ctx, `
+		INSERT INTO reservation_requests (id, tenant_id, product_id, buyer_id, idempotency_key, request_hash,
+		                                  numbers, quantity, mode, accept_fewer, enqueued_at, trace_parent)
+		SELECT r.id, r.tenant_id, r.product_id, r.buyer_id, r.key, r.hash, r.numbers::integer[], r.quantity, r.mode,
+		       r.fewer, CASE WHEN $12 THEN clock_timestamp() END, r.trace
+		FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::bytea[], $7::text[], $8::integer[],
+		            $9::text[], $10::boolean[], $11::text[])
+		     WITH ORDINALITY AS r(id, tenant_id, product_id, buyer_id, key, hash, numbers, quantity, mode, fewer, trace, ord)
+		ORDER BY r.ord
+		ON CONFLICT (tenant_id, buyer_id, idempotency_key) DO NOTHING
+		RETURNING id, created_at`,
+		ids, tenants, products, buyers, keys, hashes, numbers, quantities, modes, fewer, traces, transactional)
+	if err != nil {
+		return nil, fmt.Errorf("insert reservation requests: %w", err)
+	}
+	// A key that exists (a replay, answered by the caller) returns no row.
+	var id uuid.UUID
+	var at time.Time
+	_, err = pgx.ForEachRow(res, []any{&id, &at}, func() error {
+		if r := byID[id]; r != nil {
+			r.created = &at
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("insert reservation requests: %w", err)
+	}
 	enqueued := map[uuid.UUID]bool{}
 	var toEnqueue []Ref
 	for _, r := range rows {
-		var at time.Time
-		err := results.QueryRow().Scan(&at)
-		if errors.Is(err, pgx.ErrNoRows) {
-			continue // the key exists: a replay, answered by the caller
-		}
-		if err != nil {
-			_ = results.Close()
-			return nil, fmt.Errorf("insert reservation request: %w", err)
-		}
-		r.created = &at
-		if !enqueued[r.product.ID] {
+		if r.created != nil && !enqueued[r.product.ID] {
 			enqueued[r.product.ID] = true
 			toEnqueue = append(toEnqueue, Ref{ID: r.id, ProductID: r.product.ID, TenantID: r.product.TenantID, Trace: r.trace})
 		}
 	}
-	if err := results.Close(); err != nil {
-		return nil, fmt.Errorf("insert reservation requests: %w", err)
-	}
-	// Claim jobs in product order: River's unique insert locks each
-	// product's job row, and two batches that met two products in opposite
-	// orders would deadlock on them.
+	// Products in order: each takes its claim_queues row lock (and, when
+	// no job is pending, River's unique job row), and two batches that met
+	// two products in opposite orders would deadlock on them.
 	slices.SortFunc(toEnqueue, func(a, b Ref) int { return bytes.Compare(a.ProductID[:], b.ProductID[:]) })
 	for _, ref := range toEnqueue {
 		if err := s.enqueuer.EnqueueTx(ctx, tx, ref); err != nil {
@@ -195,15 +214,15 @@ func (s *Service) Accept(ctx context.Context, p AcceptParams) (_ *Accepted, err 
 	}
 	hash := p.hash(p.Product.ID)
 	id := db.NewID()
-	var numbers []int32
-	var quantity, mode any
-	if p.Quantity > 0 {
-		quantity, mode = p.Quantity, p.Mode
-	} else {
-		numbers = p.Numbers
-	}
 	row := &acceptRow{id: id, product: p.Product, buyer: p.BuyerID, key: p.IdempotencyKey, hash: hash,
-		numbers: numbers, quantity: quantity, mode: mode, acceptFewer: p.AcceptFewer}
+		acceptFewer: p.AcceptFewer}
+	if p.Quantity > 0 {
+		q, m := int32(p.Quantity), p.Mode
+		row.quantity, row.mode = &q, &m
+	} else {
+		lit := arrayLiteral(p.Numbers)
+		row.numbers = &lit
+	}
 	if span.IsRecording() {
 		span.SetAttributes(attribute.String("reservation.request_id", id.String()))
 		tp := tracing.Parent(ctx)
@@ -294,11 +313,16 @@ func (s *Service) recordAndDecide(ctx context.Context, row *acceptRow) (*time.Ti
 			if created, err = s.recordTx(ctx, tx, []*acceptRow{row}); err != nil || created == nil {
 				return err
 			}
-			// One request at a time per product, as a conditional UPDATE
-			// would: the row lock first, so the claim reads a bitmap no
-			// other transaction is changing.
-			if err := inventory.Lock(ctx, tx, row.product.ID); err != nil {
-				return err
+			// Named numbers: optimistic, as a conditional UPDATE would be —
+			// the claims' unique index arbitrates and the inventory row is
+			// locked last (inventory.Apply), just before commit. Any number
+			// (quantity): every request would pick the same free numbers
+			// from an unlocked bitmap and retry, so the row lock comes
+			// first and the pick reads a bitmap no one else is changing.
+			if row.quantity != nil {
+				if err := inventory.Lock(ctx, tx, row.product.ID); err != nil {
+					return err
+				}
 			}
 			_, err = s.decider.claimTx(ctx, tx, row.product.ID, selection{ids: []uuid.UUID{row.id}, limit: 1})
 			return err
@@ -331,4 +355,19 @@ func (s *Service) Get(ctx context.Context, tenantID, id uuid.UUID, buyerID strin
 		return nil, fmt.Errorf("get reservation %s: %w", id, db.NotFound(err))
 	}
 	return &r, nil
+}
+
+// arrayLiteral writes numbers as PostgreSQL's array literal, {1,2,3}: the
+// batch insert passes each row's numbers as text, arrays of arrays being
+// rectangular.
+func arrayLiteral(numbers []int32) string {
+	b := make([]byte, 0, 2+len(numbers)*6)
+	b = append(b, '{')
+	for i, n := range numbers {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	return string(append(b, '}'))
 }
