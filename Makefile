@@ -31,6 +31,7 @@ test: ## bring up PostgreSQL, Chromium and promtool; alert-rule tests, every tes
 	  promtool=$$(infra/dev/promtool.sh) && \
 	  $$promtool check rules infra/observability/alerts.yml && \
 	  (cd infra/observability && $$promtool test rules alerts_test.yml) && \
+	  if command -v terraform >/dev/null; then TF_CLI_CONFIG_FILE=/dev/null terraform fmt -check -recursive infra/terraform; fi && \
 	  go test -race -count=1 -timeout 15m $$(go list ./... | grep -v '/internal/faults$$') && \
 	  go test -count=1 -p 1 -timeout 10m $(FAULTS)/...
 
@@ -62,3 +63,8 @@ bench: ## run the benchmark scenarios and print figures and ratios
 .PHONY: build
 build: ## build the production boxoffice binary (without dev and bench)
 	go build -o boxoffice .
+
+# The production image, tagged with the commit (needs a container engine).
+.PHONY: image
+image: ## build the container image boxoffice:<commit>
+	docker build --build-arg VERSION=$$(git rev-parse HEAD) -t boxoffice:$$(git rev-parse HEAD) .

@@ -27,9 +27,14 @@ Usage:
                                 render a tenant's static store, or publish it to STORE_BUCKET
   boxoffice bench SCENARIO|all [flags]
                                 benchmarks (see README; -tags dev builds)
+  boxoffice version             the commit this binary was built from
 
 Configuration is read from the environment; see README.md.
 `
+
+// version is the commit the binary was built from, set by the image build
+// (-ldflags "-X main.version=…"; see Dockerfile).
+var version = "dev"
 
 func main() {
 	if len(os.Args) < 2 {
@@ -57,6 +62,8 @@ func main() {
 		err = runStore(ctx, args)
 	case "bench":
 		err = runBench(ctx, args)
+	case "version":
+		fmt.Println(version)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 	default:

@@ -2,8 +2,8 @@
 # `boxoffice store publish` writes), and per tenant a CloudFront distribution
 # with the tenant's domain and certificate, whose origin is that prefix.
 # Tenants are data: adding one adds an entry to var.tenants, not code.
-# Give the bucket's name to boxoffice as STORE_BUCKET, and run the work
-# processes (they republish stores) with the publisher role.
+# Give the bucket's name to boxoffice as STORE_BUCKET; the service module
+# grants the tasks the publisher policy (they republish stores).
 
 variable "stores_bucket" {
   description = "The bucket of every tenant's store (STORE_BUCKET)."
@@ -25,10 +25,15 @@ variable "store_publisher_principals" {
   default     = []
 }
 
-# CloudFront takes certificates from us-east-1 only.
-provider "aws" {
-  alias  = "us_east_1"
-  region = "us-east-1"
+# CloudFront takes certificates from us-east-1 only: the caller passes an
+# aws provider for that region as aws.us_east_1.
+terraform {
+  required_providers {
+    aws = {
+      source                = "hashicorp/aws"
+      configuration_aliases = [aws.us_east_1]
+    }
+  }
 }
 
 resource "aws_s3_bucket" "stores" {
@@ -174,4 +179,12 @@ output "store_certificate_validation" {
 
 output "store_publisher_role_arn" {
   value = aws_iam_role.store_publisher.arn
+}
+
+output "bucket_arn" {
+  value = aws_s3_bucket.stores.arn
+}
+
+output "bucket" {
+  value = aws_s3_bucket.stores.id
 }

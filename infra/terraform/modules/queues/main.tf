@@ -1,7 +1,8 @@
 # The SQS queues of QUEUE_BACKEND=sqs: the claim queue and its dead-letter
-# queue. Give the outputs to boxoffice as SQS_QUEUE_URL and SQS_DLQ_URL, and
-# keep max_receive_count and visibility_timeout equal to SQS_MAX_RECEIVE_COUNT
-# and SQS_VISIBILITY_TIMEOUT.
+# queue, and the events queue (SQS_EVENTS_QUEUE_URL) with its own. The
+# service module passes the URLs as SQS_QUEUE_URL, SQS_DLQ_URL and
+# SQS_EVENTS_QUEUE_URL; keep max_receive_count and visibility_timeout equal
+# to SQS_MAX_RECEIVE_COUNT and SQS_VISIBILITY_TIMEOUT.
 
 variable "name" {
   description = "Base name of the queues."
@@ -47,10 +48,45 @@ resource "aws_sqs_queue_redrive_allow_policy" "claims_dlq" {
   })
 }
 
+resource "aws_sqs_queue" "events_dlq" {
+  name                      = "${var.name}-events-dlq"
+  message_retention_seconds = 1209600
+  sqs_managed_sse_enabled   = true
+}
+
+# Outbox events (ticket mail, webhooks to tenants): consumed by the work
+# processes, at least once, idempotently.
+resource "aws_sqs_queue" "events" {
+  name                       = "${var.name}-events"
+  visibility_timeout_seconds = var.visibility_timeout_seconds
+  receive_wait_time_seconds  = 20
+  message_retention_seconds  = 345600
+  sqs_managed_sse_enabled    = true
+  redrive_policy = jsonencode({
+    deadLetterTargetArn = aws_sqs_queue.events_dlq.arn
+    maxReceiveCount     = var.max_receive_count
+  })
+}
+
 output "sqs_queue_url" {
   value = aws_sqs_queue.claims.url
 }
 
 output "sqs_dlq_url" {
   value = aws_sqs_queue.claims_dlq.url
+}
+
+output "sqs_events_queue_url" {
+  value = aws_sqs_queue.events.url
+}
+
+output "claims_queue_name" {
+  description = "For the workers' autoscaling on the age of the oldest message."
+  value       = aws_sqs_queue.claims.name
+}
+
+output "queue_arns" {
+  description = "Every queue, for the tasks' IAM policy."
+  value = [aws_sqs_queue.claims.arn, aws_sqs_queue.claims_dlq.arn, aws_sqs_queue.events.arn,
+  aws_sqs_queue.events_dlq.arn]
 }
