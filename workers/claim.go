@@ -24,6 +24,9 @@ type ClaimWorker struct {
 	Claimer   *reservation.Claimer
 	BatchSize int
 	Logger    *slog.Logger
+	// Stopping is closed when the process begins to stop: a drain then
+	// hands its product to a follow-up job for another process.
+	Stopping <-chan struct{}
 }
 
 // drainLinger is how long a drain watches an emptied queue before its job
@@ -45,6 +48,7 @@ func (w *ClaimWorker) Work(ctx context.Context, job *river.Job[reservation.Claim
 		BatchSize: w.BatchSize,
 		Budget:    drainBudget,
 		Linger:    drainLinger,
+		Stop:      w.Stopping,
 		Complete: func(ctx context.Context, tx pgx.Tx) error {
 			_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
 			return err

@@ -68,6 +68,9 @@ type RiverOptions struct {
 	Tracer trace.TracerProvider
 	// BeforeJob, when set, is called as each periodic job starts (tests).
 	BeforeJob func(ctx context.Context, kind string)
+	// Stopping, closed when the process begins to stop, makes running
+	// claim drains hand over (see ClaimWorker).
+	Stopping <-chan struct{}
 }
 
 // NewRiverClient builds the River client of this process.
@@ -90,7 +93,7 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 	}
 	if o.Work {
 		w := river.NewWorkers()
-		river.AddWorker(w, &ClaimWorker{Claimer: o.Claimer, BatchSize: o.BatchSize, Logger: o.Logger})
+		river.AddWorker(w, &ClaimWorker{Claimer: o.Claimer, BatchSize: o.BatchSize, Logger: o.Logger, Stopping: o.Stopping})
 		jobs.Register(w, jobs.Deps{Pool: pool, Claimer: o.Claimer, Enqueuer: o.Enqueuer, Checkout: o.Checkout, Events: o.Events, Rooms: o.Rooms,
 			Metrics: o.Metrics, Logger: o.Logger, Config: o.Jobs, BeforeRun: o.BeforeJob})
 		cfg.Workers = w

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -108,6 +109,11 @@ type App struct {
 	Stores *storefront.Server
 	// Tracer is the process's tracer provider (a no-op one when off).
 	Tracer trace.TracerProvider
+
+	// stopping is closed when RunWorkers begins to stop (claim drains hand
+	// their products over).
+	stopping chan struct{}
+	stopOnce sync.Once
 	// Rehearsals starts rehearsals (run by the work processes).
 	Rehearsals *rehearsal.Store
 }
@@ -115,7 +121,7 @@ type App struct {
 // New builds the services on pool (the caller's, which it closes after the
 // App is done).
 func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *slog.Logger, o Options) (*App, error) {
-	a := &App{Config: cfg, Logger: logger, Pool: pool, Metrics: o.Metrics,
+	a := &App{Config: cfg, Logger: logger, Pool: pool, Metrics: o.Metrics, stopping: make(chan struct{}),
 		Tenants: tenant.NewStore(pool), Products: product.NewStore(pool), Tracer: o.Tracer}
 	if a.Tracer == nil {
 		a.Tracer = noop.NewTracerProvider()
@@ -193,7 +199,7 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 			RepublishAfter: cfg.RepublishAfter, RedeliveryWindow: cfg.RedeliveryWindow()},
 		Claimer: a.Claimer, Enqueuer: enqueuer, Metrics: a.Metrics, Logger: logger, RiverLogger: o.RiverLogger,
 		Checkout: a.Checkout, PaymentWorkers: cfg.PaymentWorkers, BeforeJob: o.BeforeJob, Stores: a.StorePublisher,
-		Tracer: a.Tracer, Rehearsals: runner,
+		Tracer: a.Tracer, Rehearsals: runner, Stopping: a.stopping,
 	})
 	if err != nil {
 		return nil, err
@@ -356,11 +362,18 @@ func (a *App) RunWorkers(ctx context.Context) error {
 	if err := a.Liveness.Lock(ctx); err != nil {
 		return err
 	}
-	if err := a.River.Start(ctx); err != nil {
+	// River runs on a context of its own: cancelling the one given to Start
+	// would cancel the jobs running, and a stop should let their batches
+	// commit. It is stopped below, when ctx ends.
+	if err := a.River.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start workers: %w", err)
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return a.Liveness.Run(gctx) })
+	// The liveness lock is held until River has stopped: released earlier,
+	// another process would take this one's running jobs while they finish.
+	livenessCtx, stopLiveness := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLiveness()
+	g.Go(func() error { return a.Liveness.Run(livenessCtx) })
 	if a.Consumer != nil {
 		a.Publisher.Start(gctx)
 		g.Go(func() error {
@@ -380,9 +393,21 @@ func (a *App) RunWorkers(ctx context.Context) error {
 	g.Go(func() error {
 		<-gctx.Done()
 		a.Logger.Info("stopping workers")
+		// Drains hand their products over first: River's stop then waits
+		// for batches, not for queues to empty.
+		a.stopOnce.Do(func() { close(a.stopping) })
+		defer stopLiveness()
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(gctx), 30*time.Second)
 		defer cancel()
-		return a.River.Stop(stopCtx)
+		if err := a.River.Stop(stopCtx); err != nil {
+			// Jobs still running after the stop timeout are cancelled (they
+			// are retried) rather than left running in a process that exits.
+			cancelCtx, cancel := context.WithTimeout(context.WithoutCancel(gctx), 10*time.Second)
+			defer cancel()
+			_ = a.River.StopAndCancel(cancelCtx)
+			return fmt.Errorf("stop workers: %w", err)
+		}
+		return nil
 	})
 	return g.Wait()
 }

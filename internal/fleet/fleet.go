@@ -42,8 +42,10 @@ type Fleet struct {
 	URL     string
 	Pool    *pgxpool.Pool
 	Env     proctest.Env // shared by every process
-	API     string       // base URL of the current serve process
+	API     string       // base URL of the current serve process, or of the balancer
 	APIPort int
+	// backendPorts are the API processes' ports behind a Balancer.
+	backendPorts []int
 	HTTP    *http.Client
 
 	TenantID uuid.UUID
@@ -93,10 +95,14 @@ func (f *Fleet) With(more proctest.Env) proctest.Env {
 // Serve starts an API process on the fleet's API port.
 func (f *Fleet) Serve(name string) *proctest.Process {
 	f.t.Helper()
+	return f.serveOn(name, f.APIPort)
+}
+
+func (f *Fleet) serveOn(name string, port int) *proctest.Process {
 	metrics := fmt.Sprintf("127.0.0.1:%d", proctest.FreePort(f.t))
 	p := proctest.Start(f.t, name, f.With(proctest.Env{
-		"BOXOFFICE_ADDR": fmt.Sprintf("127.0.0.1:%d", f.APIPort), "BOXOFFICE_METRICS_ADDR": metrics}), "serve")
-	proctest.WaitHTTP(f.t, f.API+"/healthz", 30*time.Second)
+		"BOXOFFICE_ADDR": fmt.Sprintf("127.0.0.1:%d", port), "BOXOFFICE_METRICS_ADDR": metrics}), "serve")
+	proctest.WaitHTTP(f.t, fmt.Sprintf("http://127.0.0.1:%d/healthz", port), 30*time.Second)
 	p.Metrics = "http://" + metrics + "/metrics"
 	return p
 }
@@ -200,17 +206,33 @@ func (f *Fleet) BuyerToken(buyer string) string {
 // other answer fails the test). It returns the statuses seen.
 func (f *Fleet) Load(product uuid.UUID, n, workers int) map[int]int {
 	f.t.Helper()
+	var next atomic.Int64
+	return f.load(product, workers, func() bool { return next.Add(1) <= int64(n) })
+}
+
+// LoadDuring runs shoppers as Load does, without pause, for as long as
+// event runs, and returns what they saw.
+func (f *Fleet) LoadDuring(product uuid.UUID, workers int, event func()) map[int]int {
+	f.t.Helper()
+	var stop atomic.Bool
+	done := make(chan map[int]int, 1)
+	go func() { done <- f.load(product, workers, func() bool { return !stop.Load() }) }()
+	event()
+	stop.Store(true)
+	return <-done
+}
+
+// load runs workers shoppers while more says so.
+func (f *Fleet) load(product uuid.UUID, workers int, more func() bool) map[int]int {
 	var mu sync.Mutex
 	seen := map[int]int{}
-	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				i := next.Add(1)
-				if i > int64(n) {
+				if !more() {
 					return
 				}
 				buyer := "b-" + uuid.NewString()[:12]

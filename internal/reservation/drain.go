@@ -32,6 +32,10 @@ type DrainOptions struct {
 	// Continue enqueues a follow-up job inside the final transaction when the
 	// budget ran out with requests left.
 	Continue func(ctx context.Context, tx pgx.Tx) error
+	// Stop, when closed, ends the drain as if its budget had run out: the
+	// process is stopping, and Continue hands the queue to a job another
+	// process fetches at once, instead of one left running for a rescuer.
+	Stop <-chan struct{}
 	// Linger is how long an emptied queue is watched before the drain ends:
 	// in a burst the next requests come within milliseconds, and ending the
 	// job would leave them to wait for a new job to be fetched.
@@ -63,7 +67,7 @@ func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 	deadline := time.Now().Add(o.Budget)
 	var idleSince time.Time
 	for {
-		if o.Budget > 0 && time.Now().After(deadline) {
+		if (o.Budget > 0 && time.Now().After(deadline)) || closed(o.Stop) {
 			return total, c.finishDrain(ctx, productID, o, true)
 		}
 		res, err := c.ClaimBatch(ctx, productID, o.BatchSize)
@@ -85,6 +89,7 @@ func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 				select {
 				case <-ctx.Done():
 					return total, ctx.Err()
+				case <-o.Stop:
 				case <-time.After(lingerPoll):
 				}
 				continue
@@ -98,6 +103,16 @@ func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 }
 
 var errMoreQueued = errors.New("more requests queued")
+
+// closed says whether c is closed (never, for nil).
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
 
 // finishDrain completes the caller's job unless requests remain: then it
 // either hands them to a follow-up job (outOfTime) or returns errMoreQueued
@@ -121,24 +136,23 @@ func (c *Claimer) finishDrain(ctx context.Context, productID uuid.UUID, o DrainO
 		if err != nil {
 			return fmt.Errorf("look for queued requests of %s: %w", productID, err)
 		}
-		switch {
-		case !more:
-			// Nothing left: the next accept inserts a new job.
-			if err := clearJobPending(ctx, tx, productID); err != nil {
-				return err
-			}
-		case outOfTime && o.Continue != nil:
+		if more && (!outOfTime || o.Continue == nil) {
+			return errMoreQueued
+		}
+		// Completed first: a job still running would make the follow-up's
+		// unique insert a no-op.
+		if err := o.Complete(ctx, tx); err != nil {
+			return fmt.Errorf("complete drain of %s: %w", productID, err)
+		}
+		if more {
 			// The follow-up job keeps job_pending true.
 			if err := o.Continue(ctx, tx); err != nil {
 				return fmt.Errorf("continue drain of %s: %w", productID, err)
 			}
-		default:
-			return errMoreQueued
+			return nil
 		}
-		if err := o.Complete(ctx, tx); err != nil {
-			return fmt.Errorf("complete drain of %s: %w", productID, err)
-		}
-		return nil
+		// Nothing left: the next accept inserts a new job.
+		return clearJobPending(ctx, tx, productID)
 	})
 }
 
