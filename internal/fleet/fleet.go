@@ -46,7 +46,7 @@ type Fleet struct {
 	APIPort int
 	// backendPorts are the API processes' ports behind a Balancer.
 	backendPorts []int
-	HTTP    *http.Client
+	HTTP         *http.Client
 
 	TenantID uuid.UUID
 	Secret   string
