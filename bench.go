@@ -41,7 +41,8 @@ const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|room|accept
   store       the store in headless Chromium: home page bytes, the 60,000-seat plan's first draw, live deltas to the map
   burst       a real opening: 30,000 reservations from 256 connections and distinct buyers against serve and work
               processes, accepts and claims at once, against a synchronous baseline (claim in the request)
-  faults      resume times after SIGKILLs of a claim worker, an SQS consumer and a payment worker (real processes, own PostgreSQL)
+  faults      resume times after SIGKILLs of a claim worker, an SQS consumer and a payment worker; a rolling restart of a
+              fleet behind a balancer, River leader loss, scale-out to 1/2/4 workers (real processes, own PostgreSQL)
   all         all of them (what make bench runs)
 `
 

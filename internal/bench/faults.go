@@ -18,6 +18,9 @@ type FaultsResult struct {
 	River    fleet.WorkerKill   `json:"river"`
 	SQS      fleet.ConsumerKill `json:"sqs"`
 	Payments fleet.PaymentKill  `json:"payments"`
+	Rolling  fleet.Rolling      `json:"rolling"`
+	Leader   fleet.LeaderLoss   `json:"leader"`
+	ScaleOut []fleet.ScaleStep  `json:"scaleOut"`
 }
 
 // Faults runs the fault scenarios: a River claim worker SIGKILLed mid-drain
@@ -50,6 +53,24 @@ func Faults(out io.Writer) (*FaultsResult, error) {
 	}
 	fmt.Fprintf(out, "faults: worker SIGKILLed mid-authorization (3 s provider calls, no webhooks): %d orders confirmed %s after the kill (target ≤ 30 s)\n",
 		res.Payments.Orders, round(res.Payments.ConfirmedAfterKill))
+	if res.Rolling, err = asScenario("rolling restart", fleet.RollingRestart); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "fleet: rolling restart of 2 API processes (behind a balancer) and 2 workers under load in %s: %d requests recorded meanwhile, %d retried on the other API process, request → decision p50 %s p99 %s max %s, no claim job rescued\n",
+		round(res.Rolling.Took), res.Rolling.Recorded, res.Rolling.Retried, round(res.Rolling.DecisionP50),
+		round(res.Rolling.DecisionP99), round(res.Rolling.DecisionMax))
+	if res.Leader, err = asScenario("river leader loss", fleet.RiverLeaderLoss); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "fleet: River leader SIGKILLed while a waiting room admits: admission paused %s (a step every %s before, %s after)\n",
+		round(res.Leader.Paused), round(res.Leader.StepBefore), round(res.Leader.StepAfter))
+	if res.ScaleOut, err = asScenario("scale-out", func(t proctest.T) []fleet.ScaleStep { return fleet.ScaleOut(t, 2000) }); err != nil {
+		return nil, err
+	}
+	for _, s := range res.ScaleOut {
+		fmt.Fprintf(out, "fleet: %d work processes (2 drains each), 8 products, %d queued requests: decided at %.0f/s, %d processes took a share\n",
+			s.Workers, s.Requests, s.DecidedPerSec, s.Sharing)
+	}
 	return res, nil
 }
 

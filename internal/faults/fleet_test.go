@@ -3,6 +3,8 @@ package faults_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"boxoffice/internal/fleet"
 )
 
@@ -14,4 +16,23 @@ func TestRollingRestart(t *testing.T) {
 	r := fleet.RollingRestart(t)
 	t.Logf("restart took %s; %d requests recorded meanwhile, %d retried on the other API process; request → decision p50 %s p99 %s max %s",
 		r.Took, r.Recorded, r.Retried, r.DecisionP50, r.DecisionP99, r.DecisionMax)
+}
+
+// River's leader runs the periodic jobs. Killed during an on-sale, another
+// process takes over and admission resumes its pace.
+func TestRiverLeaderLoss(t *testing.T) {
+	r := fleet.RiverLeaderLoss(t)
+	t.Logf("admission paused %s after the leader was killed (steps every %s before, every %s after)",
+		r.Paused, r.StepBefore, r.StepAfter)
+}
+
+// More work processes share the products on sale: with 8 products queued,
+// 1, 2 and 4 workers each decide everything, and every process takes a
+// share. (Two cores cannot show a speed-up: see README "Reliability".)
+func TestScaleOut(t *testing.T) {
+	for _, s := range fleet.ScaleOut(t, 150) {
+		t.Logf("%d workers: %d requests on 8 products decided at %.0f/s; %d of them ran claim jobs",
+			s.Workers, s.Requests, s.DecidedPerSec, s.Sharing)
+		require.Equal(t, s.Workers, s.Sharing, "every worker took a share")
+	}
 }
