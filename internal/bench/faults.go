@@ -21,6 +21,7 @@ type FaultsResult struct {
 	Rolling  fleet.Rolling      `json:"rolling"`
 	Leader   fleet.LeaderLoss   `json:"leader"`
 	ScaleOut []fleet.ScaleStep  `json:"scaleOut"`
+	Failover fleet.Failover     `json:"failover"`
 }
 
 // Faults runs the fault scenarios: a River claim worker SIGKILLed mid-drain
@@ -71,6 +72,12 @@ func Faults(out io.Writer) (*FaultsResult, error) {
 		fmt.Fprintf(out, "fleet: %d work processes (2 drains each), 8 products, %d queued requests: decided at %.0f/s, %d processes took a share\n",
 			s.Workers, s.Requests, s.DecidedPerSec, s.Sharing)
 	}
+	if res.Failover, err = asScenario("postgres failover", fleet.PostgresFailover); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "fleet: PostgreSQL primary killed during checkout, synchronous standby promoted: %d orders confirmed (%d before the kill), %d lost (target 0); %s without a writer, reservations accepted again %s after the kill, orders in flight confirmed %s after the promotion; %d answers 503 DATABASE_UNAVAILABLE meanwhile\n",
+		res.Failover.Confirmed, res.Failover.ConfirmedBefore, res.Failover.Lost, round(res.Failover.WithoutWriter),
+		round(res.Failover.Resumed), round(res.Failover.Settled), res.Failover.Unavailable)
 	return res, nil
 }
 

@@ -57,7 +57,14 @@ type Fleet struct {
 func New(t T, env proctest.Env) *Fleet {
 	t.Helper()
 	c := proctest.NewCluster(t)
-	f := &Fleet{t: t, Cluster: c, URL: c.URL("boxoffice"),
+	return NewOn(t, c, c.URL("boxoffice"), env)
+}
+
+// NewOn is New on a cluster the caller made, reached at url (several hosts,
+// for a failover).
+func NewOn(t T, c *proctest.Cluster, url string, env proctest.Env) *Fleet {
+	t.Helper()
+	f := &Fleet{t: t, Cluster: c, URL: url,
 		HTTP: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	t.Cleanup(f.HTTP.CloseIdleConnections)
 	f.Env = proctest.Env{

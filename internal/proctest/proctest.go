@@ -159,6 +159,19 @@ func NewCluster(t T) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := newClusterDir(t, bin)
+	out, err := asOwner(filepath.Join(bin, "initdb"), "-D", c.data(), "-U", "postgres", "--auth=trust",
+		"--encoding=UTF8", "--no-sync").CombinedOutput()
+	if err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	c.Start()
+	return c
+}
+
+// newClusterDir makes a cluster's directory (owned by the postgres user
+// when we are root) on a free port, removed when the test ends.
+func newClusterDir(t T, bin string) *Cluster {
 	dir, err := os.MkdirTemp("", "boxoffice-pg-")
 	if err != nil {
 		t.Fatal(err)
@@ -179,16 +192,71 @@ func NewCluster(t T) *Cluster {
 			t.Fatal(err)
 		}
 	}
-	out, err := asOwner(filepath.Join(bin, "initdb"), "-D", c.data(), "-U", "postgres", "--auth=trust",
-		"--encoding=UTF8", "--no-sync").CombinedOutput()
-	if err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
-	}
-	c.Start()
 	return c
 }
 
 func (c *Cluster) data() string { return filepath.Join(c.dir, "data") }
+
+// tool is one of the installation's client programs (pg_basebackup,
+// psql…): beside initdb, or beside the real postgres when the bin folder
+// holds only links to the server.
+func (c *Cluster) tool(name string) string {
+	if p := filepath.Join(c.bin, name); fileExists(p) {
+		return p
+	}
+	if exe, err := filepath.EvalSymlinks(filepath.Join(c.bin, "postgres")); err == nil {
+		return filepath.Join(filepath.Dir(exe), name)
+	}
+	return name
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// Replicate makes this cluster a primary with a synchronous standby: every
+// commit waits until the standby has it (synchronous_standby_names = '*',
+// set with ALTER SYSTEM so that a promoted standby can clear it), and
+// returns the standby — a base backup (pg_basebackup -R) streaming from
+// this cluster, started on a port of its own.
+func (c *Cluster) Replicate() *Cluster {
+	c.t.Helper()
+	c.psql(`ALTER SYSTEM SET synchronous_standby_names = '*'`)
+	c.psql(`SELECT pg_reload_conf()`)
+	s := newClusterDir(c.t, c.bin)
+	out, err := asOwner(c.tool("pg_basebackup"), "-h", "127.0.0.1", "-p", strconv.Itoa(c.Port), "-U", "postgres",
+		"-D", s.data(), "-R", "-X", "stream", "--checkpoint=fast", "--no-sync").CombinedOutput()
+	if err != nil {
+		c.t.Fatalf("pg_basebackup: %v\n%s", err, out)
+	}
+	s.Start()
+	return s
+}
+
+// Promote ends the standby's recovery (pg_ctl promote) and clears
+// synchronous_standby_names it inherited: with no standby of its own, every
+// commit would wait forever.
+func (c *Cluster) Promote() {
+	c.t.Helper()
+	out, err := asOwner(filepath.Join(c.bin, "pg_ctl"), "-D", c.data(), "-w", "promote").CombinedOutput()
+	if err != nil {
+		c.t.Fatalf("promote: %v\n%s", err, out)
+	}
+	c.psql(`ALTER SYSTEM SET synchronous_standby_names = ''`)
+	c.psql(`SELECT pg_reload_conf()`)
+}
+
+// psql runs one statement on the cluster's postgres database.
+func (c *Cluster) psql(sql string) string {
+	c.t.Helper()
+	out, err := asOwner(c.tool("psql"), "-h", "127.0.0.1", "-p", strconv.Itoa(c.Port), "-U", "postgres", "-d", "postgres",
+		"-v", "ON_ERROR_STOP=1", "-Atc", sql).CombinedOutput()
+	if err != nil {
+		c.t.Fatalf("psql %q: %v\n%s", sql, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
 
 // URL is the URL of database name on the cluster (created if missing).
 func (c *Cluster) URL(name string) string {
