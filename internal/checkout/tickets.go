@@ -65,7 +65,10 @@ func (s *Service) SendTickets(ctx context.Context, orderID uuid.UUID) error {
 		fmt.Fprintf(&b, "  %s   code %s\n", t.Seat, t.Code)
 	}
 	b.WriteString("\nShow the code at the entrance; it can be checked with GET /v1/tickets/verify?code=...\n")
-	if err := s.mailer.Send(*email, "Your tickets: "+productName, b.String()); err != nil {
+	// One Message-ID per order's tickets, whoever sends them and however
+	// often (at least once: a crash before the mark below, or a restore
+	// replaying the outbox, sends them again).
+	if err := s.mailer.SendID("tickets-"+orderID.String(), *email, "Your tickets: "+productName, b.String()); err != nil {
 		return err
 	}
 	_, err = s.pool.Exec(ctx, `UPDATE orders SET tickets_sent_at = now() WHERE id = $1`, orderID)

@@ -5,6 +5,8 @@ package mail
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"html"
 	"log/slog"
@@ -23,15 +25,32 @@ type Sender struct {
 	From string
 }
 
-// Send delivers one message. Header values never carry line breaks: the
-// addresses are refused if they do, and the subject (which may quote a
-// tenant's product name) is MIME-encoded, which turns any control character
-// into an encoded word instead of a new header.
+// Send delivers one message with a fresh Message-ID.
 func (s *Sender) Send(to, subject, body string) error {
-	if strings.ContainsAny(to+s.From, "\r\n") {
-		return fmt.Errorf("send mail: line break in an address")
+	var id [12]byte
+	_, _ = rand.Read(id[:])
+	return s.SendID(hex.EncodeToString(id[:]), to, subject, body)
+}
+
+// SendID delivers one message whose Message-ID is <id@sender's domain>.
+// A message that may be sent again — tickets re-sent after a crash or a
+// restore replays the outbox — keeps one id, so mail clients and the
+// tenant's logs see the copy as the same message.
+//
+// Header values never carry line breaks: the addresses and the id are
+// refused if they do, and the subject (which may quote a tenant's product
+// name) is MIME-encoded, which turns any control character into an encoded
+// word instead of a new header.
+func (s *Sender) SendID(id, to, subject, body string) error {
+	if strings.ContainsAny(to+s.From+id, "\r\n<>") {
+		return fmt.Errorf("send mail: line break or bracket in an address or message id")
+	}
+	domain := "boxoffice.local"
+	if _, d, ok := strings.Cut(s.From, "@"); ok && d != "" {
+		domain = d
 	}
 	msg := "From: " + s.From + "\r\nTo: " + to + "\r\nSubject: " + mime.QEncoding.Encode("utf-8", subject) +
+		"\r\nMessage-ID: <" + id + "@" + domain + ">" +
 		"\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nDate: " +
 		time.Now().UTC().Format(time.RFC1123Z) + "\r\n\r\n" + strings.ReplaceAll(body, "\n", "\r\n")
 	if err := smtp.SendMail(s.Addr, nil, s.From, []string{to}, []byte(msg)); err != nil {
@@ -45,6 +64,19 @@ type Message struct {
 	From, To string
 	Data     string
 	At       time.Time
+}
+
+// Header returns the value of the message's header name ("" when absent).
+func (m Message) Header(name string) string {
+	for _, line := range strings.Split(m.Data, "\r\n") {
+		if line == "" {
+			break
+		}
+		if k, v, ok := strings.Cut(line, ": "); ok && strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
 }
 
 // Subject returns the message's Subject header.
