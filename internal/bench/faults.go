@@ -22,6 +22,7 @@ type FaultsResult struct {
 	Leader   fleet.LeaderLoss   `json:"leader"`
 	ScaleOut []fleet.ScaleStep  `json:"scaleOut"`
 	Failover fleet.Failover     `json:"failover"`
+	Restore  fleet.Restore      `json:"restore"`
 }
 
 // Faults runs the fault scenarios: a River claim worker SIGKILLed mid-drain
@@ -78,6 +79,12 @@ func Faults(out io.Writer) (*FaultsResult, error) {
 	fmt.Fprintf(out, "fleet: PostgreSQL primary killed during checkout, synchronous standby promoted: %d orders confirmed (%d before the kill), %d lost (target 0); %s without a writer, reservations accepted again %s after the kill, orders in flight confirmed %s after the promotion; %d answers 503 DATABASE_UNAVAILABLE meanwhile\n",
 		res.Failover.Confirmed, res.Failover.ConfirmedBefore, res.Failover.Lost, round(res.Failover.WithoutWriter),
 		round(res.Failover.Resumed), round(res.Failover.Settled), res.Failover.Unavailable)
+	if res.Restore, err = asScenario("restore drill", fleet.RestoreDrill); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "fleet: backup (pg_dump) during a sale, restored into a new database: audit clean, %d orders confirmed in it (%d confirmed after the backup are past its recovery point); %d outbox events replayed; %d ticket mails, %d sent twice with the same Message-ID, at most %d copies (target ≤ 2)\n",
+		res.Restore.ConfirmedInBackup, res.Restore.LostSinceBackup, res.Restore.Replayed, res.Restore.Mailed,
+		res.Restore.SentTwice, res.Restore.MaxCopies)
 	return res, nil
 }
 
