@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
@@ -27,6 +28,22 @@ type ClaimWorker struct {
 	// Stopping is closed when the process begins to stop: a drain then
 	// hands its product to a follow-up job for another process.
 	Stopping <-chan struct{}
+	// Pool reads River's table: whether other claim jobs wait (yield).
+	Pool *pgxpool.Pool
+}
+
+// drainSlice is how long a drain runs before it gives its worker to other
+// products' waiting jobs, if there are any.
+const drainSlice = 250 * time.Millisecond
+
+// othersWaiting says whether other claim jobs wait for a worker.
+func (w *ClaimWorker) othersWaiting(ctx context.Context) bool {
+	var waiting bool
+	err := w.Pool.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM river_job
+		               WHERE queue = $1 AND state = 'available' AND scheduled_at <= now())`,
+		reservation.QueueClaims).Scan(&waiting)
+	return err == nil && waiting
 }
 
 // drainLinger is how long a drain watches an emptied queue before its job
@@ -49,6 +66,10 @@ func (w *ClaimWorker) Work(ctx context.Context, job *river.Job[reservation.Claim
 		Budget:    drainBudget,
 		Linger:    drainLinger,
 		Stop:      w.Stopping,
+		// Shared fairly: when products wait for a worker, a drain that has
+		// had its slice hands over and queues behind them.
+		Yield:      w.othersWaiting,
+		YieldAfter: drainSlice,
 		Complete: func(ctx context.Context, tx pgx.Tx) error {
 			_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
 			return err

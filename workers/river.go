@@ -93,7 +93,7 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 	}
 	if o.Work {
 		w := river.NewWorkers()
-		river.AddWorker(w, &ClaimWorker{Claimer: o.Claimer, BatchSize: o.BatchSize, Logger: o.Logger, Stopping: o.Stopping})
+		river.AddWorker(w, &ClaimWorker{Claimer: o.Claimer, BatchSize: o.BatchSize, Logger: o.Logger, Stopping: o.Stopping, Pool: pool})
 		jobs.Register(w, jobs.Deps{Pool: pool, Claimer: o.Claimer, Enqueuer: o.Enqueuer, Checkout: o.Checkout, Events: o.Events, Rooms: o.Rooms,
 			Metrics: o.Metrics, Logger: o.Logger, Config: o.Jobs, BeforeRun: o.BeforeJob})
 		cfg.Workers = w

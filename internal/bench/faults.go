@@ -23,6 +23,10 @@ type FaultsResult struct {
 	ScaleOut []fleet.ScaleStep  `json:"scaleOut"`
 	Failover fleet.Failover     `json:"failover"`
 	Restore  fleet.Restore      `json:"restore"`
+	// Fairness with 2 claim workers (fewer than the big sale's products)
+	// and with 8 (more).
+	Fairness2 fleet.Fairness `json:"fairness2"`
+	Fairness8 fleet.Fairness `json:"fairness8"`
 }
 
 // Faults runs the fault scenarios: a River claim worker SIGKILLed mid-drain
@@ -85,6 +89,19 @@ func Faults(out io.Writer) (*FaultsResult, error) {
 	fmt.Fprintf(out, "fleet: backup (pg_dump) during a sale, restored into a new database: audit clean, %d orders confirmed in it (%d confirmed after the backup are past its recovery point); %d outbox events replayed; %d ticket mails, %d sent twice with the same Message-ID, at most %d copies (target ≤ 2)\n",
 		res.Restore.ConfirmedInBackup, res.Restore.LostSinceBackup, res.Restore.Replayed, res.Restore.Mailed,
 		res.Restore.SentTwice, res.Restore.MaxCopies)
+	for _, w := range []int{2, 8} {
+		r, err := asScenario("tenant fairness", func(t proctest.T) fleet.Fairness { return fleet.TenantFairness(t, 500, w) })
+		if err != nil {
+			return nil, err
+		}
+		if w == 2 {
+			res.Fairness2 = r
+		} else {
+			res.Fairness8 = r
+		}
+		fmt.Fprintf(out, "fleet: a small sale (500 requests) beside another tenant's big one (4 products, shoppers without pause), %d claim workers: request → decision p99 %s alone, %s beside it (%.1f×; target ≤ 2×), %d big requests decided meanwhile\n",
+			w, round(r.AloneP99), round(r.BesideP99), float64(r.BesideP99)/float64(max(r.AloneP99, 1)), r.BigDecided)
+	}
 	return res, nil
 }
 

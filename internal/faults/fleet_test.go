@@ -54,3 +54,13 @@ func TestRestoreDrill(t *testing.T) {
 	t.Logf("%d orders confirmed in the backup, %d confirmed after it (the recovery point); %d outbox events replayed; %d ticket mails, %d sent twice (same Message-ID), at most %d copies",
 		r.ConfirmedInBackup, r.LostSinceBackup, r.Replayed, r.Mailed, r.SentTwice, r.MaxCopies)
 }
+
+// One tenant's big on-sale cannot starve another tenant's small sale: the
+// small one is served while the big one runs.
+func TestTenantFairness(t *testing.T) {
+	// Two workers for the big sale's four products: only yielding lets the
+	// small sale in before the big one ends.
+	r := fleet.TenantFairness(t, 100, 2)
+	t.Logf("small sale alone: p99 %s max %s; beside the big one: p99 %s max %s (%d big requests decided meanwhile)",
+		r.AloneP99, r.AloneMax, r.BesideP99, r.BesideMax, r.BigDecided)
+}

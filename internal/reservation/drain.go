@@ -32,6 +32,13 @@ type DrainOptions struct {
 	// Continue enqueues a follow-up job inside the final transaction when the
 	// budget ran out with requests left.
 	Continue func(ctx context.Context, tx pgx.Tx) error
+	// Yield, when set, is asked between batches — after the drain has run
+	// YieldAfter, then at most every YieldAfter/4 — whether other products'
+	// jobs are waiting for a worker; if so the drain hands over as if its
+	// budget had run out, and its follow-up job waits behind them. So one
+	// tenant's big sales cannot hold every worker while another's waits.
+	Yield      func(ctx context.Context) bool
+	YieldAfter time.Duration
 	// Stop, when closed, ends the drain as if its budget had run out: the
 	// process is stopping, and Continue hands the queue to a job another
 	// process fetches at once, instead of one left running for a rescuer.
@@ -66,9 +73,16 @@ func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 	var total DrainResult
 	deadline := time.Now().Add(o.Budget)
 	var idleSince time.Time
+	nextYieldCheck := time.Now().Add(o.YieldAfter)
 	for {
 		if (o.Budget > 0 && time.Now().After(deadline)) || closed(o.Stop) {
 			return total, c.finishDrain(ctx, productID, o, true)
+		}
+		if o.Yield != nil && time.Now().After(nextYieldCheck) {
+			if o.Yield(ctx) {
+				return total, c.finishDrain(ctx, productID, o, true)
+			}
+			nextYieldCheck = time.Now().Add(o.YieldAfter / 4)
 		}
 		res, err := c.ClaimBatch(ctx, productID, o.BatchSize)
 		if err != nil {

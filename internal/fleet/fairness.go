@@ -1,0 +1,99 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/proctest"
+	"boxoffice/internal/tenant"
+)
+
+// Fairness is what TenantFairness measured: the small sale's request →
+// decision alone and beside the big one.
+type Fairness struct {
+	AloneP99   time.Duration `json:"aloneP99Ns"`
+	AloneMax   time.Duration `json:"aloneMaxNs"`
+	BesideP99  time.Duration `json:"besideP99Ns"`
+	BesideMax  time.Duration `json:"besideMaxNs"`
+	BigDecided int           `json:"bigDecided" doc:"the big tenant's requests decided meanwhile"`
+}
+
+// TenantFairness runs one tenant's big on-sale — four products selling at
+// once, shoppers without pause — on a work process with workers claim
+// workers, and measures another tenant's small sale (small requests, one
+// product) alone and beside it. With fewer workers than the big sale's
+// products, the big sale alone could hold every worker: drains yield theirs
+// to waiting products after a slice, so the small sale waits for a slice at
+// most, not for the big sale to end.
+func TenantFairness(t T, small, workers int) Fairness {
+	t.Helper()
+	var out Fairness
+	f := New(t, nil)
+	f.Serve("serve")
+	f.Work("work", proctest.Env{"BOXOFFICE_WORKERS": strconv.Itoa(workers)})
+	f.Tenant()
+	big := struct {
+		id     uuid.UUID
+		secret string
+	}{f.TenantID, f.Secret}
+	bigProducts := make([]uuid.UUID, 4)
+	for i := range bigProducts {
+		bigProducts[i] = f.Product(1_000_000)
+	}
+	f.Tenant() // the small tenant: Load and Product act for it from here
+
+	smallSale := func(name string) (p99, mx time.Duration) {
+		p := f.Product(small * 2)
+		start := time.Now()
+		f.Load(p, small, 4)
+		require.Eventually(t, func() bool {
+			return f.Count(`SELECT count(*) FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED'`, p) == 0
+		}, 2*time.Minute, 50*time.Millisecond, "the small sale decided (%s)", name)
+		var a, b float64
+		require.NoError(t, f.Pool.QueryRow(context.Background(), `
+			SELECT percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM processed_at - created_at)),
+			       max(extract(epoch FROM processed_at - created_at))
+			FROM reservation_requests WHERE product_id = $1 AND created_at >= $2`, p, start).Scan(&a, &b))
+		return time.Duration(a * float64(time.Second)), time.Duration(b * float64(time.Second))
+	}
+	out.AloneP99, out.AloneMax = smallSale("alone")
+
+	// The big sale: shoppers on its four products without pause.
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var n atomic.Int64
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := bigProducts[i%len(bigProducts)]
+			for !stop.Load() {
+				k := n.Add(1)
+				tok, err := tenant.SignBuyerToken([]byte(big.secret), big.id, fmt.Sprintf("big-%d", k), time.Hour)
+				require.NoError(t, err)
+				_, _, _ = f.Call(http.MethodPost, "/v1/products/"+p.String()+"/reservations", tok,
+					map[string]any{"quantity": 1}, "Idempotency-Key", fmt.Sprintf("big-%d", k))
+			}
+		}()
+	}
+	// Every big product's drain running before the small sale starts.
+	require.Eventually(t, func() bool {
+		return f.Count(`SELECT count(DISTINCT product_id) FROM reservation_requests WHERE product_id = ANY($1) AND status <> 'QUEUED'`,
+			bigProducts) == len(bigProducts)
+	}, time.Minute, 50*time.Millisecond)
+	out.BesideP99, out.BesideMax = smallSale("beside")
+	out.BigDecided = f.Count(`SELECT count(*) FROM reservation_requests WHERE product_id = ANY($1) AND status <> 'QUEUED'`, bigProducts)
+	stop.Store(true)
+	wg.Wait()
+	f.WaitDecided(2 * time.Minute)
+	f.RequireSound()
+	return out
+}
