@@ -58,85 +58,37 @@ provider "aws" {
   region = "us-east-1"
 }
 
-locals {
-  name = "boxoffice-prod"
-}
-
-module "network" {
-  source       = "../../modules/network"
-  name         = local.name
-  cidr         = "10.40.0.0/16"
-  zones        = 3
-  nat_per_zone = true
-}
-
-module "database" {
-  source                    = "../../modules/database"
-  name                      = local.name
-  vpc_id                    = module.network.vpc_id
-  subnet_ids                = module.network.private_subnet_ids
-  client_security_group_ids = [module.network.tasks_security_group_id]
-  instance_class            = "db.r6g.2xlarge"
-  max_connections           = 1200
-  multi_az                  = true
-}
-
-module "queues" {
-  source = "../../modules/queues"
-  name   = "${local.name}-claims"
-}
-
-module "stores" {
-  source        = "../../modules/stores"
-  stores_bucket = "${local.name}-stores"
-  tenants       = var.tenants
+module "stack" {
+  source              = "../../modules/stack"
+  name                = "boxoffice-prod"
+  cidr                = "10.40.0.0/16"
+  nat_per_zone        = true
+  image               = var.image
+  image_tag           = var.image_tag
+  api_certificate_arn = var.api_certificate_arn
+  tenants             = var.tenants
+  db_instance_class   = "db.r6g.2xlarge"
+  db_max_connections  = 1200
+  api                 = { cpu = 2048, memory = 4096, min = 4, max = 40, db_max_conns = 20 }
+  work                = { cpu = 2048, memory = 4096, min = 2, max = 16, db_max_conns = 24 }
   providers = {
     aws           = aws
     aws.us_east_1 = aws.us_east_1
   }
 }
 
-module "service" {
-  source                       = "../../modules/service"
-  name                         = local.name
-  vpc_id                       = module.network.vpc_id
-  public_subnet_ids            = module.network.public_subnet_ids
-  private_subnet_ids           = module.network.private_subnet_ids
-  tasks_security_group_id      = module.network.tasks_security_group_id
-  image                        = var.image
-  image_tag                    = var.image_tag
-  certificate_arn              = var.api_certificate_arn
-  database_url                 = module.database.database_url
-  database_password_secret_arn = module.database.password_secret_arn
-  queue_backend                = "sqs"
-  sqs = {
-    queue_url        = module.queues.sqs_queue_url
-    dlq_url          = module.queues.sqs_dlq_url
-    events_queue_url = module.queues.sqs_events_queue_url
-    claims_queue     = module.queues.claims_queue_name
-    arns             = module.queues.queue_arns
-  }
-  stores_bucket     = module.stores.bucket
-  stores_bucket_arn = module.stores.bucket_arn
-  api               = { cpu = 2048, memory = 4096, min = 4, max = 40, db_max_conns = 20 }
-  work              = { cpu = 2048, memory = 4096, min = 2, max = 16, db_max_conns = 24 }
-  extra_environment = {
-    STORE_AUTO_PUBLISH = "1"
-  }
-}
-
 output "api_url" {
-  value = module.service.api_url
+  value = module.stack.api_url
 }
 
 output "migrate_task_definition" {
-  value = module.service.migrate_task_definition
+  value = module.stack.migrate_task_definition
 }
 
 output "secret_names" {
-  value = module.service.secret_names
+  value = module.stack.secret_names
 }
 
 output "store_distributions" {
-  value = module.stores.store_distributions
+  value = module.stack.store_distributions
 }
