@@ -96,7 +96,10 @@ func (c *Claimer) ClaimBatch(ctx context.Context, productID uuid.UUID, limit int
 // transaction. Queue consumers that receive request ids (SQS) use it;
 // requests already decided are skipped, which makes redelivery harmless.
 func (c *Claimer) ClaimRequests(ctx context.Context, productID uuid.UUID, ids []uuid.UUID) (BatchResult, error) {
-	return c.claim(ctx, productID, selection{ids: ids, limit: len(ids)})
+	// Several consumers may hold messages of one product: they take turns
+	// on its inventory row from the start, instead of planning against the
+	// same bitmap and colliding (and deadlocking on each other's claims).
+	return c.claim(ctx, productID, selection{ids: ids, limit: len(ids), lockFirst: true})
 }
 
 // selection says which QUEUED requests a claim transaction takes: the
@@ -104,6 +107,12 @@ func (c *Claimer) ClaimRequests(ctx context.Context, productID uuid.UUID, ids []
 type selection struct {
 	limit int
 	ids   []uuid.UUID
+	// lockFirst takes the product's inventory row lock before anything
+	// else: the claim then waits for any other claim of the product and
+	// reads a bitmap no one else is changing, so it cannot lose a race.
+	// SQS consumers always do (two on one product kept colliding with each
+	// other's next batch until the attempts ran out), and so does a retry.
+	lockFirst bool
 }
 
 func (c *Claimer) claim(ctx context.Context, productID uuid.UUID, sel selection) (res BatchResult, err error) {
@@ -112,6 +121,7 @@ func (c *Claimer) claim(ctx context.Context, productID uuid.UUID, sel selection)
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		var res BatchResult
+		sel.lockFirst = sel.lockFirst || attempt > 1
 		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 			var err error
 			res, err = c.claimTx(ctx, tx, productID, sel)
@@ -213,6 +223,11 @@ type decision struct {
 //  6. last, lock the inventory row and apply the bitmap and counter change,
 //     so the hot row is locked only for the end of the transaction.
 func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, sel selection) (BatchResult, error) {
+	if sel.lockFirst {
+		if err := inventory.Lock(ctx, tx, productID); err != nil {
+			return BatchResult{}, err
+		}
+	}
 	reqs, err := c.lockQueued(ctx, tx, productID, sel)
 	if err != nil || len(reqs) == 0 {
 		return BatchResult{}, err

@@ -21,7 +21,6 @@ import (
 
 	"boxoffice/internal/batch"
 	"boxoffice/internal/db"
-	"boxoffice/internal/inventory"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/product"
 	"boxoffice/internal/tracing"
@@ -319,12 +318,8 @@ func (s *Service) recordAndDecide(ctx context.Context, row *acceptRow) (*time.Ti
 			// (quantity): every request would pick the same free numbers
 			// from an unlocked bitmap and retry, so the row lock comes
 			// first and the pick reads a bitmap no one else is changing.
-			if row.quantity != nil {
-				if err := inventory.Lock(ctx, tx, row.product.ID); err != nil {
-					return err
-				}
-			}
-			_, err = s.decider.claimTx(ctx, tx, row.product.ID, selection{ids: []uuid.UUID{row.id}, limit: 1})
+			_, err = s.decider.claimTx(ctx, tx, row.product.ID, selection{ids: []uuid.UUID{row.id}, limit: 1,
+				lockFirst: row.quantity != nil || attempt > 1})
 			return err
 		})
 		if err == nil {
