@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -109,13 +108,12 @@ type App struct {
 	Stores *storefront.Server
 	// Tracer is the process's tracer provider (a no-op one when off).
 	Tracer trace.TracerProvider
+	// Rehearsals starts rehearsals (run by the work processes).
+	Rehearsals *rehearsal.Store
 
 	// stopping is closed when RunWorkers begins to stop (claim drains hand
 	// their products over).
 	stopping chan struct{}
-	stopOnce sync.Once
-	// Rehearsals starts rehearsals (run by the work processes).
-	Rehearsals *rehearsal.Store
 }
 
 // New builds the services on pool (the caller's, which it closes after the
@@ -395,7 +393,7 @@ func (a *App) RunWorkers(ctx context.Context) error {
 		a.Logger.Info("stopping workers")
 		// Drains hand their products over first: River's stop then waits
 		// for batches, not for queues to empty.
-		a.stopOnce.Do(func() { close(a.stopping) })
+		close(a.stopping)
 		defer stopLiveness()
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(gctx), 30*time.Second)
 		defer cancel()

@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -57,12 +56,8 @@ func TenantFairness(t T, small, workers int) Fairness {
 		require.Eventually(t, func() bool {
 			return f.Count(`SELECT count(*) FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED'`, p) == 0
 		}, 2*time.Minute, 50*time.Millisecond, "the small sale decided (%s)", name)
-		var a, b float64
-		require.NoError(t, f.Pool.QueryRow(context.Background(), `
-			SELECT percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM processed_at - created_at)),
-			       max(extract(epoch FROM processed_at - created_at))
-			FROM reservation_requests WHERE product_id = $1 AND created_at >= $2`, p, start).Scan(&a, &b))
-		return time.Duration(a * float64(time.Second)), time.Duration(b * float64(time.Second))
+		d := f.DecisionsBetween(p, start, time.Now())
+		return d.P99, d.Max
 	}
 	out.AloneP99, out.AloneMax = smallSale("alone")
 

@@ -350,6 +350,30 @@ func (f *Fleet) RequireSound() {
 	require.Zero(f.t, f.Count(`SELECT count(*) FROM reservation_requests WHERE status = 'QUEUED'`))
 }
 
+// Decisions are request → decision times of the requests recorded in a
+// window, from the database (processed_at − created_at).
+type Decisions struct {
+	N             int
+	P50, P99, Max time.Duration
+}
+
+// DecisionsBetween reads the decisions of the requests recorded between
+// from and to, of one product when product is not uuid.Nil.
+func (f *Fleet) DecisionsBetween(product uuid.UUID, from, to time.Time) Decisions {
+	f.t.Helper()
+	var d Decisions
+	var p50, p99, mx float64
+	require.NoError(f.t, f.Pool.QueryRow(context.Background(), `
+		WITH w AS (SELECT extract(epoch FROM processed_at - created_at) AS s FROM reservation_requests
+		           WHERE created_at BETWEEN $1 AND $2 AND ($3 = '00000000-0000-0000-0000-000000000000'::uuid OR product_id = $3))
+		SELECT count(*), coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY s), 0),
+		       coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY s), 0), coalesce(max(s), 0)
+		FROM w`, from, to, product).Scan(&d.N, &p50, &p99, &mx))
+	sec := func(x float64) time.Duration { return time.Duration(x * float64(time.Second)) }
+	d.P50, d.P99, d.Max = sec(p50), sec(p99), sec(mx)
+	return d
+}
+
 // FirstDecisionAfter is how long after t0 the first request was decided.
 func (f *Fleet) FirstDecisionAfter(t0 time.Time) time.Duration {
 	f.t.Helper()

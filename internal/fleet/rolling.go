@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/proctest"
@@ -66,15 +67,8 @@ func RollingRestart(t T) Rolling {
 	f.WaitDecided(60 * time.Second)
 	f.RequireSound()
 
-	var p50, p99, mx float64
-	require.NoError(t, f.Pool.QueryRow(context.Background(), `
-		SELECT count(*),
-		       coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM processed_at - created_at)), 0),
-		       coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM processed_at - created_at)), 0),
-		       coalesce(max(extract(epoch FROM processed_at - created_at)), 0)
-		FROM reservation_requests WHERE created_at BETWEEN $1 AND $2`, start, end).Scan(&out.Recorded, &p50, &p99, &mx))
-	sec := func(x float64) time.Duration { return time.Duration(x * float64(time.Second)) }
-	out.DecisionP50, out.DecisionP99, out.DecisionMax = sec(p50), sec(p99), sec(mx)
+	d := f.DecisionsBetween(uuid.Nil, start, end)
+	out.Recorded, out.DecisionP50, out.DecisionP99, out.DecisionMax = d.N, d.P50, d.P99, d.Max
 	require.Positive(t, out.Recorded, "shoppers were served while the fleet restarted")
 	// Nothing waited for a rescuer: every claim job ran once.
 	var retried string

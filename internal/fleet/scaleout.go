@@ -68,21 +68,13 @@ func ScaleOut(t T, perProduct int) []ScaleStep {
 		}
 		require.NoError(t, f.Pool.QueryRow(context.Background(), `
 			SELECT count(DISTINCT c) FROM river_job, unnest(attempted_by) c
-			WHERE kind = 'claim_product' AND c = ANY($1) AND args->>'product_id' = ANY($2)`,
-			ids, uuidStrings(products)).Scan(&step.Sharing))
+			WHERE kind = 'claim_product' AND c = ANY($1) AND (args->>'product_id')::uuid = ANY($2)`,
+			ids, products).Scan(&step.Sharing))
 		for _, w := range works {
 			require.NoError(t, w.Stop(40*time.Second))
 		}
 		out = append(out, step)
 	}
 	f.RequireSound()
-	return out
-}
-
-func uuidStrings(ids []uuid.UUID) []string {
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = id.String()
-	}
 	return out
 }

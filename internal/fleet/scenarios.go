@@ -163,15 +163,10 @@ func PaymentWorkerKill(t T) PaymentKill {
 	const secret = "whsec_fault"
 	const buyers = 20
 	pspPort := proctest.FreePort(t)
-	f := New(t, proctest.Env{
-		"PSP_SIM_URL": fmt.Sprintf("http://127.0.0.1:%d", pspPort), "BOXOFFICE_WEBHOOK_SECRETS": secret,
-		"BOXOFFICE_TICKET_SECRET": "ticket-secret",
-	})
+	f := New(t, checkoutEnv(pspPort, secret))
 	// No webhooks: only the rescued job (or, a minute later, the
 	// reconciler) can move these orders on.
-	psp := proctest.Start(t, "psp-sim", f.Env, "psp-sim", "-addr", fmt.Sprintf("127.0.0.1:%d", pspPort),
-		"-webhook-url", "", "-webhook-secret", secret, "-latency", "3s")
-	psp.WaitLog("payment simulator listening", 30*time.Second)
+	f.startPSP(pspPort, secret, "-webhook-url", "", "-latency", "3s")
 	f.Serve("serve")
 	a, b := f.Work("work-a", nil), f.Work("work-b", nil)
 	f.Tenant()

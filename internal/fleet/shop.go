@@ -183,10 +183,12 @@ func checkoutEnv(pspPort int, secret string) proctest.Env {
 }
 
 // startPSP runs the payment simulator on pspPort, its webhooks signed with
-// secret and sent to the fleet's API.
-func (f *Fleet) startPSP(pspPort int, secret string) {
+// secret and sent to the fleet's API, 100 ms a call; more flags override
+// those (the last of a flag wins).
+func (f *Fleet) startPSP(pspPort int, secret string, more ...string) {
 	f.t.Helper()
-	psp := proctest.Start(f.t, "psp-sim", f.Env, "psp-sim", "-addr", fmt.Sprintf("127.0.0.1:%d", pspPort),
-		"-webhook-url", f.API+"/v1/webhooks/payments/sim", "-webhook-secret", secret, "-latency", "100ms")
+	args := append([]string{"psp-sim", "-addr", fmt.Sprintf("127.0.0.1:%d", pspPort),
+		"-webhook-url", f.API + "/v1/webhooks/payments/sim", "-webhook-secret", secret, "-latency", "100ms"}, more...)
+	psp := proctest.Start(f.t, "psp-sim", f.Env, args...)
 	psp.WaitLog("payment simulator listening", 30*time.Second)
 }

@@ -79,20 +79,13 @@ func (m Message) Header(name string) string {
 	return ""
 }
 
-// Subject returns the message's Subject header.
+// Subject returns the message's Subject header, decoded.
 func (m Message) Subject() string {
-	for _, line := range strings.Split(m.Data, "\r\n") {
-		if v, ok := strings.CutPrefix(line, "Subject: "); ok {
-			if decoded, err := new(mime.WordDecoder).DecodeHeader(v); err == nil {
-				return decoded
-			}
-			return v
-		}
-		if line == "" {
-			break
-		}
+	v := m.Header("Subject")
+	if decoded, err := new(mime.WordDecoder).DecodeHeader(v); err == nil {
+		return decoded
 	}
-	return ""
+	return v
 }
 
 // Sink is an SMTP catcher for development and tests.

@@ -204,10 +204,17 @@ func (c *Cluster) tool(name string) string {
 	if p := filepath.Join(c.bin, name); fileExists(p) {
 		return p
 	}
-	if exe, err := filepath.EvalSymlinks(filepath.Join(c.bin, "postgres")); err == nil {
-		return filepath.Join(filepath.Dir(exe), name)
+	return filepath.Join(c.installBin(), name)
+}
+
+// installBin is the installation's own bin folder: where the postgres that
+// c.bin names really is.
+func (c *Cluster) installBin() string {
+	exe, err := filepath.EvalSymlinks(filepath.Join(c.bin, "postgres"))
+	if err != nil {
+		return c.bin
 	}
-	return name
+	return filepath.Dir(exe)
 }
 
 func fileExists(p string) bool {
@@ -320,12 +327,7 @@ func (c *Cluster) Start() {
 // statementsAvailable says whether the installation has pg_stat_statements
 // (Debian's postgresql package does; a bare build may not).
 func (c *Cluster) statementsAvailable() bool {
-	exe, err := filepath.EvalSymlinks(filepath.Join(c.bin, "postgres"))
-	if err != nil {
-		return false
-	}
-	_, err = os.Stat(filepath.Join(filepath.Dir(exe), "..", "lib", "pg_stat_statements.so"))
-	return err == nil
+	return fileExists(filepath.Join(c.installBin(), "..", "lib", "pg_stat_statements.so"))
 }
 
 // Stop stops the cluster: mode "fast" (clean) or "immediate" (a crash).

@@ -75,14 +75,15 @@ func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 	var idleSince time.Time
 	nextYieldCheck := time.Now().Add(o.YieldAfter)
 	for {
-		if (o.Budget > 0 && time.Now().After(deadline)) || closed(o.Stop) {
-			return total, c.finishDrain(ctx, productID, o, true)
-		}
-		if o.Yield != nil && time.Now().After(nextYieldCheck) {
-			if o.Yield(ctx) {
-				return total, c.finishDrain(ctx, productID, o, true)
-			}
+		// Hand over — out of budget, the process stopping, or other
+		// products waiting for this worker.
+		handOver := (o.Budget > 0 && time.Now().After(deadline)) || closed(o.Stop)
+		if !handOver && o.Yield != nil && time.Now().After(nextYieldCheck) {
+			handOver = o.Yield(ctx)
 			nextYieldCheck = time.Now().Add(o.YieldAfter / 4)
+		}
+		if handOver {
+			return total, c.finishDrain(ctx, productID, o, true)
 		}
 		res, err := c.ClaimBatch(ctx, productID, o.BatchSize)
 		if err != nil {
@@ -177,14 +178,15 @@ func (c *Claimer) finishDrain(ctx context.Context, productID uuid.UUID, o DrainO
 // turning job_pending true (a no-key update: it waits only for another
 // accept doing the same, which then finds it true).
 func markJobPending(ctx context.Context, tx pgx.Tx, productID uuid.UUID) (bool, error) {
+	const lock = `SELECT job_pending FROM claim_queues WHERE product_id = $1 FOR KEY SHARE`
 	var pending bool
-	err := tx.QueryRow(ctx, `SELECT job_pending FROM claim_queues WHERE product_id = $1 FOR KEY SHARE`, productID).Scan(&pending)
+	err := tx.QueryRow(ctx, lock, productID).Scan(&pending)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// The product's first request.
 		if _, err := tx.Exec(ctx, `INSERT INTO claim_queues (product_id) VALUES ($1) ON CONFLICT DO NOTHING`, productID); err != nil {
 			return false, fmt.Errorf("add the queue of %s: %w", productID, err)
 		}
-		err = tx.QueryRow(ctx, `SELECT job_pending FROM claim_queues WHERE product_id = $1 FOR KEY SHARE`, productID).Scan(&pending)
+		err = tx.QueryRow(ctx, lock, productID).Scan(&pending)
 	}
 	if err != nil {
 		return false, fmt.Errorf("lock the queue of %s: %w", productID, err)
