@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
@@ -28,23 +29,70 @@ type ClaimWorker struct {
 	// Stopping is closed when the process begins to stop: a drain then
 	// hands its product to a follow-up job for another process.
 	Stopping <-chan struct{}
-	// Pool reads River's table: whether other claim jobs wait (yield).
+	// Pool reads River's table: whether the drain owes its worker to a
+	// waiting job (OwesTurn).
 	Pool *pgxpool.Pool
 }
 
-// drainSlice is how long a drain runs before it gives its worker to other
-// products' waiting jobs, if there are any.
+// drainSlice is how long a drain runs before it gives its worker to a
+// waiting job of its own tenant's other products.
 const drainSlice = 250 * time.Millisecond
 
-// othersWaiting says whether other claim jobs wait for a worker.
-func (w *ClaimWorker) othersWaiting(ctx context.Context) bool {
-	var waiting bool
+// yieldEvery is how often a drain asks whether it owes its worker to a
+// waiting job: often enough that a sale starting while every worker is busy
+// waits for a worker about this long, seldom enough to cost nothing.
+const yieldEvery = 25 * time.Millisecond
+
+// handOverGrace is how long a tenant still counts a drain that handed over
+// to its next product: between the follow-up's insert and River starting
+// the next job, the tenant seems to run one drain fewer, and another
+// tenant's drain would yield to it for nothing.
+const handOverGrace = 100 * time.Millisecond
+
+// OwesTurn says whether the drain of productID, which has run for ran,
+// owes its worker to a claim job waiting for one: to a tenant running fewer
+// drains than this drain's tenant, at once; to another product of the same
+// tenant, once the drain has had its slice. So workers are shared first
+// between tenants, then between a tenant's products: one tenant's big
+// on-sale of many products keeps as many workers as any other busy tenant,
+// not one per product, and a small sale beside it gets a worker within
+// yieldEvery and keeps it instead of queueing behind the big sale's turns.
+func (w *ClaimWorker) OwesTurn(ctx context.Context, productID uuid.UUID, ran time.Duration) bool {
+	var owes bool
 	err := w.Pool.QueryRow(ctx, `
-		SELECT EXISTS (SELECT 1 FROM river_job
-		               WHERE queue = $1 AND state = 'available' AND scheduled_at <= now())`,
-		reservation.QueueClaims).Scan(&waiting)
-	return err == nil && waiting
+		WITH claims AS (
+			SELECT j.state, j.priority, j.created_at, p.tenant_id
+			FROM river_job j
+			JOIN products p ON p.id = (j.args->>'product_id')::uuid
+			WHERE j.queue = $1 AND j.kind = $2
+			  AND (j.state = 'running' OR (j.state = 'available' AND j.scheduled_at <= now()))),
+		drains AS (
+			SELECT tenant_id, count(*) AS n FROM claims
+			WHERE state = 'running'
+			   OR (priority = $5 AND created_at > now() - make_interval(secs => $6))
+			GROUP BY tenant_id),
+		mine AS (
+			SELECT p.tenant_id, coalesce(d.n, 0) AS n
+			FROM products p LEFT JOIN drains d USING (tenant_id)
+			WHERE p.id = $3)
+		-- Most of the time nothing waits: say so from River's fetch index
+		-- alone (AND evaluates the second only when the first holds).
+		SELECT EXISTS (
+			SELECT 1 FROM river_job
+			WHERE state = 'available' AND queue = $1 AND scheduled_at <= now())
+		   AND EXISTS (
+			SELECT 1 FROM claims c CROSS JOIN mine
+			LEFT JOIN drains d ON d.tenant_id = c.tenant_id
+			WHERE c.state = 'available'
+			  AND CASE WHEN c.tenant_id = mine.tenant_id THEN $4 ELSE coalesce(d.n, 0) < mine.n END)`,
+		reservation.QueueClaims, reservation.ClaimArgs{}.Kind(), productID, ran >= drainSlice,
+		priorityHadTurn, handOverGrace.Seconds()).Scan(&owes)
+	return err == nil && owes
 }
+
+// priorityHadTurn is the River priority of a drain's follow-up job; jobs
+// inserted by accepts have River's default, 1, and are fetched first.
+const priorityHadTurn = 2
 
 // drainLinger is how long a drain watches an emptied queue before its job
 // ends (see reservation.DrainOptions.Linger).
@@ -66,18 +114,23 @@ func (w *ClaimWorker) Work(ctx context.Context, job *river.Job[reservation.Claim
 		Budget:    drainBudget,
 		Linger:    drainLinger,
 		Stop:      w.Stopping,
-		// Shared fairly: when products wait for a worker, a drain that has
-		// had its slice hands over and queues behind them.
-		Yield:      w.othersWaiting,
-		YieldAfter: drainSlice,
+		// Shared fairly between tenants, then between products.
+		Yield: func(ctx context.Context, ran time.Duration) bool {
+			return w.OwesTurn(ctx, job.Args.ProductID, ran)
+		},
+		YieldEvery: yieldEvery,
 		Complete: func(ctx context.Context, tx pgx.Tx) error {
 			_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
 			return err
 		},
 		// Completed first in the same transaction, this job no longer
-		// blocks the unique insert of its successor.
+		// blocks the unique insert of its successor. The successor has had
+		// a turn: it waits behind products that have not (River fetches by
+		// priority first, then oldest first), so a sale that starts while
+		// every worker is busy gets the first worker handed over.
 		Continue: func(ctx context.Context, tx pgx.Tx) error {
-			_, err := river.ClientFromContext[pgx.Tx](ctx).InsertTx(ctx, tx, job.Args, nil)
+			_, err := river.ClientFromContext[pgx.Tx](ctx).InsertTx(ctx, tx, job.Args,
+				&river.InsertOpts{Priority: priorityHadTurn})
 			return err
 		},
 	})

@@ -89,6 +89,7 @@ type BurstStep struct {
 	WaitP50    time.Duration `json:"waitP50"`
 	WaitMax    time.Duration `json:"waitMax"`
 	QueuedLeft int           `json:"queuedLeft" doc:"recorded and not yet decided at the step's end"`
+	AnswerP99  time.Duration `json:"answerP99" doc:"p99 answer of the requests sent in the step"`
 }
 
 // BurstResult is the pipeline against the synchronous baseline.
@@ -182,9 +183,10 @@ func burst(t proctest.T, out io.Writer, c BurstConfig) *BurstResult {
 			if len(run.Timeline) <= 24 {
 				var tl strings.Builder
 				for _, st := range run.Timeline {
-					fmt.Fprintf(&tl, " %.2fs:+%d/-%d(q%d,p50 %s)", st.At, st.Recorded, st.Decided, st.QueuedLeft, ms1(st.WaitP50))
+					fmt.Fprintf(&tl, " %.2fs:+%d/-%d(q%d,p50 %s,a99 %s)", st.At, st.Recorded, st.Decided, st.QueuedLeft,
+						ms1(st.WaitP50), ms1(st.AnswerP99))
 				}
-				fmt.Fprintf(out, "  %-11s %-8s timeline (recorded/decided, queue after, wait p50):%s\n", mode, ask, tl.String())
+				fmt.Fprintf(out, "  %-11s %-8s timeline (recorded/decided, queue after, wait p50, answer p99 of those sent):%s\n", mode, ask, tl.String())
 			}
 			fmt.Fprintf(out, "  %-11s %-8s held %d, rejected %v, undecided %d, OVERSOLD %d; CPU serve %s work %s load %s database %s; database %.0f transactions/s; claim transactions %d (%.0f requests, %s each, %d retried); %d decisions checked over HTTP\n",
 				mode, ask, run.Held, run.Rejected, run.Undecided, run.Oversold, run.ServeCPU.Round(10*time.Millisecond),
@@ -251,6 +253,7 @@ func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest
 	claimsBefore := f.Scrape(t, work)
 
 	latencies := make([]time.Duration, c.Requests)
+	sent := make([]time.Duration, c.Requests) // from start
 	ids := make([]string, c.Requests)
 	var next atomic.Int64
 	var errs, fivexx atomic.Int64
@@ -281,7 +284,7 @@ func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest
 				}
 				t0 := time.Now()
 				err := client.Do(req, resp)
-				latencies[i] = time.Since(t0)
+				latencies[i], sent[i] = time.Since(t0), t0.Sub(start)
 				fasthttp.ReleaseRequest(req)
 				if err != nil {
 					fasthttp.ReleaseResponse(resp)
@@ -310,6 +313,7 @@ func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest
 	answered := time.Since(start)
 	run.Errors, run.Status5xx = int(errs.Load()), int(fivexx.Load())
 	run.AnsweredPerSec = float64(c.Requests) / answered.Seconds()
+	answers := slices.Clone(latencies)
 	slices.Sort(latencies)
 	run.AnswerP50, run.AnswerP99, run.AnswerP999 = pct(latencies, 50), pct(latencies, 99), pct(latencies, 99.9)
 
@@ -356,6 +360,7 @@ func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest
 	run.DecisionP50, run.DecisionP99, run.FirstSecondP50, run.FirstSecondP99 = sec(p50), sec(p99), sec(f50), sec(f99)
 
 	run.Timeline = burstTimeline(t, f, product, start)
+	addAnswerP99(run.Timeline, sent, answers)
 	rows, err := f.Pool.Query(ctx, `SELECT status, coalesce(reason, ''), count(*) FROM reservation_requests WHERE product_id = $1 GROUP BY 1, 2`, product)
 	require.NoError(t, err)
 	for rows.Next() {
@@ -441,6 +446,20 @@ func burstTimeline(t proctest.T, f *fleet.Fleet, product uuid.UUID, start time.T
 	}
 	require.NoError(t, rows.Err())
 	return out
+}
+
+// addAnswerP99 puts in each step the p99 answer of the requests sent in it.
+func addAnswerP99(steps []BurstStep, sent, answers []time.Duration) {
+	by := make([][]time.Duration, len(steps))
+	for i, at := range sent {
+		if k := int(at.Seconds() / 0.25); k < len(steps) {
+			by[k] = append(by[k], answers[i])
+		}
+	}
+	for k := range steps {
+		slices.Sort(by[k])
+		steps[k].AnswerP99 = pct(by[k], 99)
+	}
 }
 
 // pct is the p-th percentile of sorted durations.

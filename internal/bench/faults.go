@@ -99,7 +99,7 @@ func Faults(out io.Writer) (*FaultsResult, error) {
 		} else {
 			res.Fairness8 = r
 		}
-		fmt.Fprintf(out, "fleet: a small sale (500 requests) beside another tenant's big one (4 products, shoppers without pause), %d claim workers: request → decision p99 %s alone, %s beside it (%.1f×; target ≤ 2×), %d big requests decided meanwhile\n",
+		fmt.Fprintf(out, "fleet: a small sale (500 requests) beside another tenant's big one (60,000 seats in 4 products, shoppers without pause), %d claim workers: request → decision p99 %s alone, %s beside it (%.1f×; target ≤ 2×), %d big requests decided meanwhile\n",
 			w, round(r.AloneP99), round(r.BesideP99), float64(r.BesideP99)/float64(max(r.AloneP99, 1)), r.BigDecided)
 	}
 	return res, nil

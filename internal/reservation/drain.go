@@ -32,13 +32,14 @@ type DrainOptions struct {
 	// Continue enqueues a follow-up job inside the final transaction when the
 	// budget ran out with requests left.
 	Continue func(ctx context.Context, tx pgx.Tx) error
-	// Yield, when set, is asked between batches — after the drain has run
-	// YieldAfter, then at most every YieldAfter/4 — whether other products'
-	// jobs are waiting for a worker; if so the drain hands over as if its
-	// budget had run out, and its follow-up job waits behind them. So one
-	// tenant's big sales cannot hold every worker while another's waits.
-	Yield      func(ctx context.Context) bool
-	YieldAfter time.Duration
+	// Yield, when set, is asked between batches, at most every YieldEvery,
+	// with how long the drain has run, whether the worker is owed to
+	// another product's job waiting for one; if so the drain hands over as
+	// if its budget had run out, and its follow-up job waits behind the
+	// others. So one tenant's big sales cannot hold every worker while
+	// another's waits.
+	Yield      func(ctx context.Context, ran time.Duration) bool
+	YieldEvery time.Duration
 	// Stop, when closed, ends the drain as if its budget had run out: the
 	// process is stopping, and Continue hands the queue to a job another
 	// process fetches at once, instead of one left running for a rescuer.
@@ -71,50 +72,75 @@ func (c *Claimer) Drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 
 func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions) (DrainResult, error) {
 	var total DrainResult
-	deadline := time.Now().Add(o.Budget)
+	started := time.Now()
+	deadline := started.Add(o.Budget)
 	var idleSince time.Time
-	nextYieldCheck := time.Now().Add(o.YieldAfter)
+	nextYieldCheck := started.Add(o.YieldEvery)
 	for {
 		// Hand over — out of budget, the process stopping, or other
 		// products waiting for this worker.
 		handOver := (o.Budget > 0 && time.Now().After(deadline)) || closed(o.Stop)
 		if !handOver && o.Yield != nil && time.Now().After(nextYieldCheck) {
-			handOver = o.Yield(ctx)
-			nextYieldCheck = time.Now().Add(o.YieldAfter / 4)
+			handOver = o.Yield(ctx, time.Since(started))
+			nextYieldCheck = time.Now().Add(o.YieldEvery)
 		}
 		if handOver {
 			return total, c.finishDrain(ctx, productID, o, true)
 		}
-		res, err := c.ClaimBatch(ctx, productID, o.BatchSize)
-		if err != nil {
-			return total, err
-		}
-		if res.Requests > 0 {
-			total.Batches++
-			total.Requests += res.Requests
-			total.Numbers += res.Numbers
-			idleSince = time.Time{}
-			continue
-		}
-		if o.Linger > 0 {
-			if idleSince.IsZero() {
-				idleSince = time.Now()
+		// Watching an emptied queue, look with one plain statement first:
+		// a claim transaction is three round trips, and every drain of a
+		// quiet product would run one every lingerPoll.
+		claim := idleSince.IsZero()
+		if !claim {
+			queued, err := c.anyQueued(ctx, productID)
+			if err != nil {
+				return total, err
 			}
-			if time.Since(idleSince) < o.Linger {
-				select {
-				case <-ctx.Done():
-					return total, ctx.Err()
-				case <-o.Stop:
-				case <-time.After(lingerPoll):
-				}
+			claim = queued
+		}
+		if claim {
+			res, err := c.ClaimBatch(ctx, productID, o.BatchSize)
+			if err != nil {
+				return total, err
+			}
+			if res.Requests > 0 {
+				total.Batches++
+				total.Requests += res.Requests
+				total.Numbers += res.Numbers
+				idleSince = time.Time{}
 				continue
 			}
 		}
-		err = c.finishDrain(ctx, productID, o, false)
+		if idleSince.IsZero() {
+			idleSince = time.Now()
+		}
+		if time.Since(idleSince) < o.Linger {
+			select {
+			case <-ctx.Done():
+				return total, ctx.Err()
+			case <-o.Stop:
+			case <-time.After(lingerPoll):
+			}
+			continue
+		}
+		err := c.finishDrain(ctx, productID, o, false)
 		if !errors.Is(err, errMoreQueued) {
 			return total, err
 		}
+		idleSince = time.Time{} // claim what came in at once
 	}
+}
+
+// anyQueued says whether the product has QUEUED requests, locked or not.
+func (c *Claimer) anyQueued(ctx context.Context, productID uuid.UUID) (bool, error) {
+	var queued bool
+	err := c.pool.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED')`,
+		productID).Scan(&queued)
+	if err != nil {
+		return false, fmt.Errorf("look for queued requests of %s: %w", productID, err)
+	}
+	return queued, nil
 }
 
 var errMoreQueued = errors.New("more requests queued")

@@ -1,0 +1,71 @@
+package workers_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/reservation"
+	"boxoffice/internal/testfix"
+	"boxoffice/workers"
+)
+
+func TestMain(m *testing.M) { testfix.VerifyNoLeaks(m) }
+
+// Workers are shared between tenants first, then between a tenant's
+// products: a drain owes its worker at once to a tenant running fewer
+// drains, to its own tenant's other products only after its slice, and a
+// tenant handing over between its products still counts that drain.
+func TestOwesTurn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := testfix.New(t, testfix.Options{}) // River not started: the test sets the jobs' states
+	big, small := env.Tenant.ID, env.NewTenant(t).ID
+	product := func(tenant uuid.UUID) uuid.UUID {
+		return env.Product(t, testfix.ProductOpts{Tenant: tenant}).ID
+	}
+	b1, b2, b3, s1 := product(big), product(big), product(big), product(small)
+	w := &workers.ClaimWorker{Pool: env.Schema.Pool}
+	job := func(p uuid.UUID, state string, priority int, age time.Duration) {
+		t.Helper()
+		res, err := env.River.Insert(ctx, reservation.ClaimArgs{ProductID: p}, &river.InsertOpts{Priority: priority})
+		require.NoError(t, err)
+		env.Exec(t, `UPDATE river_job SET state = $2, created_at = now() - make_interval(secs => $3) WHERE id = $1`,
+			res.Job.ID, state, age.Seconds())
+	}
+	reset := func() { env.Exec(t, `DELETE FROM river_job`) }
+	const fresh, slice = 0, time.Minute
+
+	// The big tenant holds both workers; the small sale's job waits.
+	job(b1, "running", 1, time.Minute)
+	job(b2, "running", 1, time.Minute)
+	job(s1, "available", 1, 0)
+	require.True(t, w.OwesTurn(ctx, b1, fresh), "a tenant with no drain gets a worker at once")
+	reset()
+
+	// One drain each; the big tenant's other products wait their turn.
+	job(b1, "running", 1, time.Minute)
+	job(s1, "running", 1, time.Minute)
+	job(b2, "available", 2, time.Minute)
+	require.False(t, w.OwesTurn(ctx, s1, slice), "the small sale keeps its worker: the big tenant has as many")
+	require.False(t, w.OwesTurn(ctx, b1, fresh), "the big tenant's products take turns after a slice")
+	require.True(t, w.OwesTurn(ctx, b1, slice))
+	reset()
+
+	// The big tenant's drain has just handed over to its next product.
+	job(s1, "running", 1, time.Minute)
+	job(b1, "available", 2, 0)
+	job(b3, "available", 1, time.Minute)
+	require.False(t, w.OwesTurn(ctx, s1, slice), "a hand-over in progress still counts as the big tenant's drain")
+	env.Exec(t, `UPDATE river_job SET created_at = now() - interval '1 minute' WHERE args->>'product_id' = $1`, b1.String())
+	require.True(t, w.OwesTurn(ctx, s1, slice), "a tenant with no drain at all gets a turn")
+	reset()
+
+	// Nobody waits.
+	job(b1, "running", 1, time.Minute)
+	require.False(t, w.OwesTurn(ctx, b1, slice))
+}
