@@ -44,19 +44,21 @@ const drainSlice = 250 * time.Millisecond
 const yieldEvery = 25 * time.Millisecond
 
 // handOverGrace is how long a tenant still counts a drain that handed over
-// to its next product: between the follow-up's insert and River starting
-// the next job, the tenant seems to run one drain fewer, and another
-// tenant's drain would yield to it for nothing.
-const handOverGrace = 100 * time.Millisecond
+// to its next product: from the follow-up's insert until River has started
+// the next job (80 ms and more on a busy machine) the tenant seems to run
+// one drain fewer, and another tenant's drain would yield to it for nothing.
+const handOverGrace = 500 * time.Millisecond
 
 // OwesTurn says whether the drain of productID, which has run for ran,
-// owes its worker to a claim job waiting for one: to a tenant running fewer
-// drains than this drain's tenant, at once; to another product of the same
-// tenant, once the drain has had its slice. So workers are shared first
-// between tenants, then between a tenant's products: one tenant's big
-// on-sale of many products keeps as many workers as any other busy tenant,
-// not one per product, and a small sale beside it gets a worker within
-// yieldEvery and keeps it instead of queueing behind the big sale's turns.
+// owes its worker to a claim job waiting for one: at once to a tenant
+// running at least two drains fewer than this drain's tenant (after the
+// swap it still runs no more); after the drain's slice, to a tenant running
+// one fewer (tenants with equal shares take turns) and to another product
+// of its own tenant. So workers are shared first between tenants, then
+// between a tenant's products: one tenant's big on-sale of many products
+// keeps as many workers as any other busy tenant, not one per product, and
+// a small sale beside it gets a worker within yieldEvery and keeps it
+// instead of queueing behind the big sale's turns.
 func (w *ClaimWorker) OwesTurn(ctx context.Context, productID uuid.UUID, ran time.Duration) bool {
 	var owes bool
 	err := w.Pool.QueryRow(ctx, `
@@ -84,7 +86,8 @@ func (w *ClaimWorker) OwesTurn(ctx context.Context, productID uuid.UUID, ran tim
 			SELECT 1 FROM claims c CROSS JOIN mine
 			LEFT JOIN drains d ON d.tenant_id = c.tenant_id
 			WHERE c.state = 'available'
-			  AND CASE WHEN c.tenant_id = mine.tenant_id THEN $4 ELSE coalesce(d.n, 0) < mine.n END)`,
+			  AND CASE WHEN c.tenant_id = mine.tenant_id THEN $4
+			           ELSE coalesce(d.n, 0) < mine.n - 1 OR ($4 AND coalesce(d.n, 0) < mine.n) END)`,
 		reservation.QueueClaims, reservation.ClaimArgs{}.Kind(), productID, ran >= drainSlice,
 		priorityHadTurn, handOverGrace.Seconds()).Scan(&owes)
 	return err == nil && owes

@@ -17,9 +17,10 @@ import (
 func TestMain(m *testing.M) { testfix.VerifyNoLeaks(m) }
 
 // Workers are shared between tenants first, then between a tenant's
-// products: a drain owes its worker at once to a tenant running fewer
-// drains, to its own tenant's other products only after its slice, and a
-// tenant handing over between its products still counts that drain.
+// products: a drain owes its worker at once to a tenant running two drains
+// fewer, after its slice to one running one fewer and to its own tenant's
+// other products, and a tenant handing over between its products still
+// counts that drain.
 func TestOwesTurn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -62,7 +63,8 @@ func TestOwesTurn(t *testing.T) {
 	job(b3, "available", 1, time.Minute)
 	require.False(t, w.OwesTurn(ctx, s1, slice), "a hand-over in progress still counts as the big tenant's drain")
 	env.Exec(t, `UPDATE river_job SET created_at = now() - interval '1 minute' WHERE args->>'product_id' = $1`, b1.String())
-	require.True(t, w.OwesTurn(ctx, s1, slice), "a tenant with no drain at all gets a turn")
+	require.False(t, w.OwesTurn(ctx, s1, fresh), "one drain fewer: tenants take turns, each after its slice")
+	require.True(t, w.OwesTurn(ctx, s1, slice))
 	reset()
 
 	// Nobody waits.

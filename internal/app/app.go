@@ -133,6 +133,7 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 	a.Products.SetDefaultQuota(tenant.Quota{Products: cfg.TenantMaxProducts, Capacity: int64(cfg.TenantMaxCapacity)})
 	a.Claimer = reservation.NewClaimer(pool, logger, a.Metrics)
 	a.Claimer.SetLimits(reservation.Limits{Global: cfg.ClaimRate, PerProduct: cfg.ClaimRatePerProduct})
+	a.Claimer.SetTenantClaims(cfg.TenantClaims)
 	a.Claimer.SetTracer(a.Tracer)
 
 	var enqueuer reservation.Enqueuer // nil: River's, once its client exists

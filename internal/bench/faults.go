@@ -27,6 +27,8 @@ type FaultsResult struct {
 	// and with 8 (more).
 	Fairness2 fleet.Fairness `json:"fairness2"`
 	Fairness8 fleet.Fairness `json:"fairness8"`
+	// Fairness8Capped: 8 workers, a tenant's claims capped at 2 at once.
+	Fairness8Capped fleet.Fairness `json:"fairness8Capped"`
 }
 
 // Faults runs the fault scenarios: a River claim worker SIGKILLed mid-drain
@@ -89,18 +91,27 @@ func Faults(out io.Writer) (*FaultsResult, error) {
 	fmt.Fprintf(out, "fleet: backup (pg_dump) during a sale, restored into a new database: audit clean, %d orders confirmed in it (%d confirmed after the backup are past its recovery point); %d outbox events replayed; %d ticket mails, %d sent twice with the same Message-ID, at most %d copies (target ≤ 2)\n",
 		res.Restore.ConfirmedInBackup, res.Restore.LostSinceBackup, res.Restore.Replayed, res.Restore.Mailed,
 		res.Restore.SentTwice, res.Restore.MaxCopies)
-	for _, w := range []int{2, 8} {
-		r, err := asScenario("tenant fairness", func(t proctest.T) fleet.Fairness { return fleet.TenantFairness(t, 500, w) })
+	for _, c := range []struct{ workers, tenantClaims int }{{2, 0}, {8, 0}, {8, 2}} {
+		r, err := asScenario("tenant fairness", func(t proctest.T) fleet.Fairness {
+			return fleet.TenantFairness(t, 500, c.workers, c.tenantClaims)
+		})
 		if err != nil {
 			return nil, err
 		}
-		if w == 2 {
+		switch {
+		case c.workers == 2:
 			res.Fairness2 = r
-		} else {
+		case c.tenantClaims == 0:
 			res.Fairness8 = r
+		default:
+			res.Fairness8Capped = r
 		}
-		fmt.Fprintf(out, "fleet: a small sale (500 requests) beside another tenant's big one (60,000 seats in 4 products, shoppers without pause), %d claim workers: request → decision p99 %s alone, %s beside it (%.1f×; target ≤ 2×), %d big requests decided meanwhile\n",
-			w, round(r.AloneP99), round(r.BesideP99), float64(r.BesideP99)/float64(max(r.AloneP99, 1)), r.BigDecided)
+		capped := "no cap on a tenant's claims"
+		if c.tenantClaims > 0 {
+			capped = fmt.Sprintf("BOXOFFICE_TENANT_CLAIMS=%d", c.tenantClaims)
+		}
+		fmt.Fprintf(out, "fleet: a small sale (500 requests) beside another tenant's big one (60,000 seats in 4 products, shoppers without pause), %d claim workers, %s: request → decision p99 %s alone, %s beside it (%.1f×; target ≤ 2×), %d big requests decided meanwhile\n",
+			c.workers, capped, round(r.AloneP99), round(r.BesideP99), float64(r.BesideP99)/float64(max(r.AloneP99, 1)), r.BigDecided)
 	}
 	return res, nil
 }

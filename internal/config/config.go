@@ -64,6 +64,11 @@ type Config struct {
 	// ClaimRatePerProduct caps numbers claimed per second per product, 0 for
 	// no cap. BOXOFFICE_CLAIM_RATE_PER_PRODUCT; default 0.
 	ClaimRatePerProduct float64
+	// TenantClaims caps one tenant's claim transactions running at once
+	// across the fleet, 0 for no cap: one tenant's on-sale of many products
+	// cannot take the database from another's. About half the database's
+	// cores. BOXOFFICE_TENANT_CLAIMS; default 0.
+	TenantClaims int
 
 	// QueueBackend is river or sqs. QUEUE_BACKEND; default river.
 	QueueBackend string
@@ -399,6 +404,7 @@ func load(getenv func(string) string) (*Config, error) {
 	}
 	floatVar(&c.ClaimRate, "BOXOFFICE_CLAIM_RATE")
 	floatVar(&c.ClaimRatePerProduct, "BOXOFFICE_CLAIM_RATE_PER_PRODUCT")
+	intVar(&c.TenantClaims, "BOXOFFICE_TENANT_CLAIMS", 0)
 	intVar(&c.SQSMaxReceiveCount, "SQS_MAX_RECEIVE_COUNT", 5)
 	durVar(&c.SQSVisibilityTimeout, "SQS_VISIBILITY_TIMEOUT", 30*time.Second)
 	durVar(&c.SQSWaitTime, "SQS_WAIT_TIME", 20*time.Second)
@@ -450,6 +456,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RepublishAfter < time.Second {
 		errs = append(errs, errors.New("BOXOFFICE_REPUBLISH_AFTER must be at least 1s"))
+	}
+	if c.TenantClaims < 0 {
+		errs = append(errs, errors.New("BOXOFFICE_TENANT_CLAIMS must not be negative"))
 	}
 	if c.ClaimRate < 0 || c.ClaimRatePerProduct < 0 {
 		errs = append(errs, errors.New("BOXOFFICE_CLAIM_RATE and BOXOFFICE_CLAIM_RATE_PER_PRODUCT must not be negative"))

@@ -31,13 +31,17 @@ type Fairness struct {
 // requests, one product) alone and beside it. With fewer workers than the big sale's
 // products, the big sale alone could hold every worker: a drain owes its
 // worker to a tenant running fewer drains (workers.ClaimWorker.OwesTurn),
-// so the small sale gets one within a yield check and keeps it.
-func TenantFairness(t T, small, workers int) Fairness {
+// so the small sale gets one within a yield check and keeps it. With more
+// workers than products nothing waits for a worker, and what the big sale
+// takes from the small one is the machine: tenantClaims, when not 0, caps a
+// tenant's claim transactions running at once (BOXOFFICE_TENANT_CLAIMS).
+func TenantFairness(t T, small, workers, tenantClaims int) Fairness {
 	t.Helper()
 	var out Fairness
 	f := New(t, nil)
 	f.Serve("serve")
-	f.Work("work", proctest.Env{"BOXOFFICE_WORKERS": strconv.Itoa(workers)})
+	f.Work("work", proctest.Env{"BOXOFFICE_WORKERS": strconv.Itoa(workers),
+		"BOXOFFICE_TENANT_CLAIMS": strconv.Itoa(tenantClaims)})
 	f.Tenant()
 	big := struct {
 		id     uuid.UUID

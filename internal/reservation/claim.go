@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -45,6 +46,9 @@ type Claimer struct {
 
 	limiter *limiter
 	tracer  trace.Tracer
+	// tenantClaims caps a tenant's claim transactions running at once,
+	// across the fleet (0: no cap); see SetTenantClaims.
+	tenantClaims int
 
 	// BeforeCommit, when set, runs just before each claim transaction commits;
 	// an error rolls the transaction back. Tests use it to kill a worker
@@ -69,6 +73,14 @@ func (c *Claimer) SetTracer(tp trace.TracerProvider) { c.tracer = tracing.Tracer
 
 // SetLimits sets the claim-rate limits; call it before the claimer is used.
 func (c *Claimer) SetLimits(l Limits) { c.limiter = newLimiter(l) }
+
+// SetTenantClaims caps how many of one tenant's claim transactions run at
+// once across every process (0, the default: no cap); call it before use.
+// Claims of one product already run one at a time; a tenant selling many
+// products at once could otherwise keep as many transactions running as
+// there are workers and take the database's cores from everyone else's
+// sales. The synchronous mode's claims, inside requests, are not capped.
+func (c *Claimer) SetTenantClaims(n int) { c.tenantClaims = n }
 
 // BatchResult summarises one claim transaction.
 type BatchResult struct {
@@ -123,6 +135,9 @@ func (c *Claimer) claim(ctx context.Context, productID uuid.UUID, sel selection)
 		var res BatchResult
 		sel.lockFirst = sel.lockFirst || attempt > 1
 		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+			if err := c.takeTenantSlot(ctx, tx, productID); err != nil {
+				return err
+			}
 			var err error
 			res, err = c.claimTx(ctx, tx, productID, sel)
 			return err
@@ -144,6 +159,31 @@ func (c *Claimer) claim(ctx context.Context, productID uuid.UUID, sel selection)
 		}
 		return BatchResult{}, fmt.Errorf("claim batch for product %s: %w", productID, err)
 	}
+}
+
+// takeTenantSlot takes one of the product's tenant's tenantClaims slots
+// for the rest of tx — the first free one, or, when all are taken, waits
+// for the one the product hashes to. A slot is a transaction-level
+// advisory lock, the first lock a claim takes, so it cannot deadlock with
+// the row locks, and a dead worker's connection frees it.
+func (c *Claimer) takeTenantSlot(ctx context.Context, tx pgx.Tx, productID uuid.UUID) error {
+	if c.tenantClaims <= 0 {
+		return nil
+	}
+	h := fnv.New32a()
+	h.Write(productID[:])
+	_, err := tx.Exec(ctx, `
+		WITH t AS (SELECT tenant_id FROM products WHERE id = $1),
+		     free AS (SELECT s FROM t, generate_series(0, $2 - 1) AS s
+		              WHERE pg_try_advisory_xact_lock(hashtextextended('boxoffice.claims/' || t.tenant_id || '/' || s, 0))
+		              LIMIT 1)
+		SELECT coalesce((SELECT s FROM free),
+		                (SELECT -1 FROM t, pg_advisory_xact_lock(hashtextextended('boxoffice.claims/' || t.tenant_id || '/' || $3::int, 0))))`,
+		productID, c.tenantClaims, int(h.Sum32()%uint32(c.tenantClaims)))
+	if err != nil {
+		return fmt.Errorf("take a claim slot of the tenant of %s: %w", productID, err)
+	}
+	return nil
 }
 
 // maxDecisionLinks bounds the links a claim span carries (one per request

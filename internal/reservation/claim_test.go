@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -309,5 +310,64 @@ func TestBestAvailableSeats(t *testing.T) {
 	require.Equal(t, []int32{6, 7, 8}, env.Get(t, p, b.ID).Numbers)
 	require.Equal(t, []int32{4, 5}, env.Get(t, p, c.ID).Numbers)
 	require.Equal(t, []int32{9, 10}, env.Get(t, p, d.ID).Numbers)
+	env.RequireInvariants(t)
+}
+
+// With a tenant's claims capped at one at a time, a claim of its second
+// product waits for the first's transaction, while another tenant's claim
+// goes ahead.
+func TestTenantClaimsCapped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := testfix.New(t, testfix.Options{})
+	env.Claimer.SetTenantClaims(1)
+	other := env.NewTenant(t).ID
+	p1, p2 := env.Product(t, testfix.ProductOpts{}), env.Product(t, testfix.ProductOpts{})
+	p3 := env.Product(t, testfix.ProductOpts{Tenant: other})
+	for _, p := range []*product.Product{p1, p2, p3} {
+		env.Reserve(t, p, "buyer", reservation.Params{Quantity: 1})
+	}
+
+	// p1's claim stops before its commit, holding its tenant's one slot.
+	held, unblock := make(chan struct{}), make(chan struct{})
+	release := sync.OnceFunc(func() { close(unblock) })
+	t.Cleanup(release) // before the schema's cleanup, should the test fail early
+	var calls atomic.Int32
+	env.Claimer.BeforeCommit = func(context.Context) error {
+		if calls.Add(1) == 1 {
+			close(held)
+			<-unblock
+		}
+		return nil
+	}
+	claim := func(p *product.Product) <-chan reservation.BatchResult {
+		done := make(chan reservation.BatchResult, 1)
+		go func() {
+			res, err := env.Claimer.ClaimBatch(ctx, p.ID, 10)
+			assert.NoError(t, err)
+			done <- res
+		}()
+		return done
+	}
+	done1 := claim(p1)
+	<-held
+	require.Equal(t, 1, (<-claim(p3)).Requests, "another tenant's claim goes ahead")
+	done2 := claim(p2)
+	require.Eventually(t, func() bool {
+		var waiting int
+		require.NoError(t, env.Schema.Pool.QueryRow(ctx, `
+			SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'
+			  AND query LIKE '%boxoffice.claims/%'`).Scan(&waiting))
+		return waiting == 1
+	}, 10*time.Second, 10*time.Millisecond, "the tenant's second claim waits for its slot")
+	select {
+	case <-done2:
+		t.Fatal("the tenant's second claim ran while its first held the slot")
+	default:
+	}
+	release()
+	require.Equal(t, 1, (<-done1).Requests)
+	require.Equal(t, 1, (<-done2).Requests)
 	env.RequireInvariants(t)
 }

@@ -75,6 +75,11 @@ func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 	started := time.Now()
 	deadline := started.Add(o.Budget)
 	var idleSince time.Time
+	// look: once the queue has been emptied, look for requests with one
+	// plain statement before a claim transaction (three round trips) — a
+	// drain that keeps up would otherwise follow every batch with an empty
+	// one, and a quiet product's drain run one every lingerPoll.
+	look := false
 	nextYieldCheck := started.Add(o.YieldEvery)
 	for {
 		// Hand over — out of budget, the process stopping, or other
@@ -87,11 +92,8 @@ func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 		if handOver {
 			return total, c.finishDrain(ctx, productID, o, true)
 		}
-		// Watching an emptied queue, look with one plain statement first:
-		// a claim transaction is three round trips, and every drain of a
-		// quiet product would run one every lingerPoll.
-		claim := idleSince.IsZero()
-		if !claim {
+		claim := true
+		if look {
 			queued, err := c.anyQueued(ctx, productID)
 			if err != nil {
 				return total, err
@@ -108,9 +110,12 @@ func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 				total.Requests += res.Requests
 				total.Numbers += res.Numbers
 				idleSince = time.Time{}
+				// A batch short of the limit took the whole queue.
+				look = res.Requests < o.BatchSize
 				continue
 			}
 		}
+		look = true
 		if idleSince.IsZero() {
 			idleSince = time.Now()
 		}
@@ -127,7 +132,7 @@ func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 		if !errors.Is(err, errMoreQueued) {
 			return total, err
 		}
-		idleSince = time.Time{} // claim what came in at once
+		idleSince, look = time.Time{}, false // claim what came in at once
 	}
 }
 

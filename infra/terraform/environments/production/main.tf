@@ -68,6 +68,7 @@ module "stack" {
   api_certificate_arn = var.api_certificate_arn
   tenants             = var.tenants
   db_instance_class   = "db.r6g.2xlarge"
+  tenant_claims       = 4 # half the instance's vCPUs
   db_max_connections  = 1200
   api                 = { cpu = 2048, memory = 4096, min = 4, max = 40, db_max_conns = 20 }
   work                = { cpu = 2048, memory = 4096, min = 2, max = 16, db_max_conns = 24 }

@@ -68,6 +68,7 @@ module "stack" {
   api_certificate_arn = var.api_certificate_arn
   tenants             = var.tenants
   db_instance_class   = "db.t4g.large"
+  tenant_claims       = 1 # half the instance's vCPUs
   db_max_connections  = 400
   api                 = { cpu = 1024, memory = 2048, min = 2, max = 6, db_max_conns = 20 }
   work                = { cpu = 1024, memory = 2048, min = 2, max = 4, db_max_conns = 20 }

@@ -51,6 +51,11 @@ variable "db_max_connections" {
   type = number
 }
 
+variable "tenant_claims" {
+  description = "BOXOFFICE_TENANT_CLAIMS: one tenant's claim transactions at once, about half the database's vCPUs."
+  type        = number
+}
+
 variable "api" {
   type = object({ cpu = number, memory = number, min = number, max = number, db_max_conns = number })
 }
@@ -118,7 +123,8 @@ module "service" {
   api               = var.api
   work              = var.work
   extra_environment = {
-    STORE_AUTO_PUBLISH = "1"
+    STORE_AUTO_PUBLISH      = "1"
+    BOXOFFICE_TENANT_CLAIMS = tostring(var.tenant_claims)
   }
 }
 
