@@ -49,7 +49,7 @@ const yieldEvery = 25 * time.Millisecond
 // one drain fewer, and another tenant's drain would yield to it for nothing.
 const handOverGrace = 500 * time.Millisecond
 
-// OwesTurn says whether the drain of productID, which has run for ran,
+// OwesTurn says whether the drain of job, which has run for ran,
 // owes its worker to a claim job waiting for one: at once to a tenant
 // running at least two drains fewer than this drain's tenant (after the
 // swap it still runs no more); after the drain's slice, to a tenant running
@@ -59,36 +59,38 @@ const handOverGrace = 500 * time.Millisecond
 // keeps as many workers as any other busy tenant, not one per product, and
 // a small sale beside it gets a worker within yieldEvery and keeps it
 // instead of queueing behind the big sale's turns.
-func (w *ClaimWorker) OwesTurn(ctx context.Context, productID uuid.UUID, ran time.Duration) bool {
+func (w *ClaimWorker) OwesTurn(ctx context.Context, job reservation.ClaimArgs, ran time.Duration) bool {
+	// A job inserted before jobs named their tenant counts as a tenant of
+	// its own.
+	mine := job.ProductID.String()
+	if job.TenantID != uuid.Nil {
+		mine = job.TenantID.String()
+	}
 	var owes bool
 	err := w.Pool.QueryRow(ctx, `
-		WITH claims AS (
-			SELECT j.state, j.priority, j.created_at, p.tenant_id
-			FROM river_job j
-			JOIN products p ON p.id = (j.args->>'product_id')::uuid
-			WHERE j.queue = $1 AND j.kind = $2
-			  AND (j.state = 'running' OR (j.state = 'available' AND j.scheduled_at <= now()))),
+		WITH jobs AS (
+			SELECT state, priority, created_at, coalesce(args->>'tenant_id', args->>'product_id') AS tenant
+			FROM river_job
+			WHERE queue = $1 AND kind = $2
+			  AND (state = 'running' OR (state = 'available' AND scheduled_at <= now()))),
 		drains AS (
-			SELECT tenant_id, count(*) AS n FROM claims
+			SELECT tenant, count(*) AS n FROM jobs
 			WHERE state = 'running'
 			   OR (priority = $5 AND created_at > now() - make_interval(secs => $6))
-			GROUP BY tenant_id),
-		mine AS (
-			SELECT p.tenant_id, coalesce(d.n, 0) AS n
-			FROM products p LEFT JOIN drains d USING (tenant_id)
-			WHERE p.id = $3)
+			GROUP BY tenant),
+		mine AS (SELECT coalesce((SELECT n FROM drains WHERE tenant = $3), 0) AS n)
 		-- Most of the time nothing waits: say so from River's fetch index
 		-- alone (AND evaluates the second only when the first holds).
 		SELECT EXISTS (
 			SELECT 1 FROM river_job
 			WHERE state = 'available' AND queue = $1 AND scheduled_at <= now())
 		   AND EXISTS (
-			SELECT 1 FROM claims c CROSS JOIN mine
-			LEFT JOIN drains d ON d.tenant_id = c.tenant_id
-			WHERE c.state = 'available'
-			  AND CASE WHEN c.tenant_id = mine.tenant_id THEN $4
+			SELECT 1 FROM jobs j CROSS JOIN mine
+			LEFT JOIN drains d ON d.tenant = j.tenant
+			WHERE j.state = 'available'
+			  AND CASE WHEN j.tenant = $3 THEN $4
 			           ELSE coalesce(d.n, 0) < mine.n - 1 OR ($4 AND coalesce(d.n, 0) < mine.n) END)`,
-		reservation.QueueClaims, reservation.ClaimArgs{}.Kind(), productID, ran >= drainSlice,
+		reservation.QueueClaims, reservation.ClaimArgs{}.Kind(), mine, ran >= drainSlice,
 		priorityHadTurn, handOverGrace.Seconds()).Scan(&owes)
 	return err == nil && owes
 }
@@ -119,7 +121,7 @@ func (w *ClaimWorker) Work(ctx context.Context, job *river.Job[reservation.Claim
 		Stop:      w.Stopping,
 		// Shared fairly between tenants, then between products.
 		Yield: func(ctx context.Context, ran time.Duration) bool {
-			return w.OwesTurn(ctx, job.Args.ProductID, ran)
+			return w.OwesTurn(ctx, job.Args, ran)
 		},
 		YieldEvery: yieldEvery,
 		Complete: func(ctx context.Context, tx pgx.Tx) error {

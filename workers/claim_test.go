@@ -26,14 +26,14 @@ func TestOwesTurn(t *testing.T) {
 	ctx := context.Background()
 	env := testfix.New(t, testfix.Options{}) // River not started: the test sets the jobs' states
 	big, small := env.Tenant.ID, env.NewTenant(t).ID
-	product := func(tenant uuid.UUID) uuid.UUID {
-		return env.Product(t, testfix.ProductOpts{Tenant: tenant}).ID
+	product := func(tenant uuid.UUID) reservation.ClaimArgs {
+		return reservation.ClaimArgs{ProductID: env.Product(t, testfix.ProductOpts{Tenant: tenant}).ID, TenantID: tenant}
 	}
 	b1, b2, b3, s1 := product(big), product(big), product(big), product(small)
 	w := &workers.ClaimWorker{Pool: env.Schema.Pool}
-	job := func(p uuid.UUID, state string, priority int, age time.Duration) {
+	job := func(args reservation.ClaimArgs, state string, priority int, age time.Duration) {
 		t.Helper()
-		res, err := env.River.Insert(ctx, reservation.ClaimArgs{ProductID: p}, &river.InsertOpts{Priority: priority})
+		res, err := env.River.Insert(ctx, args, &river.InsertOpts{Priority: priority})
 		require.NoError(t, err)
 		env.Exec(t, `UPDATE river_job SET state = $2, created_at = now() - make_interval(secs => $3) WHERE id = $1`,
 			res.Job.ID, state, age.Seconds())
@@ -62,7 +62,7 @@ func TestOwesTurn(t *testing.T) {
 	job(b1, "available", 2, 0)
 	job(b3, "available", 1, time.Minute)
 	require.False(t, w.OwesTurn(ctx, s1, slice), "a hand-over in progress still counts as the big tenant's drain")
-	env.Exec(t, `UPDATE river_job SET created_at = now() - interval '1 minute' WHERE args->>'product_id' = $1`, b1.String())
+	env.Exec(t, `UPDATE river_job SET created_at = now() - interval '1 minute' WHERE args->>'product_id' = $1`, b1.ProductID.String())
 	require.False(t, w.OwesTurn(ctx, s1, fresh), "one drain fewer: tenants take turns, each after its slice")
 	require.True(t, w.OwesTurn(ctx, s1, slice))
 	reset()

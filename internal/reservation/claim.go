@@ -163,7 +163,8 @@ func (c *Claimer) claim(ctx context.Context, productID uuid.UUID, sel selection)
 
 // takeTenantSlot takes one of the product's tenant's tenantClaims slots
 // for the rest of tx — the first free one, or, when all are taken, waits
-// for the one the product hashes to. A slot is a transaction-level
+// for the one the product hashes to. (With nothing queued there is nothing
+// to claim, and no slot to take.) A slot is a transaction-level
 // advisory lock, the first lock a claim takes, so it cannot deadlock with
 // the row locks, and a dead worker's connection frees it.
 func (c *Claimer) takeTenantSlot(ctx context.Context, tx pgx.Tx, productID uuid.UUID) error {
@@ -173,7 +174,7 @@ func (c *Claimer) takeTenantSlot(ctx context.Context, tx pgx.Tx, productID uuid.
 	h := fnv.New32a()
 	h.Write(productID[:])
 	_, err := tx.Exec(ctx, `
-		WITH t AS (SELECT tenant_id FROM products WHERE id = $1),
+		WITH t AS (SELECT tenant_id FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED' LIMIT 1),
 		     free AS (SELECT s FROM t, generate_series(0, $2 - 1) AS s
 		              WHERE pg_try_advisory_xact_lock(hashtextextended('boxoffice.claims/' || t.tenant_id || '/' || s, 0))
 		              LIMIT 1)

@@ -50,7 +50,7 @@ func (e RiverEnqueuer) EnqueueTx(ctx context.Context, tx pgx.Tx, ref Ref) error 
 	if err != nil || !needed {
 		return err
 	}
-	if _, err := e.Client.InsertTx(ctx, tx, ClaimArgs{ProductID: ref.ProductID}, nil); err != nil {
+	if _, err := e.Client.InsertTx(ctx, tx, ClaimArgs{ProductID: ref.ProductID, TenantID: ref.TenantID}, nil); err != nil {
 		return fmt.Errorf("enqueue claim job: %w", err)
 	}
 	return nil
@@ -64,7 +64,7 @@ func (e RiverEnqueuer) Publish(ctx context.Context, refs []Ref) error {
 	for _, r := range refs {
 		if !seen[r.ProductID] {
 			seen[r.ProductID] = true
-			params = append(params, river.InsertManyParams{Args: ClaimArgs{ProductID: r.ProductID}})
+			params = append(params, river.InsertManyParams{Args: ClaimArgs{ProductID: r.ProductID, TenantID: r.TenantID}})
 		}
 	}
 	if len(params) == 0 {

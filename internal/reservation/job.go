@@ -29,8 +29,12 @@ import (
 // job row while a job is pending: when they did (the unique insert is ON
 // CONFLICT DO UPDATE), back-to-back accept transactions kept a fresh job
 // locked and River's fetch (FOR UPDATE SKIP LOCKED) could not take it.
+//
+// TenantID tells the workers whose sale the job serves (they share workers
+// between tenants); the job is unique by product alone.
 type ClaimArgs struct {
-	ProductID uuid.UUID `json:"product_id"`
+	ProductID uuid.UUID `json:"product_id" river:"unique"`
+	TenantID  uuid.UUID `json:"tenant_id,omitzero"`
 }
 
 // Kind is River's name for the job.
