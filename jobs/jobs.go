@@ -80,8 +80,6 @@ type Deps struct {
 	// Events, when set (the SQS backend), receives the outbox instead of
 	// River jobs.
 	Events outbox.Publisher
-	// Rooms, when set, runs the waiting rooms' admission controller.
-	Rooms *waitingroom.Service
 	// MaxSweep caps the holds expired per product per transaction. Default 10,000.
 	MaxSweep int
 	// BeforeRun, when set, is called as each periodic job starts (tests
@@ -104,17 +102,14 @@ func Register(workers *river.Workers, d Deps) {
 	river.AddWorker(workers, &AuditWorker{deps: d})
 	river.AddWorker(workers, &RepairWorker{deps: d})
 	river.AddWorker(workers, &OutboxRelayWorker{deps: d})
-	if d.Rooms != nil {
-		river.AddWorker(workers, &AdmissionWorker{deps: d})
-	}
 	if d.Checkout != nil {
 		river.AddWorker(workers, &ReconcileWorker{deps: d})
 	}
 }
 
 // Periodic returns the schedule of the periodic jobs; withCheckout adds the
-// payment reconciler, withRooms the admission controller.
-func Periodic(c Config, withCheckout, withRooms bool) []*river.PeriodicJob {
+// payment reconciler. (Admission is not one: see RunAdmission.)
+func Periodic(c Config, withCheckout bool) []*river.PeriodicJob {
 	// Queue, uniqueness and attempts come from each job's InsertOpts.
 	every := func(d time.Duration, args river.JobArgs) *river.PeriodicJob {
 		return river.NewPeriodicJob(river.PeriodicInterval(d),
@@ -129,9 +124,6 @@ func Periodic(c Config, withCheckout, withRooms bool) []*river.PeriodicJob {
 	out = append(out, every(cmp.Or(c.RelayInterval, time.Second), OutboxRelayArgs{}))
 	if withCheckout {
 		out = append(out, every(cmp.Or(c.ReconcileInterval, 30*time.Second), ReconcileArgs{}))
-	}
-	if withRooms {
-		out = append(out, every(time.Second, AdmissionArgs{}))
 	}
 	return out
 }
@@ -386,34 +378,33 @@ func RelayToQueue(ctx context.Context, pool *pgxpool.Pool, events outbox.Publish
 	return len(batch), nil
 }
 
-// AdmissionArgs runs the waiting rooms' admission controller.
-type AdmissionArgs struct{}
-
-// Kind is River's name for the job.
-func (AdmissionArgs) Kind() string { return "admit_waiting_rooms" }
-
-// InsertOpts puts the job on its queue, unique while it waits or runs.
-func (AdmissionArgs) InsertOpts() river.InsertOpts { return periodicOpts(QueueTicks) }
-
-// Timeout bounds one run of the job.
-func (*AdmissionWorker) Timeout(*river.Job[AdmissionArgs]) time.Duration { return queryTimeout }
-
-// AdmissionWorker runs one admission pass; as a periodic job it runs on the
-// elected leader only, so one controller decides for all processes.
-type AdmissionWorker struct {
-	river.WorkerDefaults[AdmissionArgs]
-	deps Deps
-}
-
-// Work runs the pass.
-func (w *AdmissionWorker) Work(ctx context.Context, _ *river.Job[AdmissionArgs]) error {
-	w.deps.beforeRun(ctx, "admit_waiting_rooms")
-	results, err := w.deps.Rooms.Tick(ctx)
-	for _, r := range results {
-		if r.Drawn > 0 {
-			w.deps.Logger.InfoContext(ctx, "waiting room drawn", "product", r.ProductID, "entrants", r.Drawn)
+// RunAdmission runs the waiting rooms' admission controller every second
+// until ctx ends. Every work process runs it: as a River periodic job only
+// the elected leader ran it, and when the leader died nobody was admitted
+// until River had elected another (15–20 s). A room's step locks the room's
+// row and admits for the time since the room's last step, whoever took it,
+// so the steps of several processes keep one pace between them, and when a
+// process dies the others' steps go on. It never waits behind a queue.
+func RunAdmission(ctx context.Context, rooms *waitingroom.Service, m *metrics.Metrics, logger *slog.Logger) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		stepCtx, cancel := context.WithTimeout(ctx, queryTimeout)
+		results, err := rooms.Tick(stepCtx)
+		cancel()
+		for _, r := range results {
+			if r.Drawn > 0 {
+				logger.InfoContext(ctx, "waiting room drawn", "product", r.ProductID, "entrants", r.Drawn)
+			}
+			m.Admission(r.ProductID.String(), r.Rate, r.Admitted)
 		}
-		w.deps.Metrics.Admission(r.ProductID.String(), r.Rate, r.Admitted)
+		if err != nil && ctx.Err() == nil {
+			logger.WarnContext(ctx, "admission step failed", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
 	}
-	return err
 }

@@ -25,7 +25,6 @@ import (
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/storefront"
 	"boxoffice/internal/tracing"
-	"boxoffice/internal/waitingroom"
 	"boxoffice/jobs"
 )
 
@@ -52,8 +51,6 @@ type RiverOptions struct {
 	PaymentWorkers int
 	// Events, when set, receives the outbox (the SQS events queue).
 	Events outbox.Publisher
-	// Rooms, when set, adds the waiting rooms' admission controller.
-	Rooms *waitingroom.Service
 	// Stores, when set, adds the store publisher (rebuilds a tenant's store
 	// when its settings change).
 	Stores  *storefront.Publisher
@@ -94,7 +91,7 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 	if o.Work {
 		w := river.NewWorkers()
 		river.AddWorker(w, &ClaimWorker{Claimer: o.Claimer, BatchSize: o.BatchSize, Logger: o.Logger, Stopping: o.Stopping, Pool: pool})
-		jobs.Register(w, jobs.Deps{Pool: pool, Claimer: o.Claimer, Enqueuer: o.Enqueuer, Checkout: o.Checkout, Events: o.Events, Rooms: o.Rooms,
+		jobs.Register(w, jobs.Deps{Pool: pool, Claimer: o.Claimer, Enqueuer: o.Enqueuer, Checkout: o.Checkout, Events: o.Events,
 			Metrics: o.Metrics, Logger: o.Logger, Config: o.Jobs, BeforeRun: o.BeforeJob})
 		cfg.Workers = w
 		cfg.Queues = map[string]river.QueueConfig{
@@ -106,7 +103,7 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 			jobs.QueueMaintenance: {MaxWorkers: 2},
 			jobs.QueueTicks:       {MaxWorkers: 2},
 		}
-		cfg.PeriodicJobs = jobs.Periodic(o.Jobs, o.Checkout != nil, o.Rooms != nil)
+		cfg.PeriodicJobs = jobs.Periodic(o.Jobs, o.Checkout != nil)
 		if o.Rehearsals != nil {
 			river.AddWorker(w, &rehearsal.Worker{Runner: o.Rehearsals})
 			cfg.Queues[rehearsal.QueueRehearsals] = river.QueueConfig{MaxWorkers: 1}

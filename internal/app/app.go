@@ -191,7 +191,7 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 	}
 	var err error
 	a.River, err = workers.NewRiverClient(pool, workers.RiverOptions{
-		Events: events, Rooms: a.Rooms, Schema: o.Schema,
+		Events: events, Schema: o.Schema,
 		Work: o.Work, Workers: cfg.Workers, BatchSize: cfg.ClaimBatchSize,
 		Jobs: jobs.Config{SweepInterval: cfg.SweepInterval, AuditInterval: cfg.AuditInterval,
 			RepairInterval: min(cfg.RepublishAfter, cfg.RequeueAfter) / 2,
@@ -344,8 +344,8 @@ func (a *App) ServeAPI(ctx context.Context, srv *api.Server, ln net.Listener) er
 }
 
 // RunWorkers starts River's workers and periodic jobs, the liveness loop,
-// and the SQS consumers with their publisher (the repair job publishes), and
-// adds the database gauges to the metrics.
+// the waiting rooms' admission, and the SQS consumers with their publisher
+// (the repair job publishes), and adds the database gauges to the metrics.
 // When ctx ends it stops them: consumers first, then River (in-flight
 // batches finish within its stop timeout); the caller closes the pool after
 // this returns. A part that fails stops the others with its error.
@@ -380,6 +380,13 @@ func (a *App) RunWorkers(ctx context.Context) error {
 			if err := a.Consumer.Run(gctx); err != nil {
 				return fmt.Errorf("sqs consumer: %w", err)
 			}
+			return nil
+		})
+	}
+	if a.Rooms != nil {
+		// Admission in every work process (see jobs.RunAdmission).
+		g.Go(func() error {
+			jobs.RunAdmission(gctx, a.Rooms, a.Metrics, a.Logger)
 			return nil
 		})
 	}

@@ -27,9 +27,11 @@ type LeaderLoss struct {
 }
 
 // RiverLeaderLoss SIGKILLs the work process that is River's leader — the
-// one running the periodic jobs: admission, expiry, repair, audit, relay —
-// while a waiting room admits shoppers, and measures how long admission
-// paused before another process was elected and took over.
+// one running the periodic jobs: expiry, repair, audit, relay — while a
+// waiting room admits shoppers, and measures how long admission paused.
+// Admission is not the leader's (every work process steps the rooms): the
+// other process's steps go on, where a leader's periodic job paused until
+// River had elected another (15–20 s).
 func RiverLeaderLoss(t T) LeaderLoss {
 	t.Helper()
 	var out LeaderLoss

@@ -39,6 +39,7 @@ import (
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/tracing"
 	"boxoffice/internal/waitingroom"
+	"boxoffice/jobs"
 )
 
 // Env is one test's world: a private schema, a tenant and the services
@@ -157,11 +158,22 @@ func New(t testing.TB, o Options) *Env {
 	return e
 }
 
-// StartWorkers starts River's workers and periodic jobs until the test ends.
+// StartWorkers starts River's workers and periodic jobs, and the waiting
+// rooms' admission, until the test ends.
 func (e *Env) StartWorkers(t testing.TB) {
 	t.Helper()
 	require.NoError(t, e.River.Start(context.Background()))
+	ctx, stop := context.WithCancel(context.Background())
+	admitted := make(chan struct{})
+	go func() {
+		defer close(admitted)
+		if e.Rooms != nil {
+			jobs.RunAdmission(ctx, e.Rooms, e.App.Metrics, e.Logger)
+		}
+	}()
 	t.Cleanup(func() {
+		stop()
+		<-admitted
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = e.River.Stop(ctx)

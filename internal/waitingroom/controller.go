@@ -89,7 +89,7 @@ func (s *Service) tick(ctx context.Context, productID uuid.UUID) (TickResult, er
 		var tenantID uuid.UUID
 		err := tx.QueryRow(ctx, `
 			SELECT settings, opens_at <= now(), drawn_at IS NOT NULL, seed, admitted_through,
-			       next_position, per_buyer_limit, extract(epoch FROM now() - updated_at)::float8, tenant_id
+			       next_position, per_buyer_limit, greatest(extract(epoch FROM now() - updated_at), 0)::float8, tenant_id
 			FROM waiting_rooms WHERE product_id = $1 FOR UPDATE`, productID).
 			Scan(&settingsJSON, &onSale, &drawn, &seed, &through, &next, &perBuyer, &seconds, &tenantID)
 		if err != nil {
