@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -170,6 +171,36 @@ func TestAdmissionInTheDatabase(t *testing.T) {
 	require.NotEqual(t, uuid.Nil, first.ID)
 	require.NoError(t, b.rooms.Leave(context.Background(), b.rooms.QueueToken(first)))
 	require.Equal(t, int64(1), b.tick(t, 3*time.Second).Admitted)
+}
+
+// Every work process steps the rooms: two processes stepping one room at
+// the same moment admit what the elapsed time allows once, not twice.
+func TestTwoProcessesStepOneRoom(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 1000, waitingroom.Settings{ActiveShoppers: 100, ShoppingSeconds: 10}, time.Now().Add(time.Hour))
+	for i := range 200 {
+		b.join(t, fmt.Sprintf("b%d", i))
+	}
+	b.open(t)
+	b.tick(t, 0) // the draw
+	other := waitingroom.NewService(b.env.Schema.Pool, b.rooms.Tokens(), admission.Signals{}, b.env.Logger)
+	// λ = 100 ÷ 10 = 10 a second, 2 s since the last step: 20 to admit.
+	b.env.Exec(t, `UPDATE waiting_rooms SET updated_at = now() - interval '2 seconds' WHERE product_id = $1`, b.product.ID)
+	var wg sync.WaitGroup
+	for _, svc := range []*waitingroom.Service{b.rooms, other} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := svc.Tick(context.Background())
+			assert.NoError(t, err)
+		}()
+	}
+	wg.Wait()
+	var through int64
+	require.NoError(t, b.env.Schema.Pool.QueryRow(context.Background(),
+		`SELECT admitted_through FROM waiting_rooms WHERE product_id = $1`, b.product.ID).Scan(&through))
+	require.GreaterOrEqual(t, through, int64(20))
+	require.LessOrEqual(t, through, int64(21), "the second step admits for the time since the first, not again")
 }
 
 // pollFresh polls through a new service so the cache is cold.
