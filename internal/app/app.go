@@ -383,13 +383,13 @@ func (a *App) RunWorkers(ctx context.Context) error {
 			return nil
 		})
 	}
-	if a.Rooms != nil {
-		// Admission in every work process (see jobs.RunAdmission).
-		g.Go(func() error {
-			jobs.RunAdmission(gctx, a.Rooms, a.Metrics, a.Logger)
-			return nil
-		})
-	}
+	// Admission in every work process (see jobs.RunAdmission).
+	stopAdmission := a.StartAdmission()
+	g.Go(func() error {
+		<-gctx.Done()
+		stopAdmission()
+		return nil
+	})
 	if a.Events != nil && a.Checkout != nil {
 		g.Go(func() error {
 			workers.ConsumeEvents(gctx, a.Events, a.Config.SQSWaitTime, a.Checkout.HandleEvent, a.Logger)
@@ -416,6 +416,26 @@ func (a *App) RunWorkers(ctx context.Context) error {
 		return nil
 	})
 	return g.Wait()
+}
+
+// StartAdmission runs the waiting rooms' admission (jobs.RunAdmission)
+// until the returned stop, which waits for the last step to end. Work
+// processes run it with River's workers; tests and benchmarks that start
+// River themselves start it too. Nothing to run without waiting rooms.
+func (a *App) StartAdmission() (stop func()) {
+	if a.Rooms == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		jobs.RunAdmission(ctx, a.Rooms, a.Metrics, a.Logger)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // ListenMetrics binds the metrics address up front (nil when "off").

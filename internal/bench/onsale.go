@@ -26,7 +26,6 @@ import (
 	"boxoffice/internal/pspsim"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/waitingroom"
-	"boxoffice/jobs"
 )
 
 // OnsaleConfig sizes the stadium on-sale.
@@ -113,14 +112,7 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 		defer cancel()
 		_ = client.Stop(stop)
 	}()
-	// Admission, as a work process runs it.
-	admitCtx, stopAdmission := context.WithCancel(ctx)
-	admitting := make(chan struct{})
-	go func() {
-		defer close(admitting)
-		jobs.RunAdmission(admitCtx, rooms, a.Metrics, logger)
-	}()
-	defer func() { stopAdmission(); <-admitting }()
+	defer a.StartAdmission()() // as a work process runs it
 	fmt.Fprintf(out, "onsale: %d seats, %d buyers over %s (%.0f%% before opening), L=%d W=%ds, payments %s per call\n",
 		c.Seats, c.Buyers, c.JoinOver, 100*c.PreOpenShare, c.ActiveShoppers, c.ShoppingSecs, c.PSPLatency)
 

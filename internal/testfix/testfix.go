@@ -39,7 +39,6 @@ import (
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/tracing"
 	"boxoffice/internal/waitingroom"
-	"boxoffice/jobs"
 )
 
 // Env is one test's world: a private schema, a tenant and the services
@@ -163,17 +162,9 @@ func New(t testing.TB, o Options) *Env {
 func (e *Env) StartWorkers(t testing.TB) {
 	t.Helper()
 	require.NoError(t, e.River.Start(context.Background()))
-	ctx, stop := context.WithCancel(context.Background())
-	admitted := make(chan struct{})
-	go func() {
-		defer close(admitted)
-		if e.Rooms != nil {
-			jobs.RunAdmission(ctx, e.Rooms, e.App.Metrics, e.Logger)
-		}
-	}()
+	stopAdmission := e.App.StartAdmission()
 	t.Cleanup(func() {
-		stop()
-		<-admitted
+		stopAdmission()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = e.River.Stop(ctx)
