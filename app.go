@@ -51,7 +51,7 @@ func withConfig(ctx context.Context, run func(context.Context, *config.Config, *
 // serve, work and migrate a missing database is more likely a typo in
 // DATABASE_URL than a wish, and is reported as such.
 func migrate(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
-	pool, err := openDatabase(ctx, cfg, 4, nil)
+	pool, err := openDatabase(ctx, cfg, db.PoolOptions{MaxConns: 4})
 	if err != nil {
 		return err
 	}
@@ -74,8 +74,8 @@ func runMigrate(ctx context.Context, cfg *config.Config, logger *slog.Logger) er
 
 // openDatabase connects to DATABASE_URL; its errors name the variable and
 // the URL (password redacted), since that is what the operator must fix.
-func openDatabase(ctx context.Context, cfg *config.Config, maxConns int32, queries pgx.QueryTracer) (*pgxpool.Pool, error) {
-	pool, err := db.Open(ctx, cfg.DatabaseURL, db.PoolOptions{MaxConns: maxConns, Tracer: queries})
+func openDatabase(ctx context.Context, cfg *config.Config, opts db.PoolOptions) (*pgxpool.Pool, error) {
+	pool, err := db.Open(ctx, cfg.DatabaseURL, opts)
 	if err != nil {
 		hint := ""
 		if db.IsUndefinedDatabase(err) {
@@ -98,7 +98,8 @@ func build(ctx context.Context, cfg *config.Config, logger *slog.Logger, work bo
 		queries = tracing.NewQueries(tp)
 		logger.Info("tracing on: spans exported over OTLP/HTTP")
 	}
-	pool, err := openDatabase(ctx, cfg, int32(cfg.DBMaxConns), queries)
+	pool, err := openDatabase(ctx, cfg,
+		db.PoolOptions{MaxConns: int32(cfg.DBMaxConns), MinConns: int32(cfg.DBMinConns), Tracer: queries})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"boxoffice/internal/config"
+	"boxoffice/internal/db"
 	"boxoffice/internal/storefront"
 	"boxoffice/internal/tenant"
 )
@@ -38,7 +39,7 @@ func runStore(ctx context.Context, args []string) error {
 		if *apiBase == "" {
 			*apiBase = cfg.StoreAPIURL
 		}
-		pool, err := openDatabase(ctx, cfg, 2, nil)
+		pool, err := openDatabase(ctx, cfg, db.PoolOptions{MaxConns: 2})
 		if err != nil {
 			return err
 		}

@@ -44,6 +44,11 @@ type Config struct {
 	AcceptLinger time.Duration
 	// DBMaxConns caps the database pool. BOXOFFICE_DB_MAX_CONNS; default 20.
 	DBMaxConns int
+	// DBMinConns is how many of the pool's connections are opened at start
+	// and kept open, so that an opening's first seconds do not wait for
+	// new database sessions. BOXOFFICE_DB_MIN_CONNS; default 0 (opened on
+	// demand); at most BOXOFFICE_DB_MAX_CONNS.
+	DBMinConns int
 	// SweepInterval is how often expired holds are swept.
 	// BOXOFFICE_SWEEP_INTERVAL; default 2s.
 	SweepInterval time.Duration
@@ -388,6 +393,7 @@ func load(getenv func(string) string) (*Config, error) {
 	intVar(&c.Workers, "BOXOFFICE_WORKERS", 8)
 	intVar(&c.ClaimBatchSize, "BOXOFFICE_CLAIM_BATCH", 1000)
 	intVar(&c.DBMaxConns, "BOXOFFICE_DB_MAX_CONNS", 20)
+	intVar(&c.DBMinConns, "BOXOFFICE_DB_MIN_CONNS", 0)
 	durVar(&c.SweepInterval, "BOXOFFICE_SWEEP_INTERVAL", 2*time.Second)
 	durVar(&c.AcceptLinger, "BOXOFFICE_ACCEPT_LINGER", time.Millisecond)
 	durVar(&c.AuditInterval, "BOXOFFICE_AUDIT_INTERVAL", time.Minute)
@@ -444,6 +450,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DBMaxConns < 4 {
 		errs = append(errs, errors.New("BOXOFFICE_DB_MAX_CONNS must be at least 4"))
+	}
+	if c.DBMinConns < 0 || c.DBMinConns > c.DBMaxConns {
+		errs = append(errs, errors.New("BOXOFFICE_DB_MIN_CONNS must be between 0 and BOXOFFICE_DB_MAX_CONNS"))
 	}
 	if c.SweepInterval < 100*time.Millisecond {
 		errs = append(errs, errors.New("BOXOFFICE_SWEEP_INTERVAL must be at least 100ms"))

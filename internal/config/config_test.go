@@ -40,4 +40,15 @@ func TestInvalid(t *testing.T) {
 	_, err = config.FromEnv()
 	require.ErrorContains(t, err, "BOXOFFICE_CLAIM_BATCH")
 	require.ErrorContains(t, err, "BOXOFFICE_LOG_LEVEL")
+
+	t.Setenv("BOXOFFICE_CLAIM_BATCH", "100")
+	t.Setenv("BOXOFFICE_LOG_LEVEL", "info")
+	t.Setenv("BOXOFFICE_DB_MAX_CONNS", "10")
+	t.Setenv("BOXOFFICE_DB_MIN_CONNS", "11")
+	_, err = config.FromEnv()
+	require.ErrorContains(t, err, "BOXOFFICE_DB_MIN_CONNS")
+	t.Setenv("BOXOFFICE_DB_MIN_CONNS", "10")
+	c, err := config.FromEnv()
+	require.NoError(t, err)
+	require.Equal(t, 10, c.DBMinConns)
 }

@@ -28,6 +28,8 @@ var ErrNotFound = errors.New("not found")
 type PoolOptions struct {
 	// MaxConns caps the pool. Default: pgxpool's default (max(4, cores)).
 	MaxConns int32
+	// MinConns are opened in the background at start and kept open.
+	MinConns int32
 	// Schema, when set, becomes the search_path of every connection, which is
 	// how tests isolate themselves in a private schema.
 	Schema string
@@ -43,6 +45,9 @@ func Open(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool, err
 	}
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
+	}
+	if opts.MinConns > 0 {
+		cfg.MinConns = opts.MinConns
 	}
 	if opts.Schema != "" {
 		cfg.ConnConfig.RuntimeParams["search_path"] = opts.Schema

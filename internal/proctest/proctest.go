@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -99,15 +100,24 @@ func CleanupBinary() {
 	}
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago, for
+// a process about to start. It is drawn below Linux's ephemeral range
+// (32768–60999): a port the kernel handed out for ":0" is also the next
+// candidate for any outgoing connection, and under load one took a
+// metrics port between the pick and the child's bind.
 func FreePort(t T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("free port: %v", err)
+	for range 1000 {
+		port := 10_000 + rand.IntN(22_000)
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		_ = ln.Close()
+		return port
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Fatalf("free port: none free in 10000–31999")
+	return 0
 }
 
 // Cluster is a PostgreSQL cluster owned by one test.

@@ -237,12 +237,17 @@ locals {
       cpu    = c.cpu
       memory = c.memory
       definition = jsonencode([{
-        name        = role
-        image       = "${var.image}:${var.image_tag}"
-        command     = [role]
-        essential   = true
-        environment = [for k, v in merge(local.environment, { BOXOFFICE_DB_MAX_CONNS = tostring(c.conns) }) : { name = k, value = v }]
-        secrets     = local.secret_refs
+        name      = role
+        image     = "${var.image}:${var.image_tag}"
+        command   = [role]
+        essential = true
+        environment = [for k, v in merge(local.environment, {
+          BOXOFFICE_DB_MAX_CONNS = tostring(c.conns)
+          # Every session opened at start: an opening's first second must
+          # not wait for new database sessions.
+          BOXOFFICE_DB_MIN_CONNS = tostring(c.conns)
+        }) : { name = k, value = v }]
+        secrets = local.secret_refs
         portMappings = c.ports ? [{ containerPort = 8080, protocol = "tcp" }, { containerPort = 9090, protocol = "tcp" }] : (
         role == "work" ? [{ containerPort = 9090, protocol = "tcp" }] : [])
         readonlyRootFilesystem = true

@@ -1,0 +1,37 @@
+package db_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/db"
+	"boxoffice/internal/dbtest"
+)
+
+// A pool with MinConns has its sessions open on the server before anyone
+// asks for one: an opening's first requests must not wait for new sessions.
+func TestMinConnsOpenedAtStart(t *testing.T) {
+	t.Parallel()
+	name := "min-conns-" + uuid.NewString()[:8]
+	pool, err := db.Open(context.Background(), dbtest.URL(t)+"&application_name="+name,
+		db.PoolOptions{MaxConns: 6, MinConns: 4})
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+
+	sessions := func() int {
+		var n int
+		require.NoError(t, pool.QueryRow(context.Background(),
+			`SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, name).Scan(&n))
+		return n
+	}
+	// At least four: Open's own check may have opened one more meanwhile.
+	require.Eventually(t, func() bool { return sessions() >= 4 }, 10*time.Second, 20*time.Millisecond,
+		"the server sees the pool's sessions")
+	// Kept open while idle.
+	time.Sleep(200 * time.Millisecond)
+	require.GreaterOrEqual(t, sessions(), 4)
+}
