@@ -125,7 +125,7 @@ func comparisons(f map[string]any) []comparison {
 	add := func(title, unit, name, path, base, basePath string, lower bool, scale float64) {
 		v, ok1 := at(f, path)
 		bv, ok2 := at(f, basePath)
-		if ok1 && ok2 {
+		if ok1 && ok2 && (v != 0 || bv != 0) {
 			out = append(out, comparison{Title: title, Unit: unit, Name: name, Base: base, Value: v * scale, BaseValue: bv * scale, LowerIsBetter: lower})
 		}
 	}
@@ -143,6 +143,11 @@ func comparisons(f map[string]any) []comparison {
 		"synchronous", "burst.result.runs[2].decidedPerSec", false, 1)
 	add("Burst (random numbers): answer p99", "ms", "pipeline", "burst.result.runs[0].answerP99",
 		"synchronous", "burst.result.runs[2].answerP99", true, ns2ms)
+	for _, c := range []struct{ key, label string }{
+		{"fairness2", "2 claim workers"}, {"fairness8", "8 claim workers"}, {"fairness8Capped", "8 claim workers, a tenant's claims capped at 2"}} {
+		add("A small sale's request → decision p99 beside another tenant's big sale ("+c.label+"; target: at most 2× worse)", "ms", "beside",
+			"faults.result."+c.key+".besideP99Ns", "alone", "faults.result."+c.key+".aloneP99Ns", true, ns2ms)
+	}
 	accept, _ := f["accept"].(map[string]any)
 	if steps, ok := accept["result"].([]any); ok {
 		best := map[string]float64{}
@@ -179,8 +184,12 @@ func comparisonBars(c comparison) string {
 	if c.LowerIsBetter {
 		better = "lower"
 	}
-	return fmt.Sprintf(`<figure><figcaption>%s — %.2f× better (%s is better)</figcaption><table>%s%s</table></figure>`,
-		html.EscapeString(c.Title), ratio, better, bar(c.Name, c.Value, "#3b6ea8"), bar(c.Base, c.BaseValue, "#999"))
+	verdict := fmt.Sprintf("%.2f× better", ratio)
+	if ratio > 0 && ratio < 1 {
+		verdict = fmt.Sprintf("%.2f× worse", 1/ratio)
+	}
+	return fmt.Sprintf(`<figure><figcaption>%s — %s (%s is better)</figcaption><table>%s%s</table></figure>`,
+		html.EscapeString(c.Title), verdict, better, bar(c.Name, c.Value, "#3b6ea8"), bar(c.Base, c.BaseValue, "#999"))
 }
 
 // readable prints a figure with thousands separators or two decimals.

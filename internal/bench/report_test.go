@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/fleet"
 )
 
 // The report answers questions — each figure beside its baseline with the
@@ -26,6 +28,8 @@ func TestHTMLReport(t *testing.T) {
 			{Mode: "pipeline", Ask: "quantity"},
 			{Mode: "synchronous", Ask: "numbers", DecidedPerSec: 550, AnswerP99: 900 * time.Millisecond},
 		}}},
+		"faults": map[string]any{"result": &FaultsResult{
+			Fairness2: fleet.Fairness{AloneP99: 20 * time.Millisecond, BesideP99: 30 * time.Millisecond}}},
 	}
 	history := []Run{
 		{At: time.Now().Add(-time.Hour), Figures: generic(figures)},
@@ -36,10 +40,12 @@ func TestHTMLReport(t *testing.T) {
 		"Accepts over HTTP: micro-batched against one transaction each (best of each) — 8.33× better",
 		"Burst (random numbers): the pipeline against claims in the request — 17.27× better",
 		"Burst (random numbers): answer p99 — 11.25× better (lower is better)",
+		"big sale (2 claim workers; target: at most 2× worse) — 1.50× worse (lower is better)",
 		"Answer latency (p50, p99) at 16, 64 connections", "Pipeline, numbers: requests per 250 ms",
 		"Trend over the last runs", "<polyline"} {
 		require.Contains(t, page, want)
 	}
+	require.NotContains(t, page, "8 claim workers", "a scenario that did not run is left out")
 	require.NotContains(t, page, "config.Requests", "no raw field dump")
 	require.False(t, strings.Contains(page, "<script"), "self-contained, no scripts")
 }

@@ -60,7 +60,7 @@ func TestRestoreDrill(t *testing.T) {
 func TestTenantFairness(t *testing.T) {
 	// Two workers for the big sale's four products: only yielding lets the
 	// small sale in before the big one ends.
-	r := fleet.TenantFairness(t, 100, 2, 0)
+	r := fleet.TenantFairness(t, 100, 1, 2, 0)
 	t.Logf("small sale alone: p99 %s max %s; beside the big one: p99 %s max %s (%d big requests decided meanwhile)",
 		r.AloneP99, r.AloneMax, r.BesideP99, r.BesideMax, r.BigDecided)
 }

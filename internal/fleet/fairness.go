@@ -3,6 +3,7 @@ package fleet
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -16,13 +17,16 @@ import (
 )
 
 // Fairness is what TenantFairness measured: the small sale's request →
-// decision alone and beside the big one.
+// decision alone and beside the big one, the median of its rounds' p99s and
+// the longest wait of all rounds.
 type Fairness struct {
-	AloneP99   time.Duration `json:"aloneP99Ns"`
-	AloneMax   time.Duration `json:"aloneMaxNs"`
-	BesideP99  time.Duration `json:"besideP99Ns"`
-	BesideMax  time.Duration `json:"besideMaxNs"`
-	BigDecided int           `json:"bigDecided" doc:"the big tenant's requests decided meanwhile"`
+	AloneP99     time.Duration   `json:"aloneP99Ns"`
+	AloneMax     time.Duration   `json:"aloneMaxNs"`
+	AloneRounds  []time.Duration `json:"aloneRoundsP99Ns" doc:"each round's p99"`
+	BesideP99    time.Duration   `json:"besideP99Ns"`
+	BesideMax    time.Duration   `json:"besideMaxNs"`
+	BesideRounds []time.Duration `json:"besideRoundsP99Ns" doc:"each round's p99"`
+	BigDecided   int             `json:"bigDecided" doc:"the big tenant's requests decided meanwhile"`
 }
 
 // TenantFairness runs one tenant's big on-sale — 60,000 seats in four
@@ -35,7 +39,13 @@ type Fairness struct {
 // workers than products nothing waits for a worker, and what the big sale
 // takes from the small one is the machine: tenantClaims, when not 0, caps a
 // tenant's claim transactions running at once (BOXOFFICE_TENANT_CLAIMS).
-func TenantFairness(t T, small, workers, tenantClaims int) Fairness {
+//
+// The small sale runs rounds times alone and rounds times beside: the p99
+// of 500 requests is their fifth slowest, and on a shared machine one stall
+// of any process moves it; the median round is the figure. An untimed sale
+// first opens the processes' sessions and caches, as a service running
+// before an opening has them.
+func TenantFairness(t T, small, rounds, workers, tenantClaims int) Fairness {
 	t.Helper()
 	var out Fairness
 	f := New(t, nil)
@@ -63,7 +73,17 @@ func TenantFairness(t T, small, workers, tenantClaims int) Fairness {
 		d := f.DecisionsBetween(p, start, time.Now())
 		return d.P99, d.Max
 	}
-	out.AloneP99, out.AloneMax = smallSale("alone")
+	measure := func(name string) (p99s []time.Duration, median, longest time.Duration) {
+		for i := range rounds {
+			p99, mx := smallSale(fmt.Sprintf("%s, round %d", name, i+1))
+			p99s = append(p99s, p99)
+			longest = max(longest, mx)
+		}
+		sorted := slices.Sorted(slices.Values(p99s))
+		return p99s, sorted[len(sorted)/2], longest
+	}
+	smallSale("warm-up")
+	out.AloneRounds, out.AloneP99, out.AloneMax = measure("alone")
 
 	// The big sale: shoppers on its four products without pause.
 	var stop atomic.Bool
@@ -88,7 +108,7 @@ func TenantFairness(t T, small, workers, tenantClaims int) Fairness {
 		return f.Count(`SELECT count(DISTINCT product_id) FROM reservation_requests WHERE product_id = ANY($1) AND status <> 'QUEUED'`,
 			bigProducts) == len(bigProducts)
 	}, time.Minute, 50*time.Millisecond)
-	out.BesideP99, out.BesideMax = smallSale("beside")
+	out.BesideRounds, out.BesideP99, out.BesideMax = measure("beside")
 	out.BigDecided = f.Count(`SELECT count(*) FROM reservation_requests WHERE product_id = ANY($1) AND status <> 'QUEUED'`, bigProducts)
 	stop.Store(true)
 	wg.Wait()
