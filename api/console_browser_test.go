@@ -372,3 +372,29 @@ func TestConsoleRehearsal(t *testing.T) {
 	require.Equal(t, 30, got.WaitingRoom.ActiveShoppers)
 	require.Equal(t, 2, got.WaitingRoom.ShoppingSeconds)
 }
+
+// A page the user has left does not render over the one they opened: the
+// sales list answering late once replaced a product form opened meanwhile.
+func TestConsoleLatePageDoesNotReplaceTheNextOne(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, deploymentOpts{})
+	ctx := browsertest.Browser(t)
+	err := chromedp.Do(ctx, d.signIn(d.env.Tenant.APIKey),
+		// The sales list answers half a second late from here on.
+		chromedp.Evaluate[chromedp.Void](`(() => {
+			const real = window.fetch;
+			window.fetch = async (url, opts) => {
+				const r = await real(url, opts);
+				if (String(url).includes('/v1/ops/sales')) await new Promise((ok) => setTimeout(ok, 500));
+				return r;
+			};
+		})()`),
+		chromedp.Evaluate[chromedp.Void](`location.hash = '#/products/new'`),
+		chromedp.WaitVisible(chromedp.CSS(`#p-name`)),
+		chromedp.Evaluate[chromedp.Void](`location.hash = '#/sales'`),
+		chromedp.Evaluate[chromedp.Void](`location.hash = '#/products/new'`),
+		chromedp.WaitVisible(chromedp.CSS(`#p-name`)),
+		chromedp.Sleep(time.Second))
+	require.NoError(t, err)
+	require.Equal(t, "New product", browsertest.Text(t, ctx, `main h1`), "the late sales list was not drawn over the form")
+}

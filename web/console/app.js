@@ -38,16 +38,24 @@ class APIError extends Error {
   }
 }
 
+// routeSeq counts navigations. A page's reads that answer after the user has
+// moved on never settle: the page they left must not replace the one they
+// opened (a slow list that rendered over a form just opened lost the form).
+let routeSeq = 0;
+const stale = () => new Promise(() => {});
+
 // api calls the API with the session; a 401 sends the user to sign in.
 async function api(method, path, body, {raw = false, type} = {}) {
+  const seq = routeSeq;
   const headers = {Accept: 'application/json'};
   if (body !== undefined) headers['Content-Type'] = type || 'application/json';
   if (method !== 'GET' && session) headers['X-CSRF-Token'] = session.csrfToken;
   const r = await fetch(path, {method, headers, credentials: 'same-origin',
     body: body === undefined ? undefined : raw ? body : JSON.stringify(body)});
-  if (r.status === 204) return null;
   const ct = r.headers.get('Content-Type') || '';
-  const data = ct.includes('json') ? await r.json().catch(() => ({})) : await r.text();
+  const data = r.status === 204 ? null : ct.includes('json') ? await r.json().catch(() => ({})) : await r.text();
+  if (method === 'GET' && seq !== routeSeq) return stale();
+  if (r.status === 204) return null;
   if (!r.ok) {
     const err = new APIError(r.status, typeof data === 'object' ? data : {title: data});
     if (r.status === 401 && path !== '/v1/console/session') signedOut(err.message);
@@ -170,6 +178,7 @@ const routes = [
 ];
 
 async function route() {
+  routeSeq++;
   stopPage();
   stopPage = () => {};
   alarm.hidden = true;
