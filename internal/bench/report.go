@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -192,9 +193,10 @@ func comparisonBars(c comparison) string {
 		html.EscapeString(c.Title), verdict, better, bar(c.Name, c.Value, "#3b6ea8"), bar(c.Base, c.BaseValue, "#999"))
 }
 
-// readable prints a figure with thousands separators or two decimals.
+// readable prints a figure with thousands separators, or with two decimals
+// unless it is whole (a run's index, a zero).
 func readable(v float64) string {
-	if v >= 100 {
+	if v >= 100 || v == math.Trunc(v) {
 		s := fmt.Sprintf("%.0f", v)
 		for i := len(s) - 3; i > 0; i -= 3 {
 			s = s[:i] + "," + s[i:]
@@ -211,7 +213,8 @@ type series struct {
 
 // lineChart draws series over xs as inline SVG with labelled axes.
 func lineChart(title, xLabel, yUnit string, xs []float64, ss []series) string {
-	const w, h, left, bottom = 820.0, 200.0, 60.0, 30.0
+	// The unit is written above the y axis, in the top margin.
+	const w, h, left, bottom, topMargin = 820.0, 210.0, 60.0, 30.0, 22.0
 	top := 1.0
 	for _, s := range ss {
 		for _, y := range s.ys {
@@ -221,15 +224,15 @@ func lineChart(title, xLabel, yUnit string, xs []float64, ss []series) string {
 	x0, x1 := xs[0], xs[len(xs)-1]
 	span := max(x1-x0, 1e-9)
 	px := func(x float64) float64 { return left + (x-x0)/span*(w-left-10) }
-	py := func(y float64) float64 { return 10 + (h-bottom-10)*(1-y/top) }
+	py := func(y float64) float64 { return topMargin + (h-bottom-topMargin)*(1-y/top) }
 	var b strings.Builder
 	fmt.Fprintf(&b, `<figure><figcaption>%s</figcaption><div class=legend>`, html.EscapeString(title))
 	for _, s := range ss {
 		fmt.Fprintf(&b, `<span style="color:%s">■ %s</span>`, s.color, html.EscapeString(s.name))
 	}
 	fmt.Fprintf(&b, `</div><svg width="%.0f" height="%.0f" style="background:#fafafa" font-size="11">`, w, h)
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#999"/><line x1="%.0f" y1="10" x2="%.0f" y2="%.0f" stroke="#999"/>`,
-		left, h-bottom, w-10, h-bottom, left, left, h-bottom)
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#999"/><line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#999"/>`,
+		left, h-bottom, w-10, h-bottom, left, topMargin, left, h-bottom)
 	for _, f := range []float64{0, 0.5, 1} {
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="end">%s</text>`, left-4, py(top*f)+4, readable(top*f))
 	}
