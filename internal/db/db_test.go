@@ -2,6 +2,7 @@ package db_test
 
 import (
 	"context"
+	"net/url"
 	"testing"
 	"time"
 
@@ -17,8 +18,12 @@ import (
 func TestMinConnsOpenedAtStart(t *testing.T) {
 	t.Parallel()
 	name := "min-conns-" + uuid.NewString()[:8]
-	pool, err := db.Open(context.Background(), dbtest.URL(t)+"&application_name="+name,
-		db.PoolOptions{MaxConns: 6, MinConns: 4})
+	u, err := url.Parse(dbtest.URL(t))
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set("application_name", name)
+	u.RawQuery = q.Encode()
+	pool, err := db.Open(context.Background(), u.String(), db.PoolOptions{MaxConns: 6, MinConns: 4})
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 
