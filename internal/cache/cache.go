@@ -51,6 +51,15 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (V, error) {
 		return e.value, nil
 	}
 	v, err, _ := c.group.Do(keyString(key), func() (any, error) {
+		// A caller that missed while another's load was finishing joins
+		// after it: the value is there now, and loading again would be a
+		// second database read for nothing.
+		c.mu.Lock()
+		e, ok := c.entries[key]
+		c.mu.Unlock()
+		if ok && c.now().Sub(e.loaded) < c.ttl {
+			return e.value, nil
+		}
 		v, err := c.load(ctx, key)
 		if err != nil {
 			return v, err
