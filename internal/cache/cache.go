@@ -44,21 +44,15 @@ func New[K comparable, V any](ttl time.Duration, maxEntries int, load func(ctx c
 // Get returns the cached value for key, loading it when missing or older than
 // the TTL. Concurrent misses for one key share one load.
 func (c *Cache[K, V]) Get(ctx context.Context, key K) (V, error) {
-	c.mu.Lock()
-	e, ok := c.entries[key]
-	c.mu.Unlock()
-	if ok && c.now().Sub(e.loaded) < c.ttl {
-		return e.value, nil
+	if v, ok := c.fresh(key); ok {
+		return v, nil
 	}
 	v, err, _ := c.group.Do(keyString(key), func() (any, error) {
 		// A caller that missed while another's load was finishing joins
 		// after it: the value is there now, and loading again would be a
 		// second database read for nothing.
-		c.mu.Lock()
-		e, ok := c.entries[key]
-		c.mu.Unlock()
-		if ok && c.now().Sub(e.loaded) < c.ttl {
-			return e.value, nil
+		if v, ok := c.fresh(key); ok {
+			return v, nil
 		}
 		v, err := c.load(ctx, key)
 		if err != nil {
@@ -74,6 +68,18 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (V, error) {
 		return zero, err
 	}
 	return v.(V), nil
+}
+
+// fresh returns key's value if it is cached and younger than the TTL.
+func (c *Cache[K, V]) fresh(key K) (V, bool) {
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	c.mu.Unlock()
+	if ok && c.now().Sub(e.loaded) < c.ttl {
+		return e.value, true
+	}
+	var zero V
+	return zero, false
 }
 
 // NewSized returns a cache bounded by maxEntries values and maxBytes as

@@ -52,6 +52,19 @@ func (b *testBundle) open(t *testing.T) {
 	b.env.Open(t, b.product)
 }
 
+// drawn has buyers b0…b(n-1) join before opening, opens the sale and runs
+// the draw; it returns their entries in joining order.
+func (b *testBundle) drawn(t *testing.T, n int) []waitingroom.Entry {
+	t.Helper()
+	entries := make([]waitingroom.Entry, n)
+	for i := range n {
+		entries[i] = b.join(t, fmt.Sprintf("b%d", i))
+	}
+	b.open(t)
+	b.tick(t, 0) // the draw
+	return entries
+}
+
 func (b *testBundle) tick(t *testing.T, elapsed time.Duration) waitingroom.TickResult {
 	t.Helper()
 	b.env.Exec(t, `UPDATE waiting_rooms SET updated_at = now() - make_interval(secs => $2) WHERE product_id = $1`,
@@ -147,12 +160,7 @@ func TestAdmitFollowsTheRate(t *testing.T) {
 func TestAdmissionInTheDatabase(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 100, waitingroom.Settings{ActiveShoppers: 4, ShoppingSeconds: 2}, time.Now().Add(time.Hour))
-	var entries []waitingroom.Entry
-	for i := range 10 {
-		entries = append(entries, b.join(t, fmt.Sprintf("b%d", i)))
-	}
-	b.open(t)
-	b.tick(t, 0) // the draw
+	entries := b.drawn(t, 10)
 	res := b.tick(t, 3*time.Second)
 	require.Equal(t, int64(4), res.Admitted, "λ = 2/s for 3 s is 6, capped by the 4 shopper slots")
 	require.Equal(t, int64(0), b.tick(t, 3*time.Second).Admitted, "all slots busy")
@@ -178,11 +186,7 @@ func TestAdmissionInTheDatabase(t *testing.T) {
 func TestTwoProcessesStepOneRoom(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 1000, waitingroom.Settings{ActiveShoppers: 100, ShoppingSeconds: 10}, time.Now().Add(time.Hour))
-	for i := range 200 {
-		b.join(t, fmt.Sprintf("b%d", i))
-	}
-	b.open(t)
-	b.tick(t, 0) // the draw
+	b.drawn(t, 200)
 	other := waitingroom.NewService(b.env.Schema.Pool, b.rooms.Tokens(), admission.Signals{}, b.env.Logger)
 	// λ = 100 ÷ 10 = 10 a second, 2 s since the last step: 20 to admit.
 	b.env.Exec(t, `UPDATE waiting_rooms SET updated_at = now() - interval '2 seconds' WHERE product_id = $1`, b.product.ID)
@@ -215,11 +219,7 @@ func (b *testBundle) pollFresh(t *testing.T, e waitingroom.Entry) *waitingroom.S
 func TestStockAwareAndSoldOut(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 4, waitingroom.Settings{ActiveShoppers: 100, ShoppingSeconds: 1}, time.Now().Add(time.Hour))
-	for i := range 6 {
-		b.join(t, fmt.Sprintf("b%d", i))
-	}
-	b.open(t)
-	b.tick(t, 0)
+	b.drawn(t, 6)
 	res := b.tick(t, time.Second)
 	require.Equal(t, int64(2), res.Admitted, "2 shoppers × 2 numbers each is all 4 numbers")
 	res = b.tick(t, time.Second)
@@ -302,12 +302,7 @@ func (c *countingTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQuer
 func TestPollsDoNotQueryTheDatabase(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 100, waitingroom.Settings{ActiveShoppers: 5, ShoppingSeconds: 1}, time.Now().Add(time.Hour))
-	var entries []waitingroom.Entry
-	for i := range 50 {
-		entries = append(entries, b.join(t, fmt.Sprintf("b%d", i)))
-	}
-	b.open(t)
-	b.tick(t, 0)
+	entries := b.drawn(t, 50)
 	b.tick(t, time.Second)
 
 	tracer := &countingTracer{}
@@ -342,11 +337,7 @@ func TestPollsDoNotQueryTheDatabase(t *testing.T) {
 func TestFeedbackSlowsAndRecovers(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 100, waitingroom.Settings{ActiveShoppers: 10, ShoppingSeconds: 1}, time.Now().Add(time.Hour))
-	for i := range 30 {
-		b.join(t, fmt.Sprintf("b%d", i))
-	}
-	b.open(t)
-	b.tick(t, 0)
+	b.drawn(t, 30)
 	require.InDelta(t, 10, b.tick(t, time.Second).Rate, 0.001)
 
 	// The claim pipeline falls behind: a request QUEUED for a minute.
@@ -382,12 +373,7 @@ func TestArrivalBetweenOpeningAndDraw(t *testing.T) {
 func TestLeaveAndReclaimEndTurns(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 100, waitingroom.Settings{ActiveShoppers: 2, ShoppingSeconds: 1, ReclaimSeconds: 30}, time.Now().Add(time.Hour))
-	var entries []waitingroom.Entry
-	for i := range 6 {
-		entries = append(entries, b.join(t, fmt.Sprintf("b%d", i)))
-	}
-	b.open(t)
-	b.tick(t, 0)
+	entries := b.drawn(t, 6)
 	require.Equal(t, int64(2), b.tick(t, 5*time.Second).Admitted)
 	admitted := func() []waitingroom.Entry {
 		var out []waitingroom.Entry
