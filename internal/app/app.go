@@ -210,7 +210,7 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 		enqueuer = reservation.RiverEnqueuer{Client: a.River}
 	}
 	a.Reservations = reservation.NewService(pool, enqueuer, a.Metrics, logger)
-	a.Reservations.SetBatching(cfg.AcceptLinger)
+	a.Reservations.SetBatching(cfg.AcceptLinger, cfg.AcceptTransactions)
 	if cfg.ClaimInRequest {
 		a.Reservations.SetClaimInRequest(a.Claimer)
 	}

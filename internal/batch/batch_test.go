@@ -47,3 +47,37 @@ func TestCoalescer(t *testing.T) {
 	_, err := c.Do(context.Background(), -1)
 	require.EqualError(t, err, "negative")
 }
+
+// With MaxRuns, runs never overlap beyond it, and callers arriving while
+// one runs wait together: the batches grow instead of multiplying.
+func TestCoalescerMaxRuns(t *testing.T) {
+	t.Parallel()
+	var running, most, runs atomic.Int32
+	c := &batch.Coalescer[int, int]{Linger: time.Microsecond, MaxRuns: 1, Timeout: time.Second,
+		Run: func(ctx context.Context, reqs []int) []batch.Result[int] {
+			now := running.Add(1)
+			for m := most.Load(); now > m && !most.CompareAndSwap(m, now); m = most.Load() {
+			}
+			runs.Add(1)
+			time.Sleep(5 * time.Millisecond)
+			running.Add(-1)
+			out := make([]batch.Result[int], len(reqs))
+			for i, r := range reqs {
+				out[i].Value = r + 1
+			}
+			return out
+		}}
+	var wg sync.WaitGroup
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := c.Do(context.Background(), i)
+			assert.NoError(t, err)
+			assert.Equal(t, i+1, v)
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, int32(1), most.Load(), "one run at a time")
+	require.Less(t, runs.Load(), int32(100), "callers that waited for the run shared the next")
+}

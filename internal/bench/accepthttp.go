@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"boxoffice/internal/app"
+	"boxoffice/internal/config"
 	"boxoffice/internal/product"
 	"boxoffice/internal/tenant"
 )
@@ -82,7 +83,7 @@ func HTTPAccept(ctx context.Context, pool *pgxpool.Pool, c HTTPAcceptConfig, out
 	fmt.Fprintf(out, "accept: POST reservations over loopback HTTP, %s per step\n", c.Duration)
 	var steps []HTTPAcceptStep
 	for _, mode := range []string{"batched", "one-tx"} {
-		svc.SetBatching(map[string]time.Duration{"batched": c.Linger, "one-tx": 0}[mode])
+		svc.SetBatching(map[string]time.Duration{"batched": c.Linger, "one-tx": 0}[mode], config.Default().AcceptTransactions)
 		for _, conc := range c.Concurrency {
 			st := HTTPAcceptStep{Mode: mode, Concurrency: conc}
 			var mu sync.Mutex

@@ -141,6 +141,9 @@ func burst(t proctest.T, out io.Writer, c BurstConfig) *BurstResult {
 	withStatements := statErr == nil
 	fmt.Fprintf(out, "burst: %d requests from %d connections, each from its own buyer, on a %d-number raffle; serve and work as processes, own PostgreSQL\n",
 		c.Requests, c.Conns, c.Numbers)
+	if c.Profiles != "" {
+		require.NoError(t, os.MkdirAll(c.Profiles, 0o755), "burst: the profiles folder")
+	}
 	modes := c.Modes
 	if len(modes) == 0 {
 		modes = []string{"pipeline", "synchronous"}

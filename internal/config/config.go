@@ -42,6 +42,11 @@ type Config struct {
 	// transaction: the first of a burst waits this long for company.
 	// BOXOFFICE_ACCEPT_LINGER; default 1ms; 0 records each in its own.
 	AcceptLinger time.Duration
+	// AcceptTransactions is how many accept transactions one API process
+	// runs at once; accepts arriving meanwhile wait and form the next, so
+	// under load batches grow instead of multiplying.
+	// BOXOFFICE_ACCEPT_TRANSACTIONS; default 1; 0 is no limit.
+	AcceptTransactions int
 	// DBMaxConns caps the database pool. BOXOFFICE_DB_MAX_CONNS; default 20.
 	DBMaxConns int
 	// DBMinConns is how many of the pool's connections are opened at start
@@ -396,6 +401,7 @@ func load(getenv func(string) string) (*Config, error) {
 	intVar(&c.DBMinConns, "BOXOFFICE_DB_MIN_CONNS", 0)
 	durVar(&c.SweepInterval, "BOXOFFICE_SWEEP_INTERVAL", 2*time.Second)
 	durVar(&c.AcceptLinger, "BOXOFFICE_ACCEPT_LINGER", time.Millisecond)
+	intVar(&c.AcceptTransactions, "BOXOFFICE_ACCEPT_TRANSACTIONS", 1)
 	durVar(&c.AuditInterval, "BOXOFFICE_AUDIT_INTERVAL", time.Minute)
 	durVar(&c.RequeueAfter, "BOXOFFICE_REQUEUE_AFTER", 30*time.Second)
 	durVar(&c.RepublishAfter, "BOXOFFICE_REPUBLISH_AFTER", 10*time.Second)
@@ -453,6 +459,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DBMinConns < 0 || c.DBMinConns > c.DBMaxConns {
 		errs = append(errs, errors.New("BOXOFFICE_DB_MIN_CONNS must be between 0 and BOXOFFICE_DB_MAX_CONNS"))
+	}
+	if c.AcceptTransactions < 0 {
+		errs = append(errs, errors.New("BOXOFFICE_ACCEPT_TRANSACTIONS must be 0 (no limit) or more"))
 	}
 	if c.SweepInterval < 100*time.Millisecond {
 		errs = append(errs, errors.New("BOXOFFICE_SWEEP_INTERVAL must be at least 100ms"))

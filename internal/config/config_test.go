@@ -48,7 +48,12 @@ func TestInvalid(t *testing.T) {
 	_, err = config.FromEnv()
 	require.ErrorContains(t, err, "BOXOFFICE_DB_MIN_CONNS")
 	t.Setenv("BOXOFFICE_DB_MIN_CONNS", "10")
+	t.Setenv("BOXOFFICE_ACCEPT_TRANSACTIONS", "-1")
+	_, err = config.FromEnv()
+	require.ErrorContains(t, err, "BOXOFFICE_ACCEPT_TRANSACTIONS")
+	t.Setenv("BOXOFFICE_ACCEPT_TRANSACTIONS", "0")
 	c, err := config.FromEnv()
 	require.NoError(t, err)
 	require.Equal(t, 10, c.DBMinConns)
+	require.Zero(t, c.AcceptTransactions)
 }

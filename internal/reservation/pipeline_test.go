@@ -101,9 +101,10 @@ func TestAcceptBatching(t *testing.T) {
 	// Two services stand for two API processes batching independently.
 	services := []*reservation.Service{env.Service,
 		reservation.NewService(env.Schema.Pool, reservation.RiverEnqueuer{Client: env.River}, nil, env.Logger)}
-	for _, s := range services {
-		s.SetBatching(2 * time.Millisecond)
-	}
+	// One bounds its accept transactions, as an API process does by
+	// default; the other does not.
+	services[0].SetBatching(2*time.Millisecond, 1)
+	services[1].SetBatching(2*time.Millisecond, 0)
 	p := env.Product(t, testfix.ProductOpts{Capacity: 1000})
 	const n = 300
 	ids := make([]uuid.UUID, n)
@@ -147,9 +148,10 @@ func TestAcceptTwoProductsConcurrently(t *testing.T) {
 	// Two services stand for two API processes batching independently.
 	services := []*reservation.Service{env.Service,
 		reservation.NewService(env.Schema.Pool, reservation.RiverEnqueuer{Client: env.River}, nil, env.Logger)}
-	for _, s := range services {
-		s.SetBatching(2 * time.Millisecond)
-	}
+	// One bounds its accept transactions, as an API process does by
+	// default; the other does not.
+	services[0].SetBatching(2*time.Millisecond, 1)
+	services[1].SetBatching(2*time.Millisecond, 0)
 	products := []*product.Product{env.Product(t, testfix.ProductOpts{Capacity: 1000}), env.Product(t, testfix.ProductOpts{Capacity: 1000})}
 
 	var wg sync.WaitGroup

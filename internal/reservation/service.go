@@ -52,10 +52,13 @@ func (s *Service) SetTracer(tp trace.TracerProvider) { s.tracer = tracing.Tracer
 // SetBatching coalesces concurrent accepts: the first of a burst waits up
 // to linger, then everyone who arrived meanwhile is recorded — and their
 // claim jobs enqueued — in one transaction, one commit. Zero turns it off.
-func (s *Service) SetBatching(linger time.Duration) {
+// At most txs such transactions run at once (0: no limit); accepts that
+// arrive while they run wait together and form the next.
+func (s *Service) SetBatching(linger time.Duration, txs int) {
 	s.accepts = nil
 	if linger > 0 {
-		s.accepts = &batch.Coalescer[*acceptRow, *time.Time]{Linger: linger, Timeout: 10 * time.Second, Run: s.recordBatch}
+		s.accepts = &batch.Coalescer[*acceptRow, *time.Time]{Linger: linger, MaxRuns: txs,
+			Timeout: 10 * time.Second, Run: s.recordBatch}
 	}
 }
 
