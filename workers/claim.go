@@ -30,7 +30,7 @@ type ClaimWorker struct {
 	// hands its product to a follow-up job for another process.
 	Stopping <-chan struct{}
 	// Pool reads River's table: whether the drain owes its worker to a
-	// waiting job (OwesTurn).
+	// waiting job (Turn).
 	Pool *pgxpool.Pool
 }
 
@@ -49,24 +49,30 @@ const yieldEvery = 25 * time.Millisecond
 // one drain fewer, and another tenant's drain would yield to it for nothing.
 const handOverGrace = 500 * time.Millisecond
 
-// OwesTurn says whether the drain of job, which has run for ran,
-// owes its worker to a claim job waiting for one: at once to a tenant
-// running at least two drains fewer than this drain's tenant (after the
-// swap it still runs no more); after the drain's slice, to a tenant running
-// one fewer (tenants with equal shares take turns) and to another product
-// of its own tenant. So workers are shared first between tenants, then
-// between a tenant's products: one tenant's big on-sale of many products
-// keeps as many workers as any other busy tenant, not one per product, and
-// a small sale beside it gets a worker within yieldEvery and keeps it
-// instead of queueing behind the big sale's turns.
-func (w *ClaimWorker) OwesTurn(ctx context.Context, job reservation.ClaimArgs, ran time.Duration) bool {
+// Turn says what the drain of job, which has run for ran, owes other
+// products' drains.
+//
+// Its worker, to a claim job waiting for one: at once to a tenant running at
+// least two drains fewer than this drain's tenant (after the swap it still
+// runs no more); after the drain's slice, to a tenant running one fewer
+// (tenants with equal shares take turns) and to another product of its own
+// tenant. So workers are shared first between tenants, then between a
+// tenant's products: one tenant's big on-sale of many products keeps as many
+// workers as any other busy tenant, not one per product, and a small sale
+// beside it gets a worker within yieldEvery and keeps it instead of queueing
+// behind the big sale's turns.
+//
+// A pace, when its tenant runs more drains than any other tenant running
+// one (reservation.Turn.Pace): with workers to spare, that is how a big
+// sale's many drains leave the database's cores to a small sale's one.
+func (w *ClaimWorker) Turn(ctx context.Context, job reservation.ClaimArgs, ran time.Duration) reservation.Turn {
 	// A job inserted before jobs named their tenant counts as a tenant of
 	// its own.
 	mine := job.ProductID.String()
 	if job.TenantID != uuid.Nil {
 		mine = job.TenantID.String()
 	}
-	var owes bool
+	var turn reservation.Turn
 	err := w.Pool.QueryRow(ctx, `
 		WITH jobs AS (
 			SELECT state, priority, created_at, coalesce(args->>'tenant_id', args->>'product_id') AS tenant
@@ -89,10 +95,14 @@ func (w *ClaimWorker) OwesTurn(ctx context.Context, job reservation.ClaimArgs, r
 			LEFT JOIN drains d ON d.tenant = j.tenant
 			WHERE j.state = 'available'
 			  AND CASE WHEN j.tenant = $3 THEN $4
-			           ELSE coalesce(d.n, 0) < mine.n - 1 OR ($4 AND coalesce(d.n, 0) < mine.n) END)`,
+			           ELSE coalesce(d.n, 0) < mine.n - 1 OR ($4 AND coalesce(d.n, 0) < mine.n) END),
+		       coalesce((SELECT m.n > max(d.n) FROM drains d, mine m WHERE d.tenant <> $3 GROUP BY m.n), false)`,
 		reservation.QueueClaims, reservation.ClaimArgs{}.Kind(), mine, ran >= drainSlice,
-		priorityHadTurn, handOverGrace.Seconds()).Scan(&owes)
-	return err == nil && owes
+		priorityHadTurn, handOverGrace.Seconds()).Scan(&turn.HandOver, &turn.Pace)
+	if err != nil {
+		return reservation.Turn{}
+	}
+	return turn
 }
 
 // priorityHadTurn is the River priority of a drain's follow-up job; jobs
@@ -120,8 +130,8 @@ func (w *ClaimWorker) Work(ctx context.Context, job *river.Job[reservation.Claim
 		Linger:    drainLinger,
 		Stop:      w.Stopping,
 		// Shared fairly between tenants, then between products.
-		Yield: func(ctx context.Context, ran time.Duration) bool {
-			return w.OwesTurn(ctx, job.Args, ran)
+		Yield: func(ctx context.Context, ran time.Duration) reservation.Turn {
+			return w.Turn(ctx, job.Args, ran)
 		},
 		YieldEvery: yieldEvery,
 		Complete: func(ctx context.Context, tx pgx.Tx) error {

@@ -20,8 +20,8 @@ func TestMain(m *testing.M) { testfix.VerifyNoLeaks(m) }
 // products: a drain owes its worker at once to a tenant running two drains
 // fewer, after its slice to one running one fewer and to its own tenant's
 // other products, and a tenant handing over between its products still
-// counts that drain.
-func TestOwesTurn(t *testing.T) {
+// counts that drain. A tenant running more drains than any other paces them.
+func TestTurn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	env := testfix.New(t, testfix.Options{}) // River not started: the test sets the jobs' states
@@ -45,29 +45,43 @@ func TestOwesTurn(t *testing.T) {
 	job(b1, "running", 1, time.Minute)
 	job(b2, "running", 1, time.Minute)
 	job(s1, "available", 1, 0)
-	require.True(t, w.OwesTurn(ctx, b1, fresh), "a tenant with no drain gets a worker at once")
+	require.True(t, w.Turn(ctx, b1, fresh).HandOver, "a tenant with no drain gets a worker at once")
 	reset()
 
 	// One drain each; the big tenant's other products wait their turn.
 	job(b1, "running", 1, time.Minute)
 	job(s1, "running", 1, time.Minute)
 	job(b2, "available", 2, time.Minute)
-	require.False(t, w.OwesTurn(ctx, s1, slice), "the small sale keeps its worker: the big tenant has as many")
-	require.False(t, w.OwesTurn(ctx, b1, fresh), "the big tenant's products take turns after a slice")
-	require.True(t, w.OwesTurn(ctx, b1, slice))
+	require.False(t, w.Turn(ctx, s1, slice).HandOver, "the small sale keeps its worker: the big tenant has as many")
+	require.False(t, w.Turn(ctx, b1, fresh).HandOver, "the big tenant's products take turns after a slice")
+	require.True(t, w.Turn(ctx, b1, slice).HandOver)
 	reset()
 
 	// The big tenant's drain has just handed over to its next product.
 	job(s1, "running", 1, time.Minute)
 	job(b1, "available", 2, 0)
 	job(b3, "available", 1, time.Minute)
-	require.False(t, w.OwesTurn(ctx, s1, slice), "a hand-over in progress still counts as the big tenant's drain")
+	require.False(t, w.Turn(ctx, s1, slice).HandOver, "a hand-over in progress still counts as the big tenant's drain")
 	env.Exec(t, `UPDATE river_job SET created_at = now() - interval '1 minute' WHERE args->>'product_id' = $1`, b1.ProductID.String())
-	require.False(t, w.OwesTurn(ctx, s1, fresh), "one drain fewer: tenants take turns, each after its slice")
-	require.True(t, w.OwesTurn(ctx, s1, slice))
+	require.False(t, w.Turn(ctx, s1, fresh).HandOver, "one drain fewer: tenants take turns, each after its slice")
+	require.True(t, w.Turn(ctx, s1, slice).HandOver)
 	reset()
 
 	// Nobody waits.
 	job(b1, "running", 1, time.Minute)
-	require.False(t, w.OwesTurn(ctx, b1, slice))
+	require.False(t, w.Turn(ctx, b1, slice).HandOver)
+
+	// Workers to spare: the big tenant runs more drains than the small one,
+	// and paces them; alone, or with as many as another, a tenant does not.
+	job(b2, "running", 1, time.Minute)
+	require.False(t, w.Turn(ctx, b1, slice).Pace, "no other tenant runs a drain")
+	job(s1, "running", 1, time.Minute)
+	require.True(t, w.Turn(ctx, b1, fresh).Pace)
+	require.True(t, w.Turn(ctx, b2, fresh).Pace)
+	require.False(t, w.Turn(ctx, s1, fresh).Pace)
+	require.False(t, w.Turn(ctx, s1, fresh).HandOver)
+	reset()
+	job(b1, "running", 1, time.Minute)
+	job(s1, "running", 1, time.Minute)
+	require.False(t, w.Turn(ctx, b1, fresh).Pace, "one drain each")
 }

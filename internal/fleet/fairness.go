@@ -36,11 +36,13 @@ type Fairness struct {
 // workers claim workers, and measures another tenant's small sale (small
 // requests, one product) alone and beside it. With fewer workers than the big sale's
 // products, the big sale alone could hold every worker: a drain owes its
-// worker to a tenant running fewer drains (workers.ClaimWorker.OwesTurn),
+// worker to a tenant running fewer drains (workers.ClaimWorker.Turn),
 // so the small sale gets one within a yield check and keeps it. With more
 // workers than products nothing waits for a worker, and what the big sale
-// takes from the small one is the machine: tenantClaims, when not 0, caps a
-// tenant's claim transactions running at once (BOXOFFICE_TENANT_CLAIMS).
+// takes from the small one is the machine: the big tenant's drains, more
+// than the small one's, pace themselves (reservation.Turn.Pace), and
+// tenantClaims, when not 0, caps a tenant's claim transactions running at
+// once (BOXOFFICE_TENANT_CLAIMS).
 //
 // The small sale runs rounds times alone and rounds times beside: the p99
 // of 500 requests is their fifth slowest, and on a shared machine one stall

@@ -33,12 +33,9 @@ type DrainOptions struct {
 	// budget ran out with requests left.
 	Continue func(ctx context.Context, tx pgx.Tx) error
 	// Yield, when set, is asked between batches, at most every YieldEvery,
-	// with how long the drain has run, whether the worker is owed to
-	// another product's job waiting for one; if so the drain hands over as
-	// if its budget had run out, and its follow-up job waits behind the
-	// others. So one tenant's big sales cannot hold every worker while
-	// another's waits.
-	Yield      func(ctx context.Context, ran time.Duration) bool
+	// with how long the drain has run, what the drain owes the others (see
+	// Turn).
+	Yield      func(ctx context.Context, ran time.Duration) Turn
 	YieldEvery time.Duration
 	// Stop, when closed, ends the drain as if its budget had run out: the
 	// process is stopping, and Continue hands the queue to a job another
@@ -49,6 +46,30 @@ type DrainOptions struct {
 	// job would leave them to wait for a new job to be fetched.
 	Linger time.Duration
 }
+
+// Turn is what a drain owes other products' drains.
+type Turn struct {
+	// HandOver: the worker is owed to another product's job waiting for
+	// one. The drain hands over as if its budget had run out, and its
+	// follow-up job waits behind the others. So one tenant's big sales
+	// cannot hold every worker while another's waits.
+	HandOver bool
+	// Pace: the drain's tenant runs more drains than any other tenant
+	// running one. After each batch that empties its queue the drain waits
+	// pace before the next, and its requests gather into one batch
+	// meanwhile: with workers to spare nothing waits for a worker, and what
+	// a tenant's many drains then take from another's few is the database's
+	// cores, spent on transactions of a few requests each.
+	Pace bool
+}
+
+// pace is how long a drain over its tenant's share waits after a batch that
+// emptied its queue (Turn.Pace): its next batch gathers this much of its
+// requests, which wait this much longer for a decision. In the fairness
+// scenario (8 workers, a big sale of four products beside a small one) it
+// took the small sale's p99 from 4.2× its figure alone to 2.6× (medians of
+// six runs), with the big sale deciding as many requests; see README.
+const pace = 100 * time.Millisecond
 
 // lingerPoll is how often a lingering drain looks for new requests.
 const lingerPoll = 5 * time.Millisecond
@@ -81,12 +102,14 @@ func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 	// one, and a quiet product's drain run one every lingerPoll.
 	look := false
 	nextYieldCheck := started.Add(o.YieldEvery)
+	var turn Turn
 	for {
 		// Hand over — out of budget, the process stopping, or other
 		// products waiting for this worker.
 		handOver := (o.Budget > 0 && time.Now().After(deadline)) || closed(o.Stop)
 		if !handOver && o.Yield != nil && time.Now().After(nextYieldCheck) {
-			handOver = o.Yield(ctx, time.Since(started))
+			turn = o.Yield(ctx, time.Since(started))
+			handOver = turn.HandOver
 			nextYieldCheck = time.Now().Add(o.YieldEvery)
 		}
 		if handOver {
@@ -112,6 +135,14 @@ func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 				idleSince = time.Time{}
 				// A batch short of the limit took the whole queue.
 				look = res.Requests < o.BatchSize
+				if look && turn.Pace {
+					select {
+					case <-ctx.Done():
+						return total, ctx.Err()
+					case <-o.Stop:
+					case <-time.After(pace):
+					}
+				}
 				continue
 			}
 		}
