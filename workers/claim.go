@@ -29,8 +29,8 @@ type ClaimWorker struct {
 	// Stopping is closed when the process begins to stop: a drain then
 	// hands its product to a follow-up job for another process.
 	Stopping <-chan struct{}
-	// Pool reads River's table: whether the drain owes its worker to a
-	// waiting job (Turn).
+	// Pool reads River's table: what a drain owes other products' drains
+	// (Turn).
 	Pool *pgxpool.Pool
 }
 
