@@ -96,6 +96,7 @@ func (w *ClaimWorker) Turn(ctx context.Context, job reservation.ClaimArgs, ran t
 			WHERE j.state = 'available'
 			  AND CASE WHEN j.tenant = $3 THEN $4
 			           ELSE coalesce(d.n, 0) < mine.n - 1 OR ($4 AND coalesce(d.n, 0) < mine.n) END),
+		       -- Pace: more drains than any other tenant running one.
 		       coalesce((SELECT m.n > max(d.n) FROM drains d, mine m WHERE d.tenant <> $3 GROUP BY m.n), false)`,
 		reservation.QueueClaims, reservation.ClaimArgs{}.Kind(), mine, ran >= drainSlice,
 		priorityHadTurn, handOverGrace.Seconds()).Scan(&turn.HandOver, &turn.Pace)
