@@ -90,3 +90,36 @@ func TestDrainLingers(t *testing.T) {
 	require.Equal(t, 1, completed)
 	require.Equal(t, reservation.StatusHeld, env.Get(t, p, r.ID).Status)
 }
+
+// A drain told to pace (its tenant runs more drains than any other) waits
+// after each batch that empties its queue, so requests arriving meanwhile
+// are decided together: batches are at least the pace (100 ms) apart.
+func TestDrainPaces(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 100})
+	ctx := context.Background()
+	env.Reserve(t, p, "first", reservation.Params{Quantity: 1})
+	const arrivals = 30
+	arrived := make(chan struct{})
+	go func() {
+		defer close(arrived)
+		for i := range arrivals {
+			time.Sleep(10 * time.Millisecond)
+			env.Reserve(testfix.InGoroutine(t), p, fmt.Sprintf("b%d", i), reservation.Params{Quantity: 1})
+		}
+	}()
+	start := time.Now()
+	res, err := env.Claimer.Drain(ctx, p.ID, reservation.DrainOptions{BatchSize: 100, Linger: 500 * time.Millisecond,
+		Yield: func(context.Context, time.Duration) reservation.Turn {
+			return reservation.Turn{Pace: true}
+		},
+		YieldEvery: time.Millisecond,
+		Complete:   func(context.Context, pgx.Tx) error { return nil }})
+	require.NoError(t, err)
+	<-arrived
+	took := time.Since(start)
+	require.Equal(t, arrivals+1, res.Requests, "every request decided by the one drain")
+	require.LessOrEqual(t, res.Batches, int(took/(100*time.Millisecond))+1,
+		"%d batches in %s: at least 100 ms apart", res.Batches, took)
+}
