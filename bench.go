@@ -83,7 +83,10 @@ func runBench(ctx context.Context, args []string) error {
 	fs.IntVar(&rc.Joins, "joins", 20_000, "room: buyers joining before opening")
 	fs.IntVar(&rc.Concurrency, "room-concurrency", 256, "room: concurrent callers (a spike comes from many clients)")
 	fs.DurationVar(&rc.PollFor, "poll-for", 3*time.Second, "room: length of each poll run")
-	ac := bench.HTTPAcceptConfig{Concurrency: []int{16, 64, 256}, Linger: time.Millisecond}
+	// The batched mode runs with the service's own batching defaults.
+	defaults := config.Default()
+	ac := bench.HTTPAcceptConfig{Concurrency: []int{16, 64, 256}, Linger: defaults.AcceptLinger,
+		Transactions: defaults.AcceptTransactions}
 	fs.DurationVar(&ac.Duration, "accept-for", 3*time.Second, "accept: length of each step")
 	mc := bench.MillionConfig{Numbers: 1_000_000, Requests: 20_000, ReadFor: 2 * time.Second}
 	oc := bench.OnsaleConfig{PreOpenShare: 0.3, PSPLatency: 2 * time.Second, Deadline: 5 * time.Minute}

@@ -31,17 +31,7 @@ func TestCoalescer(t *testing.T) {
 			}
 			return out
 		}}
-	var wg sync.WaitGroup
-	for i := range 50 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			v, err := c.Do(context.Background(), i)
-			assert.NoError(t, err)
-			assert.Equal(t, 2*i, v)
-		}()
-	}
-	wg.Wait()
+	doAll(t, c, 50, func(i int) int { return 2 * i })
 	require.Less(t, runs.Load(), int32(50), "calls were coalesced")
 
 	_, err := c.Do(context.Background(), -1)
@@ -67,17 +57,23 @@ func TestCoalescerMaxRuns(t *testing.T) {
 			}
 			return out
 		}}
+	doAll(t, c, 200, func(i int) int { return i + 1 })
+	require.Equal(t, int32(1), most.Load(), "one run at a time")
+	require.Less(t, runs.Load(), int32(100), "callers that waited for the run shared the next")
+}
+
+// doAll calls c.Do with 0..n-1 at once and checks each answer against want.
+func doAll(t *testing.T, c *batch.Coalescer[int, int], n int, want func(int) int) {
+	t.Helper()
 	var wg sync.WaitGroup
-	for i := range 200 {
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			v, err := c.Do(context.Background(), i)
 			assert.NoError(t, err)
-			assert.Equal(t, i+1, v)
+			assert.Equal(t, want(i), v)
 		}()
 	}
 	wg.Wait()
-	require.Equal(t, int32(1), most.Load(), "one run at a time")
-	require.Less(t, runs.Load(), int32(100), "callers that waited for the run shared the next")
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"boxoffice/internal/app"
-	"boxoffice/internal/config"
 	"boxoffice/internal/product"
 	"boxoffice/internal/tenant"
 )
@@ -26,6 +25,9 @@ type HTTPAcceptConfig struct {
 	Concurrency []int         // connection counts to step through (default 16, 64, 256)
 	Duration    time.Duration // per step (default 3s)
 	Linger      time.Duration // accept micro-batching linger of the batched mode (default 1ms)
+	// Transactions bounds the batched mode's accept transactions at once
+	// (BOXOFFICE_ACCEPT_TRANSACTIONS; 0 is no limit).
+	Transactions int
 }
 
 // HTTPAcceptStep is one concurrency level of one mode.
@@ -83,7 +85,7 @@ func HTTPAccept(ctx context.Context, pool *pgxpool.Pool, c HTTPAcceptConfig, out
 	fmt.Fprintf(out, "accept: POST reservations over loopback HTTP, %s per step\n", c.Duration)
 	var steps []HTTPAcceptStep
 	for _, mode := range []string{"batched", "one-tx"} {
-		svc.SetBatching(map[string]time.Duration{"batched": c.Linger, "one-tx": 0}[mode], config.Default().AcceptTransactions)
+		svc.SetBatching(map[string]time.Duration{"batched": c.Linger, "one-tx": 0}[mode], c.Transactions)
 		for _, conc := range c.Concurrency {
 			st := HTTPAcceptStep{Mode: mode, Concurrency: conc}
 			var mu sync.Mutex
