@@ -112,9 +112,12 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 		cfg.Workers = w
 		cfg.Queues = map[string]river.QueueConfig{
 			// A burst's first claim should start within milliseconds of its
-			// first request: fetch on notification at most every 10 ms, and
-			// poll every 200 ms should a notification be missed.
-			reservation.QueueClaims: {MaxWorkers: o.Workers, FetchCooldown: 10 * time.Millisecond,
+			// first request, and a sale a busy drain hands its worker to
+			// within milliseconds of the hand-over: fetch on notification or
+			// a freed worker at most every 2 ms (with 10 ms, the fairness
+			// scenario's hand-overs waited 1–9 ms for the fetch; 1–2.5 ms
+			// with 2), and poll every 200 ms should a notification be missed.
+			reservation.QueueClaims: {MaxWorkers: o.Workers, FetchCooldown: 2 * time.Millisecond,
 				FetchPollInterval: 200 * time.Millisecond},
 			jobs.QueueMaintenance: {MaxWorkers: 2},
 			jobs.QueueTicks:       {MaxWorkers: 2},

@@ -196,42 +196,74 @@ func closed(c <-chan struct{}) bool {
 // either hands them to a follow-up job (outOfTime) or returns errMoreQueued
 // so the drain goes on.
 func (c *Claimer) finishDrain(ctx context.Context, productID uuid.UUID, o DrainOptions, outOfTime bool) error {
+	handOn := outOfTime && o.Continue != nil
 	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		// First wait for the accepts in flight (they hold the row FOR KEY
-		// SHARE): after this, every request that counted on this job is
-		// visible, and later accepts wait for this transaction's end.
+		// Handing requests on to a follow-up job needs no wait for the
+		// accepts in flight: job_pending stays true and the follow-up
+		// decides their requests too. A hand-over to another tenant's sale
+		// so does not wait for an accept transaction of this product.
+		if handOn {
+			more, err := anyQueuedUnlocked(ctx, tx, productID)
+			if err != nil {
+				return err
+			}
+			if more {
+				return c.handOn(ctx, tx, productID, o)
+			}
+		}
+		// Ending the drain clears job_pending, so first wait for the
+		// accepts in flight (they hold the row FOR KEY SHARE): after this,
+		// every request that counted on this job is visible, and later
+		// accepts wait for this transaction's end.
 		if _, err := tx.Exec(ctx, `SELECT FROM claim_queues WHERE product_id = $1 FOR UPDATE`, productID); err != nil {
 			return fmt.Errorf("lock the queue of %s: %w", productID, err)
 		}
-		var more bool
-		// SKIP LOCKED: requests another drainer has locked are its to decide,
-		// and waiting for them here would only spin.
-		err := tx.QueryRow(ctx, `
-			SELECT EXISTS (
-				SELECT 1 FROM reservation_requests
-				WHERE product_id = $1 AND status = 'QUEUED'
-				FOR UPDATE SKIP LOCKED)`, productID).Scan(&more)
+		more, err := anyQueuedUnlocked(ctx, tx, productID)
 		if err != nil {
-			return fmt.Errorf("look for queued requests of %s: %w", productID, err)
+			return err
 		}
-		if more && (!outOfTime || o.Continue == nil) {
+		switch {
+		case more && handOn:
+			return c.handOn(ctx, tx, productID, o)
+		case more:
 			return errMoreQueued
 		}
-		// Completed first: a job still running would make the follow-up's
-		// unique insert a no-op.
 		if err := o.Complete(ctx, tx); err != nil {
 			return fmt.Errorf("complete drain of %s: %w", productID, err)
-		}
-		if more {
-			// The follow-up job keeps job_pending true.
-			if err := o.Continue(ctx, tx); err != nil {
-				return fmt.Errorf("continue drain of %s: %w", productID, err)
-			}
-			return nil
 		}
 		// Nothing left: the next accept inserts a new job.
 		return clearJobPending(ctx, tx, productID)
 	})
+}
+
+// handOn completes the drain's job and enqueues its follow-up in tx; the
+// follow-up keeps job_pending true.
+func (c *Claimer) handOn(ctx context.Context, tx pgx.Tx, productID uuid.UUID, o DrainOptions) error {
+	// Completed first: a job still running would make the follow-up's
+	// unique insert a no-op.
+	if err := o.Complete(ctx, tx); err != nil {
+		return fmt.Errorf("complete drain of %s: %w", productID, err)
+	}
+	if err := o.Continue(ctx, tx); err != nil {
+		return fmt.Errorf("continue drain of %s: %w", productID, err)
+	}
+	return nil
+}
+
+// anyQueuedUnlocked says whether the product has QUEUED requests no other
+// claim has locked. SKIP LOCKED: requests another drainer has locked are
+// its to decide, and waiting for them here would only spin.
+func anyQueuedUnlocked(ctx context.Context, tx pgx.Tx, productID uuid.UUID) (bool, error) {
+	var more bool
+	err := tx.QueryRow(ctx, `
+		SELECT EXISTS (
+			SELECT 1 FROM reservation_requests
+			WHERE product_id = $1 AND status = 'QUEUED'
+			FOR UPDATE SKIP LOCKED)`, productID).Scan(&more)
+	if err != nil {
+		return false, fmt.Errorf("look for queued requests of %s: %w", productID, err)
+	}
+	return more, nil
 }
 
 // markJobPending runs in an accept transaction after its requests are

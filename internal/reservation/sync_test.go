@@ -123,3 +123,33 @@ func TestDrainPaces(t *testing.T) {
 	require.LessOrEqual(t, res.Batches, int(took/(100*time.Millisecond))+1,
 		"%d batches in %s: at least 100 ms apart", res.Batches, took)
 }
+
+// A drain handing its product on (out of budget, stopping, or owing its
+// worker to another tenant's sale) does not wait for the product's accepts
+// in flight: the follow-up job decides their requests. Only a drain that
+// ends with nothing left waits for them (TestTrickleNeverStrands).
+func TestDrainHandsOnWithoutWaitingForAccepts(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 100})
+	ctx := context.Background()
+	env.Reserve(t, p, "queued", reservation.Params{Quantity: 1})
+	// An accept in flight holds the product's queue row FOR KEY SHARE.
+	accept, err := env.Schema.Pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = accept.Rollback(ctx) }()
+	_, err = accept.Exec(ctx, `SELECT FROM claim_queues WHERE product_id = $1 FOR KEY SHARE`, p.ID)
+	require.NoError(t, err)
+
+	stop := make(chan struct{})
+	close(stop)
+	var completed, continued bool
+	drainCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err = env.Claimer.Drain(drainCtx, p.ID, reservation.DrainOptions{BatchSize: 100, Stop: stop,
+		Complete: func(context.Context, pgx.Tx) error { completed = true; return nil },
+		Continue: func(context.Context, pgx.Tx) error { continued = true; return nil }})
+	require.NoError(t, err, "handed on without waiting for the accept")
+	require.True(t, completed)
+	require.True(t, continued, "a follow-up job takes the queued request")
+}
