@@ -42,13 +42,13 @@ const drainSlice = 250 * time.Millisecond
 // waiting job or a pace (Turn).
 const turnEvery = 25 * time.Millisecond
 
-// newSaleEvery is how often, between those, a drain looks whether another
-// tenant's product that has not had a turn waits for a worker
-// (NewSaleWaiting, one read of River's fetch index), and asks Turn at once
-// if so: a sale opening while every worker is busy then waits for a worker
-// about this long, or a batch. Asking only every turnEvery, the first
-// requests of the fairness scenario's small sale with 2 workers waited
-// 25–31 ms for the hand-over, its slowest — and its p99.
+// newSaleEvery is how often, between those, a drain looks whether a
+// product that has not had a turn waits for a worker (NewSaleWaiting, one
+// read of River's fetch index), and asks Turn at once if so: a sale opening
+// while every worker is busy then waits for a worker about this long, or a
+// batch. Asking only every turnEvery, the first requests of the fairness
+// scenario's small sale with 2 workers waited 19–31 ms for the hand-over,
+// its slowest — and its p99.
 const newSaleEvery = 5 * time.Millisecond
 
 // handOverGrace is how long a tenant still counts a drain that handed over
@@ -109,17 +109,21 @@ func (w *ClaimWorker) Turn(ctx context.Context, job reservation.ClaimArgs, ran t
 	return turn
 }
 
-// NewSaleWaiting says whether a claim job of another tenant than job's, one
-// whose product has not had a turn yet, waits for a worker: when it does,
-// the drain asks Turn at once instead of at its next turnEvery.
-func (w *ClaimWorker) NewSaleWaiting(ctx context.Context, job reservation.ClaimArgs) bool {
+// NewSaleWaiting says whether a claim job whose product has not had a turn
+// yet waits for a worker — of another tenant, or, once the drain has run
+// for its slice, of its own (Turn gives the worker to either then): when
+// one does, the drain asks Turn at once instead of at its next turnEvery.
+// (A drain watching the emptied queue of a sale that has ended held its
+// worker for up to turnEvery while its tenant's next sale waited.)
+func (w *ClaimWorker) NewSaleWaiting(ctx context.Context, job reservation.ClaimArgs, ran time.Duration) bool {
 	var waiting bool
 	err := w.Pool.QueryRow(ctx, `
 		SELECT EXISTS (
 			SELECT 1 FROM river_job
 			WHERE state = 'available' AND queue = $1 AND priority < $2 AND scheduled_at <= now()
-			  AND kind = $3 AND coalesce(args->>'tenant_id', args->>'product_id') <> $4)`,
-		reservation.QueueClaims, priorityHadTurn, reservation.ClaimArgs{}.Kind(), tenantOf(job)).Scan(&waiting)
+			  AND kind = $3 AND ($5 OR coalesce(args->>'tenant_id', args->>'product_id') <> $4))`,
+		reservation.QueueClaims, priorityHadTurn, reservation.ClaimArgs{}.Kind(), tenantOf(job),
+		ran >= drainSlice).Scan(&waiting)
 	return err == nil && waiting
 }
 
@@ -160,7 +164,7 @@ func (w *ClaimWorker) Work(ctx context.Context, job *river.Job[reservation.Claim
 		Stop:      w.Stopping,
 		// Shared fairly between tenants, then between products.
 		Yield: func(ctx context.Context, ran time.Duration) reservation.Turn {
-			if time.Since(asked) >= turnEvery || w.NewSaleWaiting(ctx, job.Args) {
+			if time.Since(asked) >= turnEvery || w.NewSaleWaiting(ctx, job.Args, ran) {
 				turn, asked = w.Turn(ctx, job.Args, ran), time.Now()
 			}
 			return turn

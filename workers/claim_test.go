@@ -46,8 +46,9 @@ func TestTurn(t *testing.T) {
 	job(b2, "running", 1, time.Minute)
 	job(s1, "available", 1, 0)
 	require.True(t, w.Turn(ctx, b1, fresh).HandOver, "a tenant with no drain gets a worker at once")
-	require.True(t, w.NewSaleWaiting(ctx, b1), "so the drain asks at once")
-	require.False(t, w.NewSaleWaiting(ctx, s1), "not for its own tenant's products")
+	require.True(t, w.NewSaleWaiting(ctx, b1, fresh), "so the drain asks at once")
+	require.False(t, w.NewSaleWaiting(ctx, s1, fresh), "not for its own tenant's products before its slice")
+	require.True(t, w.NewSaleWaiting(ctx, s1, slice), "after it, for them too")
 	reset()
 
 	// One drain each; the big tenant's other products wait their turn.
@@ -57,7 +58,7 @@ func TestTurn(t *testing.T) {
 	require.False(t, w.Turn(ctx, s1, slice).HandOver, "the small sale keeps its worker: the big tenant has as many")
 	require.False(t, w.Turn(ctx, b1, fresh).HandOver, "the big tenant's products take turns after a slice")
 	require.True(t, w.Turn(ctx, b1, slice).HandOver)
-	require.False(t, w.NewSaleWaiting(ctx, s1), "a product that had its turn is no new sale")
+	require.False(t, w.NewSaleWaiting(ctx, s1, slice), "a product that had its turn is no new sale")
 	reset()
 
 	// The big tenant's drain has just handed over to its next product.
