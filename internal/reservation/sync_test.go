@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/testfix"
 )
@@ -96,10 +97,8 @@ func TestDrainLingers(t *testing.T) {
 // are decided together: batches are at least the pace (100 ms) apart.
 func TestDrainPaces(t *testing.T) {
 	t.Parallel()
-	env := testfix.New(t, testfix.Options{})
-	p := env.Product(t, testfix.ProductOpts{Capacity: 100})
+	env, p := queuedProduct(t)
 	ctx := context.Background()
-	env.Reserve(t, p, "first", reservation.Params{Quantity: 1})
 	const arrivals = 30
 	arrived := make(chan struct{})
 	go func() {
@@ -130,10 +129,8 @@ func TestDrainPaces(t *testing.T) {
 // ends with nothing left waits for them (TestTrickleNeverStrands).
 func TestDrainHandsOnWithoutWaitingForAccepts(t *testing.T) {
 	t.Parallel()
-	env := testfix.New(t, testfix.Options{})
-	p := env.Product(t, testfix.ProductOpts{Capacity: 100})
+	env, p := queuedProduct(t)
 	ctx := context.Background()
-	env.Reserve(t, p, "queued", reservation.Params{Quantity: 1})
 	// An accept in flight holds the product's queue row FOR KEY SHARE.
 	accept, err := env.Schema.Pool.Begin(ctx)
 	require.NoError(t, err)
@@ -152,4 +149,13 @@ func TestDrainHandsOnWithoutWaitingForAccepts(t *testing.T) {
 	require.NoError(t, err, "handed on without waiting for the accept")
 	require.True(t, completed)
 	require.True(t, continued, "a follow-up job takes the queued request")
+}
+
+// queuedProduct is a product of 100 numbers with one request queued.
+func queuedProduct(t *testing.T) (*testfix.Env, *product.Product) {
+	t.Helper()
+	env := testfix.New(t, testfix.Options{})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 100})
+	env.Reserve(t, p, "queued", reservation.Params{Quantity: 1})
+	return env, p
 }
