@@ -67,8 +67,8 @@ const handOverGrace = 500 * time.Millisecond
 // tenant. So workers are shared first between tenants, then between a
 // tenant's products: one tenant's big on-sale of many products keeps as many
 // workers as any other busy tenant, not one per product, and a small sale
-// beside it gets a worker within newSaleEvery (or the batch running) and keeps it instead of queueing
-// behind the big sale's turns.
+// beside it gets a worker within newSaleEvery (or the batch running) and
+// keeps it instead of queueing behind the big sale's turns.
 //
 // A pace, when its tenant runs more drains than any other tenant running
 // one (reservation.Turn.Pace): with workers to spare, that is how a big
