@@ -78,7 +78,7 @@ func (w *ClaimWorker) Turn(ctx context.Context, job reservation.ClaimArgs, ran t
 	var turn reservation.Turn
 	err := w.Pool.QueryRow(ctx, `
 		WITH jobs AS (
-			SELECT state, priority, created_at, coalesce(args->>'tenant_id', args->>'product_id') AS tenant
+			SELECT state, priority, created_at, `+jobTenant+` AS tenant
 			FROM river_job
 			WHERE queue = $1 AND kind = $2
 			  AND (state = 'running' OR (state = 'available' AND scheduled_at <= now()))),
@@ -121,7 +121,7 @@ func (w *ClaimWorker) NewSaleWaiting(ctx context.Context, job reservation.ClaimA
 		SELECT EXISTS (
 			SELECT 1 FROM river_job
 			WHERE state = 'available' AND queue = $1 AND priority < $2 AND scheduled_at <= now()
-			  AND kind = $3 AND ($5 OR coalesce(args->>'tenant_id', args->>'product_id') <> $4))`,
+			  AND kind = $3 AND ($5 OR `+jobTenant+` <> $4))`,
 		reservation.QueueClaims, priorityHadTurn, reservation.ClaimArgs{}.Kind(), tenantOf(job),
 		ran >= drainSlice).Scan(&waiting)
 	return err == nil && waiting
@@ -135,6 +135,9 @@ func tenantOf(job reservation.ClaimArgs) string {
 	}
 	return job.ProductID.String()
 }
+
+// jobTenant is tenantOf in SQL, of a river_job row's args.
+const jobTenant = `coalesce(args->>'tenant_id', args->>'product_id')`
 
 // priorityHadTurn is the River priority of a drain's follow-up job; jobs
 // inserted by accepts have River's default, 1, and are fetched first.

@@ -115,7 +115,7 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 			// first request, and a sale a busy drain hands its worker to
 			// within milliseconds of the hand-over: fetch on notification or
 			// a freed worker at most every 2 ms (with 10 ms, the fairness
-			// scenario's hand-overs waited 1–9 ms for the fetch; 1–2.5 ms
+			// scenario's hand-overs waited 1–9 ms for the fetch; 1–5 ms
 			// with 2), and poll every 200 ms should a notification be missed.
 			reservation.QueueClaims: {MaxWorkers: o.Workers, FetchCooldown: 2 * time.Millisecond,
 				FetchPollInterval: 200 * time.Millisecond},
