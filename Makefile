@@ -61,8 +61,8 @@ bench: ## run the benchmark scenarios and print figures and ratios
 # The production binary leaves out `dev` and `bench` (and with them the SQS
 # emulator, the mail catcher and the test harness); -tags dev puts them in.
 .PHONY: build
-build: ## build the production boxoffice binary (without dev and bench)
-	go build -o boxoffice .
+build: ## build the production boxoffice binary (without dev and bench), stamped with the commit
+	go build -ldflags "-X main.version=$$(git describe --always --dirty 2>/dev/null || echo unknown)" -o boxoffice .
 
 # The production image, tagged with the commit (needs a container engine).
 .PHONY: image

@@ -113,7 +113,7 @@ func runBench(ctx context.Context, args []string) error {
 		return nil
 	})
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, benchUsage, args[1:]); err != nil {
 		return err
 	}
 	if c.Seats%3000 != 0 || c.Seats <= 0 {
@@ -294,7 +294,7 @@ func runStreamClient(args []string) error {
 	addr := fs.String("addr", "", "API address")
 	path := fs.String("path", "", "stream path")
 	n := fs.Int("n", 1, "subscribers")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, "usage: boxoffice bench stream-client (started by the stream scenario)\n", args); err != nil {
 		return err
 	}
 	return bench.StreamClient(*addr, *path, *n, os.Stdin, os.Stdout)

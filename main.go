@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"boxoffice/internal/config"
 )
 
 const usage = `boxoffice — flash-sale reservations of numbered inventory
@@ -27,14 +29,24 @@ Usage:
                                 render a tenant's static store, or publish it to STORE_BUCKET
   boxoffice bench SCENARIO|all [flags]
                                 benchmarks (see README; -tags dev builds)
-  boxoffice version             the commit this binary was built from
+  boxoffice version|--version   the version this binary was built from
 
 Configuration is read from the environment; see README.md.
 `
 
-// version is the commit the binary was built from, set by the image build
-// (-ldflags "-X main.version=…"; see Dockerfile).
-var version = "dev"
+// version is the commit the binary was built from, stamped by make build
+// and the image build (-ldflags "-X main.version=…"); empty otherwise.
+var version string
+
+// withFlags runs a command configured from the environment once its
+// arguments (none but -h) are parsed.
+func withFlags(ctx context.Context, name, usage string, args []string,
+	run func(context.Context, *config.Config, *slog.Logger) error) error {
+	if err := noFlags(name, usage, args); err != nil {
+		return err
+	}
+	return withConfig(ctx, run)
+}
 
 func main() {
 	if len(os.Args) < 2 {
@@ -47,13 +59,13 @@ func main() {
 	var err error
 	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
 	case "migrate":
-		err = withConfig(ctx, runMigrate)
+		err = withFlags(ctx, cmd, "usage: boxoffice migrate\n\napply database migrations\n", args, runMigrate)
 	case "serve":
-		err = withConfig(ctx, runServe)
+		err = withFlags(ctx, cmd, "usage: boxoffice serve\n\nrun the HTTP API\n", args, runServe)
 	case "work":
-		err = withConfig(ctx, runWork)
+		err = withFlags(ctx, cmd, "usage: boxoffice work\n\nrun the claim workers and periodic jobs\n", args, runWork)
 	case "dev":
-		err = withConfig(ctx, runDev)
+		err = withFlags(ctx, cmd, "usage: boxoffice dev\n\nmigrate, seed a demo tenant and products, run everything\n", args, runDev)
 	case "token":
 		err = runToken(args)
 	case "psp-sim":
@@ -62,8 +74,11 @@ func main() {
 		err = runStore(ctx, args)
 	case "bench":
 		err = runBench(ctx, args)
-	case "version":
-		fmt.Println(version)
+	case "version", "--version", "-version":
+		err = noFlags(cmd, "usage: boxoffice version\n\nprint the version this binary was built from\n", args)
+		if err == nil {
+			fmt.Println(buildVersion(version))
+		}
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 	default:
@@ -72,6 +87,10 @@ func main() {
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		return // a command's -h: its usage is already printed
+	}
+	if usage := (usageError{}); errors.As(err, &usage) {
+		fmt.Fprint(os.Stderr, usage.msg)
+		os.Exit(2)
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		slog.Error("boxoffice failed", "command", os.Args[1], "error", err)

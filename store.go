@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -22,18 +21,22 @@ const storeUsage = `usage:
 
 // runStore builds or publishes a tenant's static store.
 func runStore(ctx context.Context, args []string) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		fmt.Print(storeUsage)
+		return flag.ErrHelp
+	}
 	if len(args) == 0 || (args[0] != "build" && args[0] != "publish") {
-		return errors.New(storeUsage)
+		return errUsage("%s", storeUsage)
 	}
 	fs := flag.NewFlagSet("store "+args[0], flag.ContinueOnError)
 	slug := fs.String("tenant", "", "the tenant's slug")
 	out := fs.String("out", "", "build: the folder to write the store to")
 	apiBase := fs.String("api", "", "the API's address built into the store (default STORE_API_URL; empty: the store's own origin)")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, storeUsage, args[1:]); err != nil {
 		return err
 	}
 	if *slug == "" || (args[0] == "build" && *out == "") {
-		return errors.New(storeUsage)
+		return errUsage("store %s: -tenant is required (and -out for build)\n\n%s", args[0], storeUsage)
 	}
 	return withConfig(ctx, func(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
 		if *apiBase == "" {

@@ -26,7 +26,7 @@ func runPSPSim(ctx context.Context, args []string) error {
 	fs.DurationVar(&cfg.ResponseDelay, "response-delay", 0, "hold responses back after acting (webhooks overtake)")
 	fs.IntVar(&cfg.WebhookDuplicates, "duplicates", 0, "extra copies of every webhook")
 	fs.DurationVar(&cfg.WebhookDelay, "webhook-delay", 0, "random delay of each webhook copy (reorders them)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, "usage: boxoffice psp-sim [flags]\n\nrun the payment provider simulator on its own\n", args); err != nil {
 		return err
 	}
 	sim := pspsim.New(cfg)
@@ -50,12 +50,13 @@ func runToken(args []string) error {
 	secret := fs.String("secret", "", "tenant's buyerTokenSecret")
 	buyer := fs.String("buyer", "", "buyer id (sub)")
 	ttl := fs.Duration("ttl", 24*time.Hour, "lifetime")
-	if err := fs.Parse(args); err != nil {
+	const usage = "usage: boxoffice token -tenant ID -secret S -buyer B [-ttl 24h]\n\nmint a buyer token as a tenant's login would\n"
+	if err := parseFlags(fs, usage, args); err != nil {
 		return err
 	}
 	id, err := uuid.Parse(*tenantID)
 	if err != nil || *secret == "" || *buyer == "" {
-		return errors.New("token needs -tenant (uuid), -secret and -buyer")
+		return errUsage("token needs -tenant (uuid), -secret and -buyer\n\n%s", usage)
 	}
 	token, err := tenant.SignBuyerToken([]byte(*secret), id, *buyer, *ttl)
 	if err != nil {

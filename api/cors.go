@@ -26,7 +26,10 @@ const corsMaxAge = "600"
 
 const (
 	corsMethods = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
-	corsHeaders = "Authorization, Content-Type, Idempotency-Key, X-Access-Token, If-None-Match, Last-Event-ID"
+	// corsHeaders are every request header the store sends
+	// (TestCORSHeadersCoverTheStore reads them from its modules).
+	corsHeaders = "Authorization, Content-Type, Idempotency-Key, X-Access-Token, X-Queue-Challenge, X-Queue-Solution, " +
+		"If-None-Match, Last-Event-ID"
 	corsExpose  = "ETag, Location, Retry-After"
 )
 
@@ -103,11 +106,14 @@ func setOwner(ctx context.Context, tenantID uuid.UUID) {
 
 // cors answers preflights and adds the CORS headers a response may carry.
 func (s *Server) cors(c *fiber.Ctx) error {
+	// Every answer varies by Origin, also one to a request without it: a
+	// cache must not hand a copy made for no origin (or for one store) to
+	// a browser on another.
+	c.Vary(fiber.HeaderOrigin)
 	origin := strings.Clone(c.Get(fiber.HeaderOrigin))
 	if origin == "" {
 		return c.Next()
 	}
-	c.Vary(fiber.HeaderOrigin)
 	tenantID, known := s.originTenant(c.UserContext(), origin)
 	if c.Method() == fiber.MethodOptions && c.Get(fiber.HeaderAccessControlRequestMethod) != "" {
 		if known {

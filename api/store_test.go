@@ -2,6 +2,10 @@ package api_test
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -224,6 +228,39 @@ func TestCORS(t *testing.T) {
 	r = pre("https://evil.example")
 	require.Equal(t, http.StatusNoContent, r.status)
 	require.Empty(t, allowed(r))
-	// Without an Origin nothing changes.
-	require.Empty(t, allowed(b.do(t, http.MethodGet, "/v1/stores/cors-a/products", "", nil)))
+	// Without an Origin nothing is granted, but the answer still varies by
+	// Origin, so a shared cache keeps one copy per origin.
+	r = b.do(t, http.MethodGet, "/v1/stores/cors-a/products", "", nil)
+	require.Empty(t, allowed(r))
+	require.Contains(t, r.header.Values("Vary"), "Origin")
+}
+
+// TestCORSHeadersCoverTheStore: every request header the store's modules
+// send is one a preflight from a store domain allows, or a store on its own
+// domain cannot make that call (proof of work, idempotent retries).
+func TestCORSHeadersCoverTheStore(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	key, _ := b.storeTenant(t, "cors-headers")
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodPut, "/v1/store", key, map[string]any{"name": "H",
+		"domains": []string{"shop.h.example"}}).status)
+	sent := map[string]bool{}
+	header := regexp.MustCompile(`["'](X-[A-Za-z-]+|Idempotency-Key|Authorization|Content-Type|If-None-Match|Last-Event-ID)["']`)
+	files, err := filepath.Glob("../web/store/*.js")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range header.FindAllStringSubmatch(string(src), -1) {
+			sent[m[1]] = true
+		}
+	}
+	require.Contains(t, sent, "X-Queue-Solution", "the scan finds the store's headers")
+	for h := range sent {
+		r := b.do(t, http.MethodOptions, "/v1/products/"+uuid.NewString()+"/queue", "", nil,
+			"Origin", "https://shop.h.example", "Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", h)
+		require.Equal(t, "https://shop.h.example", r.header.Get("Access-Control-Allow-Origin"))
+		require.Contains(t, strings.Split(r.header.Get("Access-Control-Allow-Headers"), ", "), h)
+	}
 }

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestCommandLine runs the built binary as an operator would: -h and --help
+// print a command's usage and exit 0 without doing anything (DATABASE_URL
+// points nowhere, so a command that ran would fail), unknown flags and
+// stray arguments exit 2, and the version is the one stamped at build.
+func TestCommandLine(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "boxoffice")
+	build := exec.Command("go", "build", "-ldflags", "-X main.version=v1.2.3-test", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	run := func(args ...string) (string, string, int) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "DATABASE_URL=postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if exit := (*exec.ExitError)(nil); errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		return stdout.String(), stderr.String(), code
+	}
+
+	for _, args := range [][]string{
+		{"serve", "-h"}, {"serve", "--help"}, {"work", "-h"}, {"migrate", "--help"}, {"migrate", "-h"},
+		{"dev", "-h"}, {"store", "-h"}, {"token", "-h"}, {"psp-sim", "--help"}, {"help"},
+	} {
+		stdout, stderr, code := run(args...)
+		require.Zero(t, code, "%v: stderr %s", args, stderr)
+		require.Contains(t, strings.ToLower(stdout), "usage", "%v", args)
+		require.NotContains(t, stderr, "migrations", "%v did something", args)
+		require.NotContains(t, stderr, "ERROR", "%v", args)
+	}
+	for _, args := range [][]string{
+		{"serve", "extra"}, {"migrate", "--force"}, {"work", "-x"}, {"store"}, {"store", "build", "-nope"},
+		{"token", "-tenant", "x", "stray"}, {"nonsense"},
+	} {
+		_, stderr, code := run(args...)
+		require.Equal(t, 2, code, "%v: stderr %s", args, stderr)
+		require.NotContains(t, stderr, `"level":"ERROR"`, "%v: a usage error is not a failure log", args)
+	}
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		stdout, _, code := run(args...)
+		require.Zero(t, code)
+		require.Equal(t, "v1.2.3-test\n", stdout, "%v", args)
+	}
+}
