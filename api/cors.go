@@ -30,7 +30,7 @@ const (
 	// (TestCORSHeadersCoverTheStore reads them from its modules).
 	corsHeaders = "Authorization, Content-Type, Idempotency-Key, X-Access-Token, X-Queue-Challenge, X-Queue-Solution, " +
 		"If-None-Match, Last-Event-ID"
-	corsExpose  = "ETag, Location, Retry-After"
+	corsExpose = "ETag, Location, Retry-After"
 )
 
 // domainsTTL bounds how long a new store domain waits for other API
