@@ -51,11 +51,15 @@ func withConfig(ctx context.Context, run func(context.Context, *config.Config, *
 // serve, work and migrate a missing database is more likely a typo in
 // DATABASE_URL than a wish, and is reported as such.
 func migrate(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
-	pool, err := openDatabase(ctx, cfg, db.PoolOptions{MaxConns: 4})
+	pool, fence, err := openDatabase(ctx, cfg, logger, db.PoolOptions{MaxConns: 4})
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
+	if fence.Conflict() {
+		return fmt.Errorf("DATABASE_URL %s: %d hosts accept writes: fence the old primary before migrating",
+			db.Redact(cfg.DatabaseURL), fence.Writers())
+	}
 	m, err := migrations.New(pool, migrations.Options{Lock: true, Logger: logger})
 	if err != nil {
 		return err
@@ -72,19 +76,34 @@ func runMigrate(ctx context.Context, cfg *config.Config, logger *slog.Logger) er
 	return nil
 }
 
-// openDatabase connects to DATABASE_URL; its errors name the variable and
-// the URL (password redacted), since that is what the operator must fix.
-func openDatabase(ctx context.Context, cfg *config.Config, opts db.PoolOptions) (*pgxpool.Pool, error) {
+// openDatabase connects to DATABASE_URL behind a fence (db.Fence): before
+// the first connection it asks every host the URL lists whether it accepts
+// writes, so a fresh process never trusts the first writer it reaches. Its
+// errors name the variable and the URL (password redacted), since that is
+// what the operator must fix.
+func openDatabase(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts db.PoolOptions) (*pgxpool.Pool, *db.Fence, error) {
+	fence, err := db.NewFence(cfg.DatabaseURL, logger)
+	if err != nil {
+		return nil, nil, fmt.Errorf("DATABASE_URL %s: %w", db.Redact(cfg.DatabaseURL), err)
+	}
+	fence.Probe(ctx)
+	opts.Fence = fence
 	pool, err := db.Open(ctx, cfg.DatabaseURL, opts)
 	if err != nil {
 		hint := ""
 		if db.IsUndefinedDatabase(err) {
 			hint = " (the database does not exist: create it, or run `boxoffice dev`, which creates its own)"
 		}
-		return nil, fmt.Errorf("DATABASE_URL %s: %w%s", db.Redact(cfg.DatabaseURL), err, hint)
+		return nil, nil, fmt.Errorf("DATABASE_URL %s: %w%s", db.Redact(cfg.DatabaseURL), err, hint)
 	}
-	return pool, nil
+	return pool, fence, nil
 }
+
+// connectionCheck is how often a server checks, during a long statement,
+// that this process is still there (client_connection_check_interval): a
+// killed worker's statement then ends within it instead of running on with
+// its product's locks.
+const connectionCheck = 2 * time.Second
 
 // build connects and builds the process's services; work adds the queue
 // consumers. The returned close ends the pool.
@@ -98,12 +117,21 @@ func build(ctx context.Context, cfg *config.Config, logger *slog.Logger, work bo
 		queries = tracing.NewQueries(tp)
 		logger.Info("tracing on: spans exported over OTLP/HTTP")
 	}
-	pool, err := openDatabase(ctx, cfg,
-		db.PoolOptions{MaxConns: int32(cfg.DBMaxConns), MinConns: int32(cfg.DBMinConns), Tracer: queries})
+	pool, fence, err := openDatabase(ctx, cfg, logger, db.PoolOptions{
+		MaxConns: int32(cfg.DBMaxConns), MinConns: int32(cfg.DBMinConns), Tracer: queries,
+		LockTimeout: cfg.DBLockTimeout, StatementTimeout: cfg.DBStatementTimeout, ConnectionCheck: connectionCheck})
 	if err != nil {
 		return nil, nil, err
 	}
+	fenceCtx, stopFence := context.WithCancel(context.WithoutCancel(ctx))
+	fenceDone := make(chan struct{})
+	go func() {
+		defer close(fenceDone)
+		_ = fence.Run(fenceCtx, cfg.FenceProbeInterval)
+	}()
 	closeAll := func() {
+		stopFence()
+		<-fenceDone
 		pool.Close()
 		// Flush the spans still buffered (bounded: the collector may be gone).
 		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -118,7 +146,7 @@ func build(ctx context.Context, cfg *config.Config, logger *slog.Logger, work bo
 	if cfg.LogLevel != "debug" {
 		riverLogger = newLogger("warn")
 	}
-	a, err := app.New(ctx, cfg, pool, logger, app.Options{Work: work, RiverLogger: riverLogger, Tracer: tp})
+	a, err := app.New(ctx, cfg, pool, logger, app.Options{Work: work, RiverLogger: riverLogger, Tracer: tp, Fence: fence})
 	if err != nil {
 		closeAll()
 		return nil, nil, err

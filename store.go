@@ -42,7 +42,7 @@ func runStore(ctx context.Context, args []string) error {
 		if *apiBase == "" {
 			*apiBase = cfg.StoreAPIURL
 		}
-		pool, err := openDatabase(ctx, cfg, db.PoolOptions{MaxConns: 2})
+		pool, _, err := openDatabase(ctx, cfg, logger, db.PoolOptions{MaxConns: 2})
 		if err != nil {
 			return err
 		}

@@ -153,21 +153,43 @@ func (s *Server) toProblem(err error) error {
 		return problem(http.StatusConflict, "DOMAIN_TAKEN", err.Error())
 	case errors.Is(err, tenant.ErrInvalidStore):
 		return problem(http.StatusUnprocessableEntity, "INVALID_STORE", err.Error())
-	case db.IsUnavailable(err):
-		s.Logger.Warn("database unavailable", "error", err)
-		return unavailable()
+	}
+	if p := databaseProblem(s.Logger, err); p != nil {
+		return p
 	}
 	s.Logger.Error("request failed", "error", err)
 	return problem(http.StatusInternalServerError, "INTERNAL", "internal error")
 }
 
-// unavailable is the answer while the database cannot be reached. The
-// request may still have been recorded (a commit whose acknowledgement was
-// lost): retrying with the same Idempotency-Key tells.
-func unavailable() *Problem {
-	p := problem(http.StatusServiceUnavailable, "DATABASE_UNAVAILABLE",
-		"the service cannot reach its database right now; retry shortly with the same Idempotency-Key")
-	p.Headers = http.Header{"Retry-After": {"2"}}
+// databaseProblem is the answer when the database could not do the work
+// for now, each with its own code and Retry-After, or nil when err is
+// something else. The request may still have been recorded (a commit whose
+// acknowledgement was lost): retrying with the same Idempotency-Key tells.
+//
+//   - WRITER_CONFLICT: two hosts accept writes, or the one reached is an old
+//     primary (db.ErrFenced): purchases pause until an operator fences it.
+//   - PRODUCT_BUSY: the database is up but the work waited past its lock
+//     or statement timeout (another transaction held the product's rows).
+//   - DATABASE_UNAVAILABLE: the database cannot be reached.
+func databaseProblem(logger *slog.Logger, err error) *Problem {
+	var p *Problem
+	switch {
+	case errors.Is(err, db.ErrFenced):
+		logger.Error("refused: database writer in doubt", "error", err)
+		p = problem(http.StatusServiceUnavailable, "WRITER_CONFLICT",
+			"purchases are paused while the service cannot tell which database is the writer; retry later with the same Idempotency-Key")
+		p.Headers = http.Header{"Retry-After": {"5"}}
+	case db.IsBusy(err):
+		logger.Warn("database busy: a lock wait or statement timed out", "error", err)
+		p = problem(http.StatusServiceUnavailable, "PRODUCT_BUSY",
+			"the product is busy right now; retry shortly with the same Idempotency-Key")
+		p.Headers = http.Header{"Retry-After": {"1"}}
+	case db.IsUnavailable(err):
+		logger.Warn("database unavailable", "error", err)
+		p = problem(http.StatusServiceUnavailable, "DATABASE_UNAVAILABLE",
+			"the service cannot reach its database right now; retry shortly with the same Idempotency-Key")
+		p.Headers = http.Header{"Retry-After": {"2"}}
+	}
 	return p
 }
 
@@ -180,10 +202,9 @@ func fiberErrorHandler(logger *slog.Logger) fiber.ErrorHandler {
 		var fe *fiber.Error
 		if errors.As(err, &fe) {
 			status, detail = fe.Code, fe.Message
-		} else if db.IsUnavailable(err) {
-			logger.Warn("database unavailable", "path", c.Path(), "error", err)
-			c.Set(fiber.HeaderRetryAfter, "2")
-			return c.Status(http.StatusServiceUnavailable).JSON(unavailable(), "application/problem+json")
+		} else if p := databaseProblem(logger.With("path", c.Path()), err); p != nil {
+			c.Set(fiber.HeaderRetryAfter, p.Headers.Get("Retry-After"))
+			return c.Status(p.Status).JSON(p, "application/problem+json")
 		} else {
 			logger.Error("unhandled error", "path", c.Path(), "error", err)
 		}

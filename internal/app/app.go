@@ -25,6 +25,7 @@ import (
 	"boxoffice/internal/audit"
 	"boxoffice/internal/checkout"
 	"boxoffice/internal/config"
+	"boxoffice/internal/db"
 	"boxoffice/internal/login"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/metrics"
@@ -70,6 +71,9 @@ type Options struct {
 	// Tracer, when it records, traces requests from the API to the
 	// decision and payment calls (internal/tracing). Default: off.
 	Tracer trace.TracerProvider
+	// Fence, when set, is the pool's fence (db.Fence): its state is
+	// reported as metrics, and RunWorkers waits for one writer.
+	Fence *db.Fence
 	// TestModeProvider, when set, is what rehearsals pay with instead of
 	// the simulator the configuration names (tests).
 	TestModeProvider payment.Provider
@@ -81,6 +85,7 @@ type App struct {
 	Logger  *slog.Logger
 	Pool    *pgxpool.Pool
 	Metrics *metrics.Metrics
+	Fence   *db.Fence // nil when the caller's pool has none (tests)
 
 	Tenants      *tenant.Store
 	Products     *product.Store
@@ -120,7 +125,7 @@ type App struct {
 // App is done).
 func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *slog.Logger, o Options) (*App, error) {
 	a := &App{Config: cfg, Logger: logger, Pool: pool, Metrics: o.Metrics, stopping: make(chan struct{}),
-		Tenants: tenant.NewStore(pool), Products: product.NewStore(pool), Tracer: o.Tracer}
+		Tenants: tenant.NewStore(pool), Products: product.NewStore(pool), Tracer: o.Tracer, Fence: o.Fence}
 	if a.Tracer == nil {
 		a.Tracer = noop.NewTracerProvider()
 	}
@@ -129,6 +134,9 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 		// Every process reports its own pool (a registry given by a caller
 		// may already have it).
 		a.Metrics.Registry.MustRegister(ops.NewPoolCollector(pool))
+		if o.Fence != nil {
+			a.Metrics.Registry.MustRegister(ops.NewFenceCollector(o.Fence))
+		}
 	}
 	a.Products.SetDefaultQuota(tenant.Quota{Products: cfg.TenantMaxProducts, Capacity: int64(cfg.TenantMaxCapacity)})
 	a.Claimer = reservation.NewClaimer(pool, logger, a.Metrics)
@@ -343,6 +351,25 @@ func (a *App) ServeAPI(ctx context.Context, srv *api.Server, ln net.Listener) er
 	return srv.App().ShutdownWithTimeout(10 * time.Second)
 }
 
+// waitForOneWriter returns once the fence sees at most one writer.
+func (a *App) waitForOneWriter(ctx context.Context) error {
+	if a.Fence == nil || !a.Fence.Conflict() {
+		return nil
+	}
+	a.Logger.Error("workers wait: more than one database host accepts writes", "writers", a.Fence.Writers())
+	t := time.NewTicker(a.Config.FenceProbeInterval)
+	defer t.Stop()
+	for a.Fence.Conflict() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	a.Logger.Info("one database writer: workers start")
+	return nil
+}
+
 // RunWorkers starts River's workers and periodic jobs, the liveness loop,
 // the waiting rooms' admission, and the SQS consumers with their publisher
 // (the repair job publishes), and adds the database gauges to the metrics.
@@ -356,6 +383,11 @@ func (a *App) RunWorkers(ctx context.Context) error {
 	collector.Leader = func(ctx context.Context) bool { return workers.IsLeader(ctx, a.River) }
 	if err := a.Metrics.Registry.Register(collector); err != nil {
 		return fmt.Errorf("register database gauges: %w", err)
+	}
+	// A process that starts while two hosts accept writes waits until
+	// one is fenced (its API, if any, answers 503 WRITER_CONFLICT).
+	if err := a.waitForOneWriter(ctx); err != nil {
+		return err
 	}
 	// The liveness lock comes first: no job may run without it.
 	if err := a.Liveness.Lock(ctx); err != nil {

@@ -16,14 +16,15 @@ import (
 // FaultsResult is how long sales took to resume after each fault, measured
 // by the fault suite's own scenarios (internal/fleet) on real processes.
 type FaultsResult struct {
-	River    fleet.WorkerKill   `json:"river"`
-	SQS      fleet.ConsumerKill `json:"sqs"`
-	Payments fleet.PaymentKill  `json:"payments"`
-	Rolling  fleet.Rolling      `json:"rolling"`
-	Leader   fleet.LeaderLoss   `json:"leader"`
-	ScaleOut []fleet.ScaleStep  `json:"scaleOut"`
-	Failover fleet.Failover     `json:"failover"`
-	Restore  fleet.Restore      `json:"restore"`
+	River      fleet.WorkerKill   `json:"river"`
+	SQS        fleet.ConsumerKill `json:"sqs"`
+	Payments   fleet.PaymentKill  `json:"payments"`
+	Rolling    fleet.Rolling      `json:"rolling"`
+	Leader     fleet.LeaderLoss   `json:"leader"`
+	ScaleOut   []fleet.ScaleStep  `json:"scaleOut"`
+	Failover   fleet.Failover     `json:"failover"`
+	SplitBrain fleet.SplitBrain   `json:"splitBrain"`
+	Restore    fleet.Restore      `json:"restore"`
 	// Fairness with 2 claim workers (fewer than the big sale's products)
 	// and with 8 (more).
 	Fairness2 fleet.Fairness `json:"fairness2"`
@@ -83,9 +84,15 @@ func Faults(out io.Writer) (*FaultsResult, error) {
 	if res.Failover, err = asScenario("postgres failover", fleet.PostgresFailover); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(out, "fleet: PostgreSQL primary killed during checkout, synchronous standby promoted: %d orders confirmed (%d before the kill), %d lost (target 0); %s without a writer, reservations accepted again %s after the kill, orders in flight confirmed %s after the promotion; %d answers 503 DATABASE_UNAVAILABLE meanwhile\n",
-		res.Failover.Confirmed, res.Failover.ConfirmedBefore, res.Failover.Lost, round(res.Failover.WithoutWriter),
-		round(res.Failover.Resumed), round(res.Failover.Settled), res.Failover.Unavailable)
+	fmt.Fprintf(out, "fleet: PostgreSQL primary killed during checkout, synchronous standby promoted after the drill's own %s wait: %d orders confirmed (%d before the kill), %d lost (target 0); %s from the kill to the first accepted write, %s of it after the promotion; orders in flight confirmed %s after the promotion; %d answers 503 meanwhile\n",
+		round(res.Failover.PromotionWait), res.Failover.Confirmed, res.Failover.ConfirmedBefore, res.Failover.Lost,
+		round(res.Failover.WithoutWriter), round(res.Failover.Resumed), round(res.Failover.Settled), res.Failover.Unavailable)
+	if res.SplitBrain, err = asScenario("old primary back as a writer", fleet.OldPrimaryBack); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "fleet: old primary started again as a writer after the failover, serve and a work restarted: purchases paused %s after its start (%d answers 503 WRITER_CONFLICT), %d numbers claimed on both databases and %d rows written to the old one (targets 0); sales resumed %s after fencing it\n",
+		round(res.SplitBrain.PausedAfter), res.SplitBrain.Paused, res.SplitBrain.ClaimedOnBoth, res.SplitBrain.WrittenToOld,
+		round(res.SplitBrain.ResumedAfter))
 	if res.Restore, err = asScenario("restore drill", fleet.RestoreDrill); err != nil {
 		return nil, err
 	}

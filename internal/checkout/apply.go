@@ -22,7 +22,7 @@ import (
 // out-of-order news is harmless.
 func (s *Service) Apply(ctx context.Context, attemptID uuid.UUID, p payment.Payment) error {
 	confirmed := false
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := db.BeginFenced(ctx, s.pool, func(tx pgx.Tx) error {
 		a, err := s.loadAttempt(ctx, tx, attemptID, true)
 		if err != nil {
 			return err

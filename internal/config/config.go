@@ -54,6 +54,20 @@ type Config struct {
 	// new database sessions. BOXOFFICE_DB_MIN_CONNS; default 0 (opened on
 	// demand); at most BOXOFFICE_DB_MAX_CONNS.
 	DBMinConns int
+	// DBLockTimeout bounds every lock wait of the process's sessions
+	// (lock_timeout): below the API's 10 s request deadline, so a request
+	// stuck behind a lock answers 503 PRODUCT_BUSY instead of timing out.
+	// BOXOFFICE_DB_LOCK_TIMEOUT; default 5s.
+	DBLockTimeout time.Duration
+	// DBStatementTimeout bounds every statement of the process's sessions
+	// (statement_timeout; migrations run without it).
+	// BOXOFFICE_DB_STATEMENT_TIMEOUT; default 30s.
+	DBStatementTimeout time.Duration
+	// FenceProbeInterval is how often a process asks every host of
+	// DATABASE_URL whether it accepts writes (with more than one host
+	// listed); two writers pause purchases. BOXOFFICE_FENCE_PROBE_INTERVAL;
+	// default 1s.
+	FenceProbeInterval time.Duration
 	// SweepInterval is how often expired holds are swept.
 	// BOXOFFICE_SWEEP_INTERVAL; default 2s.
 	SweepInterval time.Duration
@@ -400,6 +414,9 @@ func load(getenv func(string) string) (*Config, error) {
 	intVar(&c.DBMaxConns, "BOXOFFICE_DB_MAX_CONNS", 20)
 	intVar(&c.DBMinConns, "BOXOFFICE_DB_MIN_CONNS", 0)
 	durVar(&c.SweepInterval, "BOXOFFICE_SWEEP_INTERVAL", 2*time.Second)
+	durVar(&c.DBLockTimeout, "BOXOFFICE_DB_LOCK_TIMEOUT", 5*time.Second)
+	durVar(&c.DBStatementTimeout, "BOXOFFICE_DB_STATEMENT_TIMEOUT", 30*time.Second)
+	durVar(&c.FenceProbeInterval, "BOXOFFICE_FENCE_PROBE_INTERVAL", time.Second)
 	durVar(&c.AcceptLinger, "BOXOFFICE_ACCEPT_LINGER", time.Millisecond)
 	intVar(&c.AcceptTransactions, "BOXOFFICE_ACCEPT_TRANSACTIONS", 1)
 	durVar(&c.AuditInterval, "BOXOFFICE_AUDIT_INTERVAL", time.Minute)
@@ -462,6 +479,15 @@ func (c *Config) Validate() error {
 	}
 	if c.AcceptTransactions < 0 {
 		errs = append(errs, errors.New("BOXOFFICE_ACCEPT_TRANSACTIONS must be 0 (no limit) or more"))
+	}
+	if c.DBLockTimeout < 100*time.Millisecond || c.DBLockTimeout >= 10*time.Second {
+		errs = append(errs, errors.New("BOXOFFICE_DB_LOCK_TIMEOUT must be at least 100ms and below the API's 10s request deadline"))
+	}
+	if c.DBStatementTimeout < time.Second {
+		errs = append(errs, errors.New("BOXOFFICE_DB_STATEMENT_TIMEOUT must be at least 1s"))
+	}
+	if c.FenceProbeInterval < 100*time.Millisecond {
+		errs = append(errs, errors.New("BOXOFFICE_FENCE_PROBE_INTERVAL must be at least 100ms"))
 	}
 	if c.SweepInterval < 100*time.Millisecond {
 		errs = append(errs, errors.New("BOXOFFICE_SWEEP_INTERVAL must be at least 100ms"))

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -35,6 +36,18 @@ type PoolOptions struct {
 	Schema string
 	// Tracer, when set, sees every query (tests count them).
 	Tracer pgx.QueryTracer
+	// LockTimeout and StatementTimeout set the sessions' lock_timeout and
+	// statement_timeout (0: the server's). A lock wait or statement past
+	// them fails with an error IsBusy recognises.
+	LockTimeout, StatementTimeout time.Duration
+	// ConnectionCheck sets client_connection_check_interval: during a long
+	// statement the server checks this often that the client is still
+	// there, so a killed process's statement ends instead of running on
+	// with its locks.
+	ConnectionCheck time.Duration
+	// Fence, when set, refuses connections to a stale writer and every
+	// query while two hosts accept writes (see Fence).
+	Fence *Fence
 }
 
 // Open connects to url and checks the connection.
@@ -52,10 +65,22 @@ func Open(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool, err
 	if opts.Schema != "" {
 		cfg.ConnConfig.RuntimeParams["search_path"] = opts.Schema
 	}
+	for name, d := range map[string]time.Duration{"lock_timeout": opts.LockTimeout,
+		"statement_timeout": opts.StatementTimeout, "client_connection_check_interval": opts.ConnectionCheck} {
+		if d > 0 {
+			cfg.ConnConfig.RuntimeParams[name] = strconv.FormatInt(d.Milliseconds(), 10)
+		}
+	}
 	cfg.ConnConfig.Tracer = opts.Tracer
-	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		registerUUID(conn.TypeMap())
+		if opts.Fence != nil {
+			return opts.Fence.afterConnect(ctx, conn)
+		}
 		return nil
+	}
+	if opts.Fence != nil {
+		cfg.PrepareConn = opts.Fence.prepareConn
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -63,7 +88,9 @@ func Open(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool, err
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := pool.Ping(pingCtx); err != nil {
+	// A process that starts while two hosts accept writes starts paused:
+	// it answers (503) and waits for the fence to clear.
+	if err := pool.Ping(pingCtx); err != nil && !errors.Is(err, ErrFenced) {
 		pool.Close()
 		return nil, fmt.Errorf("ping database: %w", err)
 	}
@@ -142,6 +169,25 @@ func Redact(raw string) string {
 		return "(an unparsable URL)"
 	}
 	return u.Redacted()
+}
+
+// IsBusy reports whether err says the database was there but the work
+// waited too long: a lock wait past lock_timeout, a statement past
+// statement_timeout, or the caller's deadline during a query. A
+// connection that could not be made is unavailable, not busy.
+func IsBusy(err error) bool {
+	if err == nil {
+		return false
+	}
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == pgerrcode.LockNotAvailable || pgErr.Code == pgerrcode.QueryCanceled
+	}
+	return errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err)
 }
 
 // IsUnavailable reports whether err says the database could not be reached

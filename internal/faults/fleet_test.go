@@ -42,8 +42,18 @@ func TestScaleOut(t *testing.T) {
 // confirmed is lost, nothing is sold twice.
 func TestPostgresFailover(t *testing.T) {
 	r := fleet.PostgresFailover(t)
-	t.Logf("%d orders confirmed (%d before the kill), %d lost; %s without a writer, sales resumed %s after the kill, every order in flight confirmed %s after the promotion; %d answers 503",
-		r.Confirmed, r.ConfirmedBefore, r.Lost, r.WithoutWriter, r.Resumed, r.Settled, r.Unavailable)
+	t.Logf("%d orders confirmed (%d before the kill), %d lost; %s without a writer (the drill's own %s wait included), sales resumed %s after the promotion, every order in flight confirmed %s after it; %d answers 503",
+		r.Confirmed, r.ConfirmedBefore, r.Lost, r.WithoutWriter, r.PromotionWait, r.Resumed, r.Settled, r.Unavailable)
+}
+
+// After the failover the old primary comes back as a writer and serve and
+// a work restart: purchases pause (503 WRITER_CONFLICT) and nothing is
+// written to the old primary, so no number is sold on both; once it is
+// fenced, sales resume.
+func TestOldPrimaryBackAsWriter(t *testing.T) {
+	r := fleet.OldPrimaryBack(t)
+	t.Logf("paused %s after the old primary started (%d answers WRITER_CONFLICT); %d numbers claimed on both, %d rows written to the old primary; sales resumed %s after fencing it",
+		r.PausedAfter, r.Paused, r.ClaimedOnBoth, r.WrittenToOld, r.ResumedAfter)
 }
 
 // A backup taken during a sale restores into a new database that passes

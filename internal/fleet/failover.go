@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,10 +22,14 @@ type Failover struct {
 	// Lost: orders a shopper saw CONFIRMED that the new primary does not
 	// have as CONFIRMED (must be 0).
 	Lost int `json:"lost"`
-	// WithoutWriter: from the primary's death to the standby's promotion.
+	// PromotionWait is the drill's own fixed wait between the kill and the
+	// promotion (an operator or the platform noticing): not BoxOffice's.
+	PromotionWait time.Duration `json:"promotionWaitNs"`
+	// WithoutWriter: from the primary's death to the first reservation
+	// accepted on the new primary (PromotionWait included).
 	WithoutWriter time.Duration `json:"withoutWriterNs"`
-	// Resumed: from the primary's death to the first reservation accepted
-	// after the promotion.
+	// Resumed: from the promotion to the first reservation accepted after
+	// it — BoxOffice's own part of WithoutWriter.
 	Resumed time.Duration `json:"resumedNs"`
 	// Unavailable: 503 answers shoppers got meanwhile (they retried).
 	Unavailable int64 `json:"unavailable"`
@@ -33,16 +38,27 @@ type Failover struct {
 	Settled time.Duration `json:"settledNs"`
 }
 
-// PostgresFailover runs a sale with checkout against a primary with a
-// synchronous standby, kills the primary (pg_ctl stop -m immediate) with
-// orders in flight, fences it (kept stopped, checked to refuse a
-// connection), promotes the standby and clears its synchronous_standby_names,
-// and lets BoxOffice find the new writer by itself: DATABASE_URL names both
-// hosts with target_session_attrs=read-write. While no writer is known the
-// API answers 503; afterwards every order a shopper saw confirmed is there.
-func PostgresFailover(t T) Failover {
+// promotionWait is how long the drill leaves the sale without a writer
+// before promoting, as an operator (or RDS) takes to notice.
+const promotionWait = 2 * time.Second
+
+// failover is a sale with checkout on a primary with a synchronous standby,
+// BoxOffice reaching them through one DATABASE_URL with both hosts and
+// target_session_attrs=read-write, as an operator deploys it.
+type failover struct {
+	f                *Fleet
+	primary, standby *proctest.Cluster
+	serve            *proctest.Process
+	work             []*Worker
+	product          string
+	shoppers         *Shoppers
+
+	mu    sync.Mutex
+	codes map[string]int // 503 answers by code
+}
+
+func startFailover(t T) *failover {
 	t.Helper()
-	var out Failover
 	primary := proctest.NewCluster(t)
 	primary.URL("boxoffice")
 	standby := primary.Replicate()
@@ -50,52 +66,98 @@ func PostgresFailover(t T) Failover {
 		primary.Port, standby.Port)
 
 	pspPort := proctest.FreePort(t)
-	f := NewOn(t, primary, url, checkoutEnv(pspPort, "whsec_failover"))
+	// Probes every 200 ms: a second writer is seen sooner than with the
+	// default second, and the test waits less.
+	env := checkoutEnv(pspPort, "whsec_failover")
+	env["BOXOFFICE_FENCE_PROBE_INTERVAL"] = "200ms"
+	f := NewOn(t, primary, url, env)
+	o := &failover{f: f, primary: primary, standby: standby, codes: map[string]int{}}
 	f.startPSP(pspPort, "whsec_failover")
-	f.Serve("serve")
-	f.Work("work-a", nil)
-	f.Work("work-b", nil)
+	o.serve = f.Serve("serve")
+	o.work = []*Worker{f.Work("work-a", nil), f.Work("work-b", nil)}
 	f.Tenant()
 	created := f.MustCall(http.StatusCreated, http.MethodPost, "/v1/products", f.APIKey, map[string]any{
 		"slug": "failover", "name": "Failover Night", "kind": "numbered", "capacity": 2000, "priceCents": 1000,
 		"currency": "EUR", "holdSeconds": 600})
-	shoppers := f.Shop(created["id"].(string), 6, false, func(method, path string, problem map[string]any) {
-		if problem["code"] != "DATABASE_UNAVAILABLE" {
-			t.Errorf("%s %s: 503 with code %v, want DATABASE_UNAVAILABLE", method, path, problem["code"])
-		}
+	o.product = created["id"].(string)
+	o.shoppers = f.Shop(o.product, 6, false, func(_, _ string, problem map[string]any) {
+		code, _ := problem["code"].(string)
+		o.mu.Lock()
+		o.codes[code]++
+		o.mu.Unlock()
 	})
-	require.Eventually(t, func() bool { return shoppers.ConfirmedAfter(time.Time{}) >= 10 }, 2*time.Minute,
+	require.Eventually(t, func() bool { return o.shoppers.ConfirmedAfter(time.Time{}) >= 10 }, 2*time.Minute,
 		50*time.Millisecond, "orders confirmed before the failover")
+	return o
+}
 
-	killedAt := time.Now()
-	out.ConfirmedBefore = shoppers.ConfirmedAfter(time.Time{})
-	primary.Stop("immediate")
-	// Fenced: the old primary stays down; nothing can write to it.
-	_, err := pgx.Connect(context.Background(), fmt.Sprintf("postgres://postgres@127.0.0.1:%d/boxoffice?sslmode=disable&connect_timeout=2", primary.Port))
+// refusedWith counts the 503 answers with code.
+func (o *failover) refusedWith(code string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.codes[code]
+}
+
+// killAndPromote kills the primary with orders in flight, checks it is
+// down, waits promotionWait and promotes the standby; it returns when the
+// kill and the promotion happened.
+func (o *failover) killAndPromote() (killedAt, promotedAt time.Time) {
+	t := o.f.t
+	killedAt = time.Now()
+	o.primary.Stop("immediate")
+	_, err := pgx.Connect(context.Background(), fmt.Sprintf("postgres://postgres@127.0.0.1:%d/boxoffice?sslmode=disable&connect_timeout=2", o.primary.Port))
 	require.Error(t, err, "the old primary refuses connections")
-	// An operator (or the platform) notices and promotes.
-	time.Sleep(2 * time.Second)
-	standby.Promote()
-	promotedAt := time.Now()
-	out.WithoutWriter = promotedAt.Sub(killedAt)
-	require.Eventually(t, func() bool { return shoppers.ConfirmedAfter(promotedAt) >= 10 }, 2*time.Minute,
+	time.Sleep(promotionWait)
+	o.standby.Promote()
+	return killedAt, time.Now()
+}
+
+// PostgresFailover kills the primary (pg_ctl stop -m immediate) with orders
+// in flight, keeps it down (checked to refuse a connection), promotes the
+// standby and clears its synchronous_standby_names, and lets BoxOffice find
+// the new writer by itself. While no writer is known the API answers 503
+// (DATABASE_UNAVAILABLE, or PRODUCT_BUSY for a request caught mid-wait);
+// afterwards every order a shopper saw confirmed is there.
+func PostgresFailover(t T) Failover {
+	t.Helper()
+	o := startFailover(t)
+	out := Failover{ConfirmedBefore: o.shoppers.ConfirmedAfter(time.Time{}), PromotionWait: promotionWait}
+	killedAt, promotedAt := o.killAndPromote()
+	require.Eventually(t, func() bool { return o.shoppers.ConfirmedAfter(promotedAt) >= 10 }, 2*time.Minute,
 		100*time.Millisecond, "orders confirmed after the promotion")
-	shoppers.Stop()
+	o.shoppers.Stop()
 	out.Settled = time.Since(promotedAt)
-	out.Unavailable = shoppers.Refused()
-	if at := shoppers.FirstAcceptAfter(promotedAt); !at.IsZero() {
-		out.Resumed = at.Sub(killedAt)
+	out.Unavailable = o.shoppers.Refused()
+	if at := o.shoppers.FirstAcceptAfter(killedAt); !at.IsZero() {
+		out.WithoutWriter = at.Sub(killedAt)
 	}
-	confirmed := shoppers.Confirmations()
-	out.Confirmed = len(confirmed)
-	for _, c := range confirmed {
+	if at := o.shoppers.FirstAcceptAfter(promotedAt); !at.IsZero() {
+		out.Resumed = at.Sub(promotedAt)
+	}
+	out.Confirmed, out.Lost = o.confirmedOnNewPrimary()
+	require.Zero(t, out.Lost, "confirmed orders lost in the failover")
+	o.mu.Lock()
+	for code := range o.codes {
+		require.Contains(t, []string{"DATABASE_UNAVAILABLE", "PRODUCT_BUSY"}, code, "503 codes during a failover")
+	}
+	o.mu.Unlock()
+	o.f.RequireSound()
+	return out
+}
+
+// confirmedOnNewPrimary checks every order a shopper saw confirmed against
+// the new primary.
+func (o *failover) confirmedOnNewPrimary() (confirmed, lost int) {
+	conn, err := pgx.Connect(context.Background(), fmt.Sprintf("postgres://postgres@127.0.0.1:%d/boxoffice?sslmode=disable", o.standby.Port))
+	require.NoError(o.f.t, err)
+	defer conn.Close(context.Background())
+	for _, c := range o.shoppers.Confirmations() {
+		confirmed++
 		var status string
-		err := f.Pool.QueryRow(context.Background(), `SELECT status FROM orders WHERE id = $1`, c.Order).Scan(&status)
+		err := conn.QueryRow(context.Background(), `SELECT status FROM orders WHERE id = $1`, c.Order).Scan(&status)
 		if err != nil || status != "CONFIRMED" {
-			out.Lost++
+			lost++
 		}
 	}
-	require.Zero(t, out.Lost, "confirmed orders lost in the failover")
-	f.RequireSound()
-	return out
+	return confirmed, lost
 }

@@ -314,7 +314,9 @@ func (c *Cluster) URL(name string) string {
 }
 
 // Start starts the cluster (again) and waits until it accepts connections.
-func (c *Cluster) Start() {
+// Each of settings (name=value) overrides the cluster's configuration for
+// this run.
+func (c *Cluster) Start(settings ...string) {
 	c.t.Helper()
 	// fsync only matters when the machine crashes, which these tests do
 	// not do; synchronous_commit stays on, or a server crash (stop -m
@@ -325,6 +327,9 @@ func (c *Cluster) Start() {
 		// Per-statement timings for the benchmarks (CREATE EXTENSION
 		// pg_stat_statements in the database that wants them).
 		opts += " -c shared_preload_libraries=pg_stat_statements"
+	}
+	for _, s := range settings {
+		opts += " -c " + s
 	}
 	out, err := asOwner(filepath.Join(c.bin, "pg_ctl"), "-D", c.data(), "-l", filepath.Join(c.dir, "pg.log"),
 		"-w", "-t", "60", "-o", opts, "start").CombinedOutput()

@@ -134,7 +134,7 @@ func (c *Claimer) claim(ctx context.Context, productID uuid.UUID, sel selection)
 		start := time.Now()
 		var res BatchResult
 		sel.lockFirst = sel.lockFirst || attempt > 1
-		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		err := db.BeginFenced(ctx, c.pool, func(tx pgx.Tx) error {
 			if err := c.takeTenantSlot(ctx, tx, productID); err != nil {
 				return err
 			}
@@ -225,7 +225,8 @@ func endClaimSpan(span trace.Span, res BatchResult, err error) {
 func retryable(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return pgErr.Code == pgerrcode.DeadlockDetected || pgErr.Code == pgerrcode.SerializationFailure
+		return pgErr.Code == pgerrcode.DeadlockDetected || pgErr.Code == pgerrcode.SerializationFailure ||
+			pgErr.Code == pgerrcode.LockNotAvailable
 	}
 	return errors.Is(err, errLostRace)
 }

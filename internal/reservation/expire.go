@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"boxoffice/internal/db"
 	"boxoffice/internal/inventory"
 )
 
@@ -50,7 +51,7 @@ func (c *Claimer) ExpireHolds(ctx context.Context, limit int) (ExpireResult, err
 func (c *Claimer) expireProduct(ctx context.Context, productID uuid.UUID, limit int) (holds, freed int, err error) {
 	for {
 		var n, f int
-		err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		err = db.BeginFenced(ctx, c.pool, func(tx pgx.Tx) error {
 			rows, err := tx.Query(ctx, `
 				SELECT id FROM holds WHERE product_id = $1 AND state = 'ACTIVE' AND expires_at <= now()
 				ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`, productID, limit)

@@ -42,7 +42,7 @@ type Hold struct {
 // that has already ended returns it unchanged, so a retried DELETE is safe.
 func (s *Service) Release(ctx context.Context, tenantID uuid.UUID, buyerID string, holdID uuid.UUID) (*Hold, error) {
 	var h Hold
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := db.BeginFenced(ctx, s.pool, func(tx pgx.Tx) error {
 		var expired bool
 		err := tx.QueryRow(ctx, `
 			SELECT id, product_id, request_id, state, numbers, expires_at, expires_at <= now()
