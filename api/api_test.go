@@ -490,3 +490,37 @@ func TestTenantQuota(t *testing.T) {
 	// Others are not affected.
 	require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/v1/products", b.env.Tenant.APIKey, product(5000)).status)
 }
+
+// TestLockWaitIsProductBusy: a release waiting on a lock another
+// transaction holds gives up at its lock_timeout and answers 503
+// PRODUCT_BUSY with Retry-After — not DATABASE_UNAVAILABLE, which is for a
+// database that cannot be reached — and the hold is left as it was.
+func TestLockWaitIsProductBusy(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{Work: true})
+	r := b.do(t, http.MethodPost, "/v1/products/"+b.product.ID.String()+"/reservations", b.buyer,
+		map[string]any{"quantity": 1}, "Idempotency-Key", "busy")
+	require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
+	statusURL := r.body["statusUrl"].(string)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		r = b.do(c, http.MethodGet, statusURL, b.buyer, nil)
+		assert.Equal(c, "HELD", r.body["status"])
+	}, 10*time.Second, 10*time.Millisecond)
+	holdID := r.body["holdId"].(string)
+
+	// Another transaction holds the hold's row, as a long sweep once did.
+	ctx := context.Background()
+	tx, err := b.env.Schema.Pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, `SELECT 1 FROM holds WHERE id = $1 FOR UPDATE`, holdID)
+	require.NoError(t, err)
+
+	r = b.do(t, http.MethodDelete, "/v1/holds/"+holdID, b.buyer, nil)
+	requireProblem(t, r, http.StatusServiceUnavailable, "PRODUCT_BUSY")
+	require.NotEmpty(t, r.header.Get("Retry-After"))
+	require.NoError(t, tx.Rollback(ctx))
+	r = b.do(t, http.MethodDelete, "/v1/holds/"+holdID, b.buyer, nil)
+	require.Equal(t, http.StatusOK, r.status, string(r.raw))
+	require.Equal(t, "RELEASED", r.body["state"])
+}

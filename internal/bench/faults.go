@@ -24,6 +24,7 @@ type FaultsResult struct {
 	ScaleOut   []fleet.ScaleStep  `json:"scaleOut"`
 	Failover   fleet.Failover     `json:"failover"`
 	SplitBrain fleet.SplitBrain   `json:"splitBrain"`
+	Sweeper    fleet.SweeperKill  `json:"sweeper"`
 	Restore    fleet.Restore      `json:"restore"`
 	// Fairness with 2 claim workers (fewer than the big sale's products)
 	// and with 8 (more).
@@ -63,6 +64,11 @@ func Faults(out io.Writer) (*FaultsResult, error) {
 	}
 	fmt.Fprintf(out, "faults: worker SIGKILLed mid-authorization (3 s provider calls, no webhooks): %d orders confirmed %s after the kill (target ≤ 30 s)\n",
 		res.Payments.Orders, round(res.Payments.ConfirmedAfterKill))
+	if res.Sweeper, err = asScenario("sweeper kill", fleet.SweeperKilled); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "faults: worker SIGKILLed during a 20 s sweep of a product's expired holds: its statement ended %s after the kill (target a few seconds); a new worker decided the queue in %s\n",
+		round(res.Sweeper.Held), round(res.Sweeper.Decided))
 	if res.Rolling, err = asScenario("rolling restart", fleet.RollingRestart); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,9 @@ package faults_test
 
 import (
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/fleet"
 )
@@ -16,4 +19,13 @@ func TestClaimWorkerKilled(t *testing.T) {
 		r.ResumeAfterKill, r.DecidedAfterKill)
 	t.Logf("no worker alive, a new one started: first decision %s after its start, all decided after %s",
 		r.ResumeAfterStart, r.DecidedAfterStart)
+}
+
+// The worker running a long sweep is SIGKILLed: its statement ends on the
+// server within seconds (it held the product's claims), and a new worker
+// decides what was queued meanwhile.
+func TestSweeperKilled(t *testing.T) {
+	r := fleet.SweeperKilled(t)
+	require.Less(t, r.Held, 10*time.Second, "the killed sweeper's statement ran on")
+	t.Logf("the killed sweeper's statement ended %s after the kill; a new worker decided the queue in %s", r.Held, r.Decided)
 }

@@ -52,6 +52,9 @@ func (c *Claimer) expireProduct(ctx context.Context, productID uuid.UUID, limit 
 	for {
 		var n, f int
 		err = db.BeginFenced(ctx, c.pool, func(tx pgx.Tx) error {
+			if err := boundFree(ctx, tx); err != nil {
+				return err
+			}
 			rows, err := tx.Query(ctx, `
 				SELECT id FROM holds WHERE product_id = $1 AND state = 'ACTIVE' AND expires_at <= now()
 				ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`, productID, limit)

@@ -43,6 +43,9 @@ type Hold struct {
 func (s *Service) Release(ctx context.Context, tenantID uuid.UUID, buyerID string, holdID uuid.UUID) (*Hold, error) {
 	var h Hold
 	err := db.BeginFenced(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := boundFree(ctx, tx); err != nil {
+			return err
+		}
 		var expired bool
 		err := tx.QueryRow(ctx, `
 			SELECT id, product_id, request_id, state, numbers, expires_at, expires_at <= now()
@@ -85,27 +88,79 @@ func (s *Service) Release(ctx context.Context, tenantID uuid.UUID, buyerID strin
 // freeClaims deletes the HELD claims that still belong to the given holds of
 // one product and returns their numbers. A number of an expired hold that
 // another claim has taken over belongs to that claim now and is left alone.
-// Rows are locked in number order, the order claims are inserted in.
+//
+// It must stay cheap however stale the planner's statistics are: a product
+// whose tables grew since the last ANALYZE once got a nested loop scanning
+// holds for every claims row, minutes with the product's claims locked. So
+// the holds' numbers are read by the holds' primary key, and the claims are
+// deleted by theirs, (product_id, number), in batches of freeBatch numbers
+// in number order (the order claims are inserted, and so locked, in). The
+// caller's transaction begins with boundFree.
 func freeClaims(ctx context.Context, tx pgx.Tx, productID uuid.UUID, holdIDs []uuid.UUID) ([]int32, error) {
-	rows, err := tx.Query(ctx, `
-		DELETE FROM claims WHERE product_id = $1 AND number IN (
-			SELECT c.number
-			FROM holds h
-			CROSS JOIN LATERAL unnest(h.numbers) AS n(number)
-			JOIN claims c ON c.product_id = h.product_id AND c.number = n.number AND c.hold_id = h.id
-			WHERE h.id = ANY($2) AND h.product_id = $1 AND c.state = 'HELD'
-			ORDER BY c.number
-			FOR UPDATE OF c)
-		RETURNING number`, productID, holdIDs)
+	rows, err := tx.Query(ctx, freeHoldNumbersSQL, holdIDs, productID)
 	if err != nil {
-		return nil, fmt.Errorf("free claims: %w", err)
+		return nil, fmt.Errorf("free claims: numbers of the holds: %w", err)
 	}
-	freed, err := pgx.CollectRows(rows, pgx.RowTo[int32])
-	if err != nil {
-		return nil, fmt.Errorf("free claims: %w", err)
+	var numbers []int32
+	var owners []uuid.UUID
+	var n int32
+	var owner uuid.UUID
+	if _, err := pgx.ForEachRow(rows, []any{&n, &owner}, func() error {
+		numbers, owners = append(numbers, n), append(owners, owner)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("free claims: numbers of the holds: %w", err)
+	}
+	var freed []int32
+	for i := 0; i < len(numbers); i += freeBatch {
+		j := min(i+freeBatch, len(numbers))
+		rows, err := tx.Query(ctx, freeClaimsSQL, productID, numbers[i:j], owners[i:j])
+		if err != nil {
+			return nil, fmt.Errorf("free claims: %w", err)
+		}
+		batch, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+		if err != nil {
+			return nil, fmt.Errorf("free claims: %w", err)
+		}
+		freed = append(freed, batch...)
 	}
 	return freed, nil
 }
+
+// freeBatch is how many numbers one DELETE of freeClaims looks up.
+const freeBatch = 1000
+
+// freeTimeouts bound the transactions that free claims (the sweeper's and a
+// shopper's release): each holds a product's claims rows, which the
+// product's claims wait for. A sweep that cannot take its locks soon gives
+// up (the next sweep retries; claims already treat expired holds as free),
+// and no statement runs on for long. Sequential scans are priced out so
+// that stale statistics cannot turn a lookup by key into a scan.
+const freeTimeouts = `SET LOCAL lock_timeout = '2s'; SET LOCAL statement_timeout = '5s'; SET LOCAL enable_seqscan = off`
+
+// boundFree applies freeTimeouts to tx, first thing in a transaction that
+// frees claims.
+func boundFree(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, freeTimeouts); err != nil {
+		return fmt.Errorf("bound the statements freeing claims: %w", err)
+	}
+	return nil
+}
+
+// freeHoldNumbersSQL lists the numbers of the holds $1 of product $2, each
+// with its hold, in number order.
+const freeHoldNumbersSQL = `
+	SELECT n.number, h.id FROM holds h CROSS JOIN LATERAL unnest(h.numbers) AS n(number)
+	WHERE h.id = ANY($1) AND h.product_id = $2
+	ORDER BY n.number`
+
+// freeClaimsSQL deletes, of the numbers $2 (ascending, each with its hold
+// in $3), the claims still HELD by that hold, and returns their numbers.
+const freeClaimsSQL = `
+	DELETE FROM claims c
+	USING unnest($2::int[], $3::uuid[]) AS x(number, hold_id)
+	WHERE c.product_id = $1 AND c.number = x.number AND c.hold_id = x.hold_id AND c.state = 'HELD'
+	RETURNING c.number`
 
 // endHolds moves ACTIVE holds to holdState, their requests to requestStatus,
 // and writes one outbox event per hold.
