@@ -2,6 +2,7 @@ package workers_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/internal/metrics"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/testfix"
 	"boxoffice/workers"
@@ -88,4 +90,43 @@ func TestTurn(t *testing.T) {
 	job(b1, "running", 1, time.Minute)
 	job(s1, "running", 1, time.Minute)
 	require.False(t, w.Turn(ctx, b1, fresh).Pace, "one drain each")
+}
+
+// TestRescueKeepsAttempts: a job whose worker process died is given back
+// without the attempt the dead worker used — killed ten times, it is as
+// far from discarding as before — and a job that killed more workers than
+// that counts its attempts again.
+func TestRescueKeepsAttempts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := testfix.New(t, testfix.Options{}) // River not started: the test plays the dead workers
+	live := workers.NewLiveness(env.Schema.Pool, env.River, metrics.New(), env.Logger)
+	args := reservation.ClaimArgs{ProductID: env.Product(t, testfix.ProductOpts{}).ID, TenantID: env.Tenant.ID}
+	res, err := env.River.Insert(ctx, args, nil)
+	require.NoError(t, err)
+	id := res.Job.ID
+	attempt := func() (attempt, maxAttempts int, state string) {
+		require.NoError(t, env.Schema.Pool.QueryRow(ctx, `SELECT attempt, max_attempts, state FROM river_job WHERE id = $1`, id).
+			Scan(&attempt, &maxAttempts, &state))
+		return attempt, maxAttempts, state
+	}
+	// As a fetch does: one attempt more, running on a process that then dies
+	// (its liveness lock is free: no one holds it).
+	die := func(i int) {
+		env.Exec(t, `UPDATE river_job SET state = 'running', attempt = attempt + 1, attempted_at = now(),
+			attempted_by = array_append(attempted_by, $2) WHERE id = $1`, id, fmt.Sprintf("dead-worker-%d", i))
+		n, err := live.RescueDead(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+	}
+	for i := range 10 {
+		die(i)
+		a, _, state := attempt()
+		require.Equal(t, "available", state)
+		require.Zero(t, a, "after %d deaths", i+1)
+	}
+	die(10)
+	a, maxAttempts, _ := attempt()
+	require.Equal(t, 1, a, "the eleventh death counts")
+	require.Equal(t, 25, maxAttempts)
 }

@@ -180,6 +180,9 @@ func (l *Liveness) rescueIfDead(ctx context.Context, owner string, jobs []*river
 		if _, err := l.client.Driver().UnwrapExecutor(tx).JobRescueMany(ctx, params); err != nil {
 			return fmt.Errorf("rescue jobs of %s: %w", owner, err)
 		}
+		if err := l.refundAttempts(ctx, tx, params.ID); err != nil {
+			return err
+		}
 		rescued = len(jobs)
 		return nil
 	})
@@ -197,6 +200,31 @@ func (l *Liveness) rescueIfDead(ctx context.Context, owner string, jobs []*river
 		l.metrics.JobsRescued(rescued)
 	}
 	return rescued, nil
+}
+
+// deathsForgiven is how many times a job's worker may die under it without
+// the attempt counting: beyond that the job itself is the likelier cause
+// (it kills its worker), and its attempts run out as River's do.
+const deathsForgiven = 10
+
+// refundAttempts gives the rescued jobs back the attempt their dead worker
+// used, as River does for a job interrupted by its client's stop: a job is
+// not one step closer to being discarded because a process was killed.
+// River counts rescues in the job's metadata (river:rescue_count, raised by
+// JobRescueMany just before).
+func (l *Liveness) refundAttempts(ctx context.Context, tx pgx.Tx, ids []int64) error {
+	table := "river_job"
+	if schema := l.client.Schema(); schema != "" {
+		table = pgx.Identifier{schema, "river_job"}.Sanitize()
+	}
+	_, err := tx.Exec(ctx, `
+		UPDATE `+table+` SET attempt = greatest(attempt - 1, 0)
+		WHERE id = ANY($1) AND state = 'available'
+		  AND coalesce((metadata->>'river:rescue_count')::int, 0) <= $2`, ids, deathsForgiven)
+	if err != nil {
+		return fmt.Errorf("refund the attempts of rescued jobs: %w", err)
+	}
+	return nil
 }
 
 func maxTime(a, b time.Time) time.Time {
