@@ -105,6 +105,12 @@ func openDatabase(ctx context.Context, cfg *config.Config, logger *slog.Logger, 
 // its product's locks.
 const connectionCheck = 2 * time.Second
 
+// idleInTransaction is how long a session may sit in a transaction its
+// process does not advance (idle_in_transaction_session_timeout): no
+// transaction here waits on anything but the database, so only a frozen
+// process (SIGSTOP, a paused host) reaches it, and its locks are freed.
+const idleInTransaction = 5 * time.Second
+
 // build connects and builds the process's services; work adds the queue
 // consumers. The returned close ends the pool.
 func build(ctx context.Context, cfg *config.Config, logger *slog.Logger, work bool) (*app.App, func(), error) {
@@ -119,7 +125,8 @@ func build(ctx context.Context, cfg *config.Config, logger *slog.Logger, work bo
 	}
 	pool, fence, err := openDatabase(ctx, cfg, logger, db.PoolOptions{
 		MaxConns: int32(cfg.DBMaxConns), MinConns: int32(cfg.DBMinConns), Tracer: queries,
-		LockTimeout: cfg.DBLockTimeout, StatementTimeout: cfg.DBStatementTimeout, ConnectionCheck: connectionCheck})
+		LockTimeout: cfg.DBLockTimeout, StatementTimeout: cfg.DBStatementTimeout, ConnectionCheck: connectionCheck,
+		IdleInTransaction: idleInTransaction})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -88,29 +88,46 @@ func (l *Liveness) Lock(ctx context.Context) error {
 
 // Run rescues dead processes' jobs every interval until ctx ends, keeping
 // this process's lock (retaken after a lost connection). Call Lock first.
+// The lock's connection is pinged every interval on its own, so a slow
+// rescue never makes this process look frozen (FrozenAfter).
 func (l *Liveness) Run(ctx context.Context) error {
 	defer func() {
 		if l.conn != nil {
 			_ = l.conn.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	tick := time.NewTicker(l.interval)
-	defer tick.Stop()
-	for {
+	rescued := make(chan struct{})
+	go func() {
+		defer close(rescued)
+		l.every(ctx, func() {
+			if _, err := l.RescueDead(ctx); err != nil && ctx.Err() == nil {
+				l.logger.WarnContext(ctx, "looking for dead workers' jobs failed", "error", err)
+			}
+		})
+	}()
+	l.every(ctx, func() {
 		if l.conn == nil || l.conn.Ping(ctx) != nil {
 			if ctx.Err() != nil {
-				return nil
+				return
 			}
 			if err := l.Lock(ctx); err != nil {
 				l.logger.WarnContext(ctx, "liveness lock lost; retrying", "error", err)
 			}
 		}
-		if _, err := l.RescueDead(ctx); err != nil && ctx.Err() == nil {
-			l.logger.WarnContext(ctx, "looking for dead workers' jobs failed", "error", err)
-		}
+	})
+	<-rescued
+	return nil
+}
+
+// every runs f now and then every interval until ctx ends.
+func (l *Liveness) every(ctx context.Context, f func()) {
+	tick := time.NewTicker(l.interval)
+	defer tick.Stop()
+	for {
+		f()
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-tick.C:
 		}
 	}
@@ -151,12 +168,9 @@ func (l *Liveness) RescueDead(ctx context.Context) (int, error) {
 func (l *Liveness) rescueIfDead(ctx context.Context, owner string, jobs []*rivertype.JobRow) (int, error) {
 	rescued := 0
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
-		var free bool
-		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, livenessKey(owner)).Scan(&free); err != nil {
-			return fmt.Errorf("try liveness lock of %s: %w", owner, err)
-		}
-		if !free {
-			return nil
+		free, err := l.ownerGone(ctx, tx, owner)
+		if err != nil || !free {
+			return err
 		}
 		now := time.Now()
 		params := &riverdriver.JobRescueManyParams{Schema: l.client.Schema()}
@@ -225,6 +239,51 @@ func (l *Liveness) refundAttempts(ctx context.Context, tx pgx.Tx, ids []int64) e
 		return fmt.Errorf("refund the attempts of rescued jobs: %w", err)
 	}
 	return nil
+}
+
+// FrozenAfter is how long a process's liveness connection may stay silent
+// before the other processes count it dead. A live process pings it every
+// LivenessInterval; one that is frozen (SIGSTOP, a host paused) keeps its
+// connection and so its lock, and its products would wait for as long as it
+// is frozen.
+const FrozenAfter = 5 * time.Second
+
+// ownerGone takes owner's liveness lock in tx when it is free (its process
+// died) or when its holder has been silent for FrozenAfter: that session is
+// ended first (a frozen process's transactions end by themselves, see
+// idle_in_transaction_session_timeout in internal/app). A frozen process
+// that wakes up finds its jobs rescued; what it still does is arbitrated by
+// the database, as for any job run twice.
+func (l *Liveness) ownerGone(ctx context.Context, tx pgx.Tx, owner string) (bool, error) {
+	key := livenessKey(owner)
+	var free bool
+	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, key).Scan(&free); err != nil {
+		return false, fmt.Errorf("try liveness lock of %s: %w", owner, err)
+	}
+	if free {
+		return true, nil
+	}
+	// A bigint advisory key is (classid, objid) = (high, low) 32 bits.
+	var ended bool
+	err := tx.QueryRow(ctx, `
+		SELECT coalesce(bool_or(pg_terminate_backend(a.pid, 2000)), false)
+		FROM pg_locks k JOIN pg_stat_activity a ON a.pid = k.pid
+		WHERE k.locktype = 'advisory' AND k.granted AND k.objsubid = 1
+		  AND k.classid = (($1::bigint >> 32) & 4294967295)::oid AND k.objid = ($1::bigint & 4294967295)::oid
+		  AND a.state = 'idle' AND a.state_change < now() - make_interval(secs => $2)`,
+		key, FrozenAfter.Seconds()).Scan(&ended)
+	if err != nil {
+		return false, fmt.Errorf("look for a frozen holder of %s's liveness lock: %w", owner, err)
+	}
+	if !ended {
+		return false, nil
+	}
+	l.logger.WarnContext(ctx, "a worker process is frozen: its liveness session ended", "worker", owner,
+		"silent_for_more_than", FrozenAfter)
+	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, key).Scan(&free); err != nil {
+		return false, fmt.Errorf("try liveness lock of %s: %w", owner, err)
+	}
+	return free, nil
 }
 
 func maxTime(a, b time.Time) time.Time {

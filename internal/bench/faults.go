@@ -25,6 +25,7 @@ type FaultsResult struct {
 	Failover   fleet.Failover     `json:"failover"`
 	SplitBrain fleet.SplitBrain   `json:"splitBrain"`
 	Sweeper    fleet.SweeperKill  `json:"sweeper"`
+	Frozen     fleet.Frozen       `json:"frozen"`
 	Restore    fleet.Restore      `json:"restore"`
 	// Fairness with 2 claim workers (fewer than the big sale's products)
 	// and with 8 (more).
@@ -69,6 +70,11 @@ func Faults(out io.Writer) (*FaultsResult, error) {
 	}
 	fmt.Fprintf(out, "faults: worker SIGKILLed during a 20 s sweep of a product's expired holds: its statement ended %s after the kill (target a few seconds); a new worker decided the queue in %s\n",
 		round(res.Sweeper.Held), round(res.Sweeper.Decided))
+	if res.Frozen, err = asScenario("frozen worker", fleet.FrozenWorker); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "faults: the worker draining a product SIGSTOPped for %s: another worker decided %s after the stop (target a few seconds), nothing claimed twice after SIGCONT\n",
+		round(res.Frozen.Frozen), round(res.Frozen.ResumedAfter))
 	if res.Rolling, err = asScenario("rolling restart", fleet.RollingRestart); err != nil {
 		return nil, err
 	}

@@ -45,6 +45,10 @@ type PoolOptions struct {
 	// there, so a killed process's statement ends instead of running on
 	// with its locks.
 	ConnectionCheck time.Duration
+	// IdleInTransaction sets idle_in_transaction_session_timeout: a session
+	// left in a transaction this long by its client (a frozen process) is
+	// ended by the server, and its locks with it.
+	IdleInTransaction time.Duration
 	// Fence, when set, refuses connections to a stale writer and every
 	// query while two hosts accept writes (see Fence).
 	Fence *Fence
@@ -66,7 +70,8 @@ func Open(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool, err
 		cfg.ConnConfig.RuntimeParams["search_path"] = opts.Schema
 	}
 	for name, d := range map[string]time.Duration{"lock_timeout": opts.LockTimeout,
-		"statement_timeout": opts.StatementTimeout, "client_connection_check_interval": opts.ConnectionCheck} {
+		"statement_timeout": opts.StatementTimeout, "client_connection_check_interval": opts.ConnectionCheck,
+		"idle_in_transaction_session_timeout": opts.IdleInTransaction} {
 		if d > 0 {
 			cfg.ConnConfig.RuntimeParams[name] = strconv.FormatInt(d.Milliseconds(), 10)
 		}

@@ -29,3 +29,12 @@ func TestSweeperKilled(t *testing.T) {
 	require.Less(t, r.Held, 10*time.Second, "the killed sweeper's statement ran on")
 	t.Logf("the killed sweeper's statement ended %s after the kill; a new worker decided the queue in %s", r.Held, r.Decided)
 }
+
+// The worker draining a product is frozen (SIGSTOP) for 30 s: the other
+// worker takes the product over within seconds instead of waiting for it,
+// and once it wakes up nothing has been claimed twice.
+func TestFrozenWorker(t *testing.T) {
+	r := fleet.FrozenWorker(t)
+	require.Less(t, r.ResumedAfter, 20*time.Second, "the product waited for the frozen worker")
+	t.Logf("worker frozen %s: the product resumed %s after the SIGSTOP", r.Frozen, r.ResumedAfter)
+}

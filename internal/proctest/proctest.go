@@ -418,6 +418,21 @@ func (p *Process) Kill() {
 	<-p.done
 }
 
+// Pause stops the process group (SIGSTOP): alive, holding its connections,
+// doing nothing — as a process frozen by its host would.
+func (p *Process) Pause() {
+	if p.cmd.Process != nil {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGSTOP)
+	}
+}
+
+// Resume continues a paused process group (SIGCONT).
+func (p *Process) Resume() {
+	if p.cmd.Process != nil {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT)
+	}
+}
+
 // Stop sends SIGTERM (a graceful stop) and waits up to timeout, then kills.
 func (p *Process) Stop(timeout time.Duration) error {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
