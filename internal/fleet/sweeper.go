@@ -2,8 +2,10 @@ package fleet
 
 import (
 	"context"
+	"net/http"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/proctest"
@@ -31,11 +33,17 @@ func SweeperKilled(t T) SweeperKill {
 	var out SweeperKill
 	f := New(t, proctest.Env{"BOXOFFICE_SWEEP_INTERVAL": "200ms"})
 	f.Serve("serve")
-	w := f.Work("work-a", nil)
+	first := f.Work("work-a", nil)
 	f.Tenant()
-	p := f.Product(2000)
+	// Holds of 30 s, the shortest: the sweep starts once they expire.
+	created := f.MustCall(http.StatusCreated, http.MethodPost, "/v1/products", f.APIKey, map[string]any{
+		"slug": "sweep", "name": "Sweep Night", "kind": "numbered", "capacity": 2000, "priceCents": 1000,
+		"currency": "EUR", "holdSeconds": 30})
+	p := uuid.MustParse(created["id"].(string))
 	f.Load(p, 400, 16)
 	f.WaitDecided(60 * time.Second)
+	// No sweeper while the holds expire, so that one sweep frees them all.
+	require.NoError(t, first.Stop(30*time.Second))
 
 	ctx := context.Background()
 	exec := func(sql string, args ...any) {
@@ -46,12 +54,16 @@ func SweeperKilled(t T) SweeperKill {
 	exec(`CREATE FUNCTION slow_claim_delete() RETURNS trigger LANGUAGE plpgsql AS
 		$$ BEGIN PERFORM pg_sleep(0.05); RETURN OLD; END $$`)
 	exec(`CREATE TRIGGER slow_claim_delete BEFORE DELETE ON claims FOR EACH ROW EXECUTE FUNCTION slow_claim_delete()`)
-	exec(`UPDATE holds SET expires_at = now() - interval '1 minute' WHERE product_id = $1 AND state = 'ACTIVE'`, p)
+	require.Eventually(t, func() bool {
+		return f.Count(`SELECT count(*) FROM holds WHERE product_id = $1 AND expires_at > now()`, p) == 0
+	}, time.Minute, 100*time.Millisecond, "the holds expire")
+	w := f.Work("work-b", nil)
+	// The sweeper's statement deletes claims USING the numbers it unnests.
 	sweeping := func() bool {
 		return f.Count(`SELECT count(*) FROM pg_stat_activity
-			WHERE state = 'active' AND query LIKE '%DELETE FROM claims%' AND pid <> pg_backend_pid()`) > 0
+			WHERE state = 'active' AND query LIKE '%USING unnest($2::int[]%' AND pid <> pg_backend_pid()`) > 0
 	}
-	require.Eventually(t, sweeping, 30*time.Second, 10*time.Millisecond, "the sweeper's DELETE runs")
+	require.Eventually(t, sweeping, time.Minute, 10*time.Millisecond, "the sweeper frees the expired holds")
 	killedAt := time.Now()
 	w.Kill()
 	require.Eventually(t, func() bool { return !sweeping() }, time.Minute, 10*time.Millisecond,
@@ -60,7 +72,7 @@ func SweeperKilled(t T) SweeperKill {
 
 	exec(`DROP TRIGGER slow_claim_delete ON claims`)
 	started := time.Now()
-	f.Work("work-b", nil)
+	f.Work("work-c", nil)
 	f.Load(p, 100, 16)
 	f.WaitDecided(60 * time.Second)
 	out.Decided = time.Since(started)

@@ -74,8 +74,10 @@ var ErrLayoutCapacity = errors.New("layout seats do not add up to capacity")
 // ErrLayout is returned for a layout that is inconsistent in itself.
 var ErrLayout = errors.New("invalid layout")
 
-// Number assigns First/Last to every row and returns the total seat count.
+// Number assigns First/Last to every row, lays out the sections whose rows
+// carry no position (see place) and returns the total seat count.
 func (l *Layout) Number() int {
+	l.place()
 	next := 1
 	for si := range l.Sections {
 		for ri := range l.Sections[si].Rows {
@@ -85,6 +87,47 @@ func (l *Layout) Number() int {
 		}
 	}
 	return next - 1
+}
+
+// sectionGap is the space, in plan units, place leaves between a section
+// it lays out and what is above it.
+const sectionGap = 2
+
+// place lays out what a layout leaves unplaced, so that a plan given only
+// as sections of rows with seat counts is drawn as rows, not as one line:
+// in a section none of whose rows has a position or a seat list, each row
+// goes one unit below the one before; such a section at the plan's origin
+// goes below everything listed before it, sectionGap apart. Positions given
+// are kept as they are.
+func (l *Layout) place() {
+	bottom, any := 0.0, false // the lowest seat so far
+	for si := range l.Sections {
+		s := &l.Sections[si]
+		unplaced := true
+		for _, r := range s.Rows {
+			if r.X != 0 || r.Y != 0 || r.SeatList != nil {
+				unplaced = false
+				break
+			}
+		}
+		if unplaced {
+			if any && s.X == 0 && s.Y == 0 {
+				s.Y = bottom + sectionGap
+			}
+			for ri := range s.Rows {
+				s.Rows[ri].Y = float64(ri)
+			}
+		}
+		for _, r := range s.Rows {
+			y := s.Y + r.Y
+			for _, st := range r.SeatList {
+				y = max(y, s.Y+r.Y+st.Y)
+			}
+			if !any || y > bottom {
+				bottom, any = y, true
+			}
+		}
+	}
 }
 
 // Rows returns every row in preference order.
