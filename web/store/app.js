@@ -69,11 +69,14 @@ class APIError extends Error {
   }
 }
 
-async function api(method, path, { body, auth = false, headers = {} } = {}) {
+async function api(method, path, { body, auth = false, headers = {}, fresh = false } = {}) {
   const h2 = { ...headers };
   if (body !== undefined) h2["Content-Type"] = "application/json";
   if (auth && token()) h2.Authorization = `Bearer ${token()}`;
-  const res = await fetch(cfg.apiBase + path, { method, headers: h2, body: body === undefined ? undefined : JSON.stringify(body) });
+  // fresh revalidates what the browser cached (the catalog is cacheable
+  // for seconds): an ETag makes that a 304 when nothing changed.
+  const res = await fetch(cfg.apiBase + path, { method, headers: h2, body: body === undefined ? undefined : JSON.stringify(body),
+    cache: fresh ? "no-cache" : "default" });
   const text = await res.text();
   let data = null;
   try {
@@ -99,8 +102,43 @@ function needLogin() {
 
 let catalog = null;
 async function products(force = false) {
-  if (!catalog || force) catalog = (await api("GET", `/v1/stores/${cfg.slug}/products`)).products;
+  if (!catalog || force) catalog = (await api("GET", `/v1/stores/${cfg.slug}/products`, { fresh: force })).products;
   return catalog;
+}
+
+// product is one event of the catalog, fetched again when the copy in hand
+// cannot be right: the event is not in it (published since the store was
+// loaded: the API's copy may lag a second behind too) or its sale should
+// have opened.
+async function product(id) {
+  const stale = (p) => !p || (p.saleStatus === "UPCOMING" && Date.now() >= new Date(p.onSaleAt));
+  let p = (await products()).find((x) => x.id === id);
+  for (let i = 0; stale(p) && i < 2; i++) {
+    if (i) await new Promise((ok) => setTimeout(ok, 1200));
+    p = (await products(true)).find((x) => x.id === id);
+  }
+  return p;
+}
+
+// whenOpen counts down to p's opening in el and, once the time has come,
+// asks the catalog (at most once a second, until the server agrees the sale
+// is open) and calls opened. The countdown never re-renders the page by
+// itself: a clock ahead of the server's cannot make it loop.
+function whenOpen(p, el, opened) {
+  let asking = false;
+  every(1000, () => {
+    const left = new Date(p.onSaleAt) - Date.now();
+    el.textContent = left > 0 ? t("upcoming", { time: duration(left) }) : t("opening");
+    if (left > 0 || asking) return;
+    asking = true;
+    products(true)
+      .then((list) => {
+        const now = list.find((x) => x.id === p.id);
+        if (now && now.saleStatus !== "UPCOMING") opened();
+      })
+      .catch(() => {})
+      .finally(() => (asking = false));
+  });
 }
 
 function statusText(p) {
@@ -117,7 +155,7 @@ async function home() {
   if (!list.length) return show(h("h1", {}, t("events")), h("p", {}, t("noEvents")));
   const cards = list.map((p) => {
     const badge = h("span", { class: `badge ${p.saleStatus.toLowerCase()}` }, statusText(p));
-    if (p.saleStatus === "UPCOMING") every(1000, () => (badge.textContent = statusText(p)));
+    if (p.saleStatus === "UPCOMING") whenOpen(p, badge, () => route());
     const low = Math.min(p.priceCents, ...p.priceLevels.map((l) => l.priceCents));
     return h("li", { class: "card" },
       p.imageUrl ? h("img", { src: p.imageUrl, alt: "", loading: "lazy" }) : null,
@@ -189,8 +227,8 @@ function watchAvailability(productId, capacity, onChange) {
 // ---------- product page ----------
 
 async function productPage(id) {
-  const p = (await products()).find((x) => x.id === id);
-  if (!p) throw new Error("no such event");
+  const p = await product(id);
+  if (!p) throw new Error(t("noSuchEvent"));
   const head = [h("p", {}, h("a", { href: "#/" }, t("back"))), h("h1", {}, p.name),
     p.description ? h("p", {}, p.description) : null];
   if (p.waitingRoom && !accessToken(id) && p.saleStatus !== "SOLD_OUT" && p.saleStatus !== "CLOSED") {
@@ -198,11 +236,8 @@ async function productPage(id) {
       h("button", { class: "primary", onclick: () => (location.hash = `#/q/${id}`) }, t("queueJoin")));
   }
   if (p.saleStatus === "UPCOMING") {
-    const when = h("p", { class: "badge upcoming" });
-    every(1000, () => {
-      when.textContent = t("upcoming", { time: duration(new Date(p.onSaleAt) - Date.now()) });
-      if (Date.now() >= new Date(p.onSaleAt)) route();
-    });
+    const when = h("p", { class: "badge upcoming", role: "status" });
+    whenOpen(p, when, () => route());
     return show(...head, when);
   }
   if (p.saleStatus === "CLOSED") return show(...head, h("p", {}, t("closed")));
@@ -557,7 +592,7 @@ async function solve(challenge, bits) {
 
 async function queuePage(id) {
   if (!token()) return needLogin();
-  const p = (await products()).find((x) => x.id === id);
+  const p = await product(id);
   const status = h("div", { class: "queue", "aria-live": "polite" }, t("queueSolving"));
   show(h("h1", {}, t("queueTitle"), " · ", p?.name ?? ""), status,
     h("p", {}, h("a", { href: `${cfg.apiBase}/v1/products/${id}/queue/fairness`, target: "_blank", rel: "noopener" }, t("fairness"))));
