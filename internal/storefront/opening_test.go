@@ -70,3 +70,41 @@ func TestEventPublishedAfterTheStoreLoaded(t *testing.T) {
 		browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready()`)))
 	require.NotContains(t, browsertest.Text(t, ctx, `main`), "Something went wrong")
 }
+
+// A double click on "Reserve random", and on pay, is one action: the
+// store sends one request (a second click while it runs does nothing; a
+// retry would reuse its Idempotency-Key), so the shopper holds what the
+// page shows and pays once.
+func TestDoubleClickIsOneAction(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := w.env.Product(t, testfix.ProductOpts{Capacity: 100})
+	store := w.publish(t, w.env.Tenant.Slug)
+	ctx := w.shopper(t, w.env.Tenant, store, "dot")
+	doubleClick := func(sel string) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](`(() => { const b = document.querySelector('` + sel + `'); b.click(); b.click(); })()`)
+	}
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(store+"#/p/"+p.ID.String()),
+		chromedp.WaitVisible(chromedp.CSS(`button.random`)),
+		chromedp.SetValue(chromedp.CSS(`main select`), "2"),
+		doubleClick(`button.random`),
+		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
+	))
+	count := func(sql string) int {
+		var n int
+		require.NoError(t, w.env.Schema.Pool.QueryRow(context.Background(), sql, p.ID).Scan(&n))
+		return n
+	}
+	require.Equal(t, 1, count(`SELECT count(*) FROM reservation_requests WHERE product_id = $1`), "one reservation")
+	require.Equal(t, 2, count(`SELECT coalesce(sum(cardinality(numbers)), 0) FROM holds WHERE product_id = $1`),
+		"two numbers held, as the page shows")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`#email`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), "dot@example.test"),
+		doubleClick(`form.checkout button.primary`),
+		tickets(2),
+	))
+	require.Equal(t, 1, count(`SELECT count(*) FROM orders WHERE product_id = $1`), "one order")
+}

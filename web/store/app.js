@@ -248,19 +248,58 @@ async function productPage(id) {
   return numberedPage(p, head, notice);
 }
 
-async function reserve(p, body) {
-  if (!token()) return needLogin();
-  const headers = { "Idempotency-Key": crypto.randomUUID() };
-  const access = accessToken(p.id);
-  if (access) headers["X-Access-Token"] = access;
+// actionKey is the Idempotency-Key of one shopper action: kept in the tab's
+// session until the server has answered it, so a double click, a retry
+// after a lost answer or a reload sends the same key and the server records
+// the action once. done forgets it (an answer came: the next action is a new
+// one).
+function actionKey(action, body) {
+  const k = key(`idem.${action}`);
+  const want = JSON.stringify(body);
+  let saved = null;
   try {
-    const r = await api("POST", `/v1/products/${p.id}/reservations`, { body, auth: true, headers });
-    location.hash = `#/r/${r.id}?p=${p.id}`;
-  } catch (err) {
-    if (err.status === 401) return needLogin();
-    announce(err.message);
-    alert(err.message);
+    saved = JSON.parse(sessionStorage.getItem(k));
+  } catch {
+    saved = null;
   }
+  const id = saved?.body === want ? saved.key : crypto.randomUUID();
+  sessionStorage.setItem(k, JSON.stringify({ key: id, body: want }));
+  return { id, done: () => sessionStorage.removeItem(k) };
+}
+
+// once runs one shopper action at a time: a click while it runs does
+// nothing, and the control that started it is disabled meanwhile.
+const running = new Set();
+async function once(action, control, run) {
+  if (running.has(action)) return;
+  running.add(action);
+  if (control) control.disabled = true;
+  try {
+    await run();
+  } finally {
+    running.delete(action);
+    if (control?.isConnected) control.disabled = false;
+  }
+}
+
+function reserve(p, body, control) {
+  return once(`reserve.${p.id}`, control, async () => {
+    if (!token()) return needLogin();
+    const idem = actionKey(`reserve.${p.id}`, body);
+    const headers = { "Idempotency-Key": idem.id };
+    const access = accessToken(p.id);
+    if (access) headers["X-Access-Token"] = access;
+    try {
+      const r = await api("POST", `/v1/products/${p.id}/reservations`, { body, auth: true, headers });
+      idem.done();
+      location.hash = `#/r/${r.id}?p=${p.id}`;
+    } catch (err) {
+      if (err.status && err.status < 500) idem.done();
+      if (err.status === 401) return needLogin();
+      announce(err.message);
+      alert(err.message);
+    }
+  });
 }
 
 async function seatedPage(p, head, notice) {
@@ -284,7 +323,7 @@ async function seatedPage(p, head, notice) {
 
   const canvas = h("canvas", { class: "map", tabindex: "0", role: "application", "aria-label": t("mapHelp") });
   const total = h("p", { class: "total", "aria-live": "polite" });
-  const reserveBtn = h("button", { class: "primary", disabled: true, onclick: () => reserve(p, { numbers: [...picked].map((i) => seats[i].number) }) }, t("reserve"));
+  const reserveBtn = h("button", { class: "primary", disabled: true, onclick: (e) => reserve(p, { numbers: [...picked].map((i) => seats[i].number) }, e.currentTarget) }, t("reserve"));
   // How long drawing takes: the first full map, and each delta (kept for
   // the store benchmark's budgets).
   const timing = { firstDrawMs: null, deltaMs: [] };
@@ -524,7 +563,7 @@ async function numberedPage(p, head, notice) {
   const avail = watchAvailability(p.id, p.capacity, () => renderRanges());
   const picked = new Set();
   const total = h("p", { class: "total", "aria-live": "polite" });
-  const reserveBtn = h("button", { class: "primary", disabled: true, onclick: () => reserve(p, { numbers: [...picked] }) }, t("reserve"));
+  const reserveBtn = h("button", { class: "primary", disabled: true, onclick: (e) => reserve(p, { numbers: [...picked] }, e.currentTarget) }, t("reserve"));
   const update = () => {
     total.textContent = t("selection", { n: picked.size, total: money(picked.size * p.priceCents, p.currency) });
     reserveBtn.disabled = picked.size === 0;
@@ -568,7 +607,7 @@ async function numberedPage(p, head, notice) {
   show(...head, notice,
     h("form", { onsubmit: search, class: "search" }, h("label", { for: "number" }, t("searchNumber")), input, h("button", {}, t("search"))),
     result, h("h2", {}, t("random")),
-    h("p", {}, count, " ", h("button", { onclick: () => reserve(p, { quantity: Number(count.value), mode: "random" }) }, t("getRandom", { n: "" }))),
+    h("p", {}, count, " ", h("button", { class: "random", onclick: (e) => reserve(p, { quantity: Number(count.value), mode: "random" }, e.currentTarget) }, t("getRandom", { n: "" }))),
     ranges, pickedList, h("div", { class: "bar" }, total, reserveBtn));
   update();
   renderRanges();
@@ -739,18 +778,25 @@ async function checkoutPage(holdId, params) {
   };
   const form = h("form", {
     class: "checkout",
-    onsubmit: async (e) => {
+    onsubmit: (e) => {
       e.preventDefault();
-      const headers = { "Idempotency-Key": crypto.randomUUID() };
-      const access = accessToken(productId);
-      if (access) headers["X-Access-Token"] = access;
-      try {
-        const o = await api("POST", "/v1/orders", { auth: true, headers, body: { holdId, paymentMethod: await paymentMethod(), email: email.value } });
-        location.hash = `#/o/${o.id}?p=${productId}&r=${requestId ?? ""}`;
-      } catch (err) {
-        announce(err.message);
-        form.append(h("p", { class: "error", role: "alert" }, err.message));
-      }
+      return once(`pay.${holdId}`, form.querySelector("button.primary"), async () => {
+        // The key is the hold's pay action's: a card's payment method is
+        // new on each try, so it is not part of what makes the action.
+        const idem = actionKey(`pay.${holdId}`, holdId);
+        const headers = { "Idempotency-Key": idem.id };
+        const access = accessToken(productId);
+        if (access) headers["X-Access-Token"] = access;
+        try {
+          const o = await api("POST", "/v1/orders", { auth: true, headers, body: { holdId, paymentMethod: await paymentMethod(), email: email.value } });
+          idem.done();
+          location.hash = `#/o/${o.id}?p=${productId}&r=${requestId ?? ""}`;
+        } catch (err) {
+          if (err.status && err.status < 500) idem.done();
+          announce(err.message);
+          form.append(h("p", { class: "error", role: "alert" }, err.message));
+        }
+      });
     },
   }, h("label", { for: "email" }, t("emailTickets")), email, h("label", { for: "method" }, t("payWith")), method,
   h("button", { class: "primary" }, t("pay")));
