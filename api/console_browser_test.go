@@ -214,8 +214,9 @@ func TestConsoleAdminOperates(t *testing.T) {
 	browsertest.Shot(t, ctx, "3-audit")
 }
 
-// A tenant admin creates a seated product from a CSV seat map, publishes
-// it, and finds it in the store.
+// A tenant admin creates a seated product from a CSV seat map whose stalls
+// are a price level, priced in the form, publishes it, and finds it in the
+// store.
 func TestConsoleTenantAdminPublishesSeatedProduct(t *testing.T) {
 	t.Parallel()
 	d := newDeployment(t, deploymentOpts{Work: true, Stores: true})
@@ -224,8 +225,12 @@ func TestConsoleTenantAdminPublishesSeatedProduct(t *testing.T) {
 	csv.WriteString("section,row,seat,x,y,price_level\n")
 	for _, sec := range []string{"Stalls", "Circle"} {
 		for r, row := range []string{"A", "B"} {
+			level := ""
+			if sec == "Stalls" {
+				level = "Premium"
+			}
 			for s := 1; s <= 6; s++ {
-				fmt.Fprintf(&csv, "%s,%s,%d,%d,%d,\n", sec, row, s, s, r)
+				fmt.Fprintf(&csv, "%s,%s,%d,%d,%d,%s\n", sec, row, s, s, r, level)
 			}
 		}
 	}
@@ -237,6 +242,9 @@ func TestConsoleTenantAdminPublishesSeatedProduct(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`#p-seat-source`), "csv"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#p-seat-source').dispatchEvent(new Event('change'))`),
 		chromedp.SetValue(chromedp.CSS(`#p-csv`), csv.String()),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#p-csv').dispatchEvent(new Event('input'))`),
+		chromedp.WaitVisible(chromedp.CSS(`input[data-level="Premium"]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[data-level="Premium"]`), "95.00"),
 		chromedp.Click(chromedp.CSS(`#create-product`)),
 		waitText(`#publication-state`, "DRAFT"))
 	require.NoError(t, err)
@@ -247,6 +255,7 @@ func TestConsoleTenantAdminPublishesSeatedProduct(t *testing.T) {
 	p := list[0]
 	require.Equal(t, 24, p.Capacity)
 	require.Equal(t, "Circle · Row B · Seat 6", p.Layout.Label(24))
+	require.Equal(t, int64(9500), p.Layout.Price(1, p.PriceCents), "the stalls sell at the level's price")
 	// The waiting room's figures follow L and W as they are typed.
 	err = chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`#r-l`), "100"), chromedp.SetValue(chromedp.CSS(`#r-w`), "50"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#r-w').dispatchEvent(new Event('input'))`),

@@ -84,3 +84,29 @@ func TestSeatMap(t *testing.T) {
 	requireProblem(t, b.do(t, http.MethodPut, "/v1/products/"+num+"/seat-map", key, seatMapCSV, "Content-Type", "text/csv"),
 		409, "NOT_SEATED")
 }
+
+// TestCreateFromSeatMap: a seated product is created from a CSV seat map
+// with its levels' prices in one request; a create that fails (a level
+// without a price) writes nothing, so the same slug can be tried again.
+func TestCreateFromSeatMap(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	key, _ := b.storeTenant(t, "csv-create")
+	body := map[string]any{"slug": "from-csv", "name": "From CSV", "kind": "seated", "capacity": 4,
+		"priceCents": 3000, "currency": "EUR", "publication": "DRAFT", "seatMap": seatMapCSV}
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/products", key, body), 422, "INVALID_LAYOUT")
+	r := b.do(t, http.MethodGet, "/v1/products", key, nil)
+	require.Empty(t, r.body["products"], "a failed create leaves no draft")
+
+	body["priceLevels"] = []any{map[string]any{"name": "Front", "priceCents": 9000}}
+	r = b.do(t, http.MethodPost, "/v1/products", key, body)
+	require.Equal(t, http.StatusCreated, r.status, string(r.raw))
+	layout := r.body["layout"].(map[string]any)
+	require.Equal(t, []any{map[string]any{"name": "Front", "priceCents": 9000.0}}, layout["priceLevels"])
+	require.Len(t, layout["sections"], 2)
+
+	body["slug"] = "both"
+	body["layout"] = map[string]any{"sections": []any{map[string]any{"name": "Hall", "rows": []any{
+		map[string]any{"name": "1", "seats": 4}}}}}
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/products", key, body), 422, "INVALID_LAYOUT")
+}

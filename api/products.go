@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,6 +22,8 @@ type ProductBody struct {
 	Kind          string                `json:"kind" enum:"seated,numbered" doc:"seated events need a layout; numbered items (raffles) take none"`
 	Capacity      int                   `json:"capacity" minimum:"1" maximum:"10000000" doc:"Numbers are 1..capacity; a layout's seats must add up to it"`
 	Layout        *product.Layout       `json:"layout,omitempty" doc:"Sections and rows, best first; seats are numbered in this order"`
+	SeatMap       string                `json:"seatMap,omitempty" maxLength:"5000000" doc:"Instead of layout: the seat map as CSV (section,row,seat,x,y,price_level, as PUT /v1/products/{id}/seat-map takes), with the prices of its levels in priceLevels"`
+	PriceLevels   []product.PriceLevel  `json:"priceLevels,omitempty" maxItems:"100" doc:"With seatMap: the price of each level it names"`
 	PriceCents    int64                 `json:"priceCents" minimum:"0" maximum:"100000000" doc:"Price per number in minor units"`
 	Currency      string                `json:"currency" pattern:"^[A-Z]{3}$" doc:"ISO 4217 code"`
 	PerBuyerLimit int                   `json:"perBuyerLimit,omitempty" minimum:"1" maximum:"100" doc:"Default 6"`
@@ -111,6 +114,20 @@ func (s *Server) createProduct(ctx context.Context, in *struct {
 	}
 	if b.OnSaleAt != nil {
 		p.OnSaleAt = *b.OnSaleAt
+	}
+	// A seat map in CSV is read before anything is written: a create that
+	// fails leaves no draft behind.
+	switch {
+	case b.SeatMap != "" && b.Layout != nil:
+		return nil, problem(http.StatusUnprocessableEntity, "INVALID_LAYOUT", "give layout or seatMap, not both")
+	case b.SeatMap != "":
+		l, err := product.ParseCSV(strings.NewReader(b.SeatMap), b.PriceLevels)
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		p.Layout = l
+	case len(b.PriceLevels) > 0:
+		return nil, problem(http.StatusUnprocessableEntity, "INVALID_LAYOUT", "priceLevels go with seatMap (a layout carries its own)")
 	}
 	created, err := s.Products.Create(ctx, p)
 	if err != nil {

@@ -393,6 +393,29 @@ function sectionsEditor() {
 // csvSeats counts a seat map's lines (after the header).
 const csvSeats = (text) => text.split(/\r?\n/).slice(1).filter((l) => l.trim()).length;
 
+// csvLevels lists the price levels a seat map names (its last column), so
+// that the form asks their prices; the server reads the map itself.
+const csvLevels = (text) => [...new Set(text.split(/\r?\n/).slice(1)
+  .map((l) => l.split(',').at(-1)?.trim()).filter(Boolean))];
+
+// levelPrices is a price input per level named, keeping what was typed.
+function levelPrices() {
+  const box = h('fieldset', {id: 'level-prices', hidden: true}, h('legend', {}, 'Price levels'));
+  const inputs = new Map();
+  box.show = (names) => {
+    box.hidden = names.length === 0;
+    box.replaceChildren(box.firstChild, ...names.map((name) => {
+      const input = inputs.get(name) || h('input', {type: 'number', min: 0, step: '0.01', required: true,
+        'data-level': name});
+      inputs.set(name, input);
+      return h('label', {}, `Price of ${name}`, input);
+    }));
+  };
+  box.levels = () => [...box.querySelectorAll('input[data-level]')].map((el) =>
+    ({name: el.dataset.level, priceCents: Math.round(Number(el.value) * 100)}));
+  return box;
+}
+
 function newProductPage() {
   const f = {
     name: h('input', {id: 'p-name', required: true}), slug: h('input', {id: 'p-slug', required: true, pattern: '[a-z0-9][a-z0-9-]*'}),
@@ -406,9 +429,14 @@ function newProductPage() {
     file: h('input', {type: 'file', accept: '.csv,text/csv', id: 'p-csv-file'}),
   };
   f.name.addEventListener('input', () => { f.slug.value = f.name.value.toLowerCase().normalize('NFD').replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, ''); });
-  f.file.addEventListener('change', async () => { f.csv.value = await f.file.files[0].text(); });
+  const levels = levelPrices();
+  f.csv.addEventListener('input', () => levels.show(csvLevels(f.csv.value)));
+  f.file.addEventListener('change', async () => {
+    f.csv.value = await f.file.files[0].text();
+    levels.show(csvLevels(f.csv.value));
+  });
   const editor = sectionsEditor();
-  const csvBox = h('div', {id: 'csv-box'}, h('label', {}, 'CSV (section,row,seat,x,y,price_level)', f.csv), f.file);
+  const csvBox = h('div', {id: 'csv-box'}, h('label', {}, 'CSV (section,row,seat,x,y,price_level)', f.csv), f.file, levels);
   const capLabel = h('label', {}, 'Capacity', f.capacity);
   const seated = h('div', {}, h('label', {}, 'Seat map', f.seatSource), editor, csvBox);
   const sync = () => {
@@ -420,19 +448,18 @@ function newProductPage() {
   const form = h('form', {class: 'panel', onsubmit: guarded(async () => {
     const body = {name: f.name.value.trim(), slug: f.slug.value, kind: f.kind.value, priceCents: Math.round(Number(f.price.value) * 100),
       currency: f.currency.value, onSaleAt: new Date(f.onSale.value).toISOString(), publication: 'DRAFT'};
-    let csv = null;
     if (body.kind === 'numbered') body.capacity = Number(f.capacity.value);
     else if (f.seatSource.value === 'editor') {
       body.layout = editor.layout();
       body.capacity = body.layout.sections.reduce((a, s) => a + s.rows.reduce((b, r) => b + r.seats, 0), 0);
     } else {
-      csv = f.csv.value;
-      body.capacity = csvSeats(csv);
-      // A one-row plan of the right size until the CSV replaces it.
-      body.layout = {sections: [{name: 'Imported', rows: [{name: '1', seats: body.capacity}]}]};
+      // One request: a seat map the server refuses creates nothing.
+      body.seatMap = f.csv.value;
+      body.capacity = csvSeats(body.seatMap);
+      const priced = levels.levels();
+      if (priced.length) body.priceLevels = priced;
     }
     const p = await api('POST', '/v1/products', body);
-    if (csv) await api('PUT', `/v1/products/${p.id}/seat-map`, csv, {raw: true, type: 'text/csv'});
     location.hash = `#/products/${p.id}`;
   })},
   h('label', {}, 'Name', f.name), h('label', {}, 'Slug (in the store\'s address)', f.slug), h('label', {}, 'Kind', f.kind),
