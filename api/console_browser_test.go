@@ -195,7 +195,10 @@ func TestConsoleAdminOperates(t *testing.T) {
 	require.NoError(t, err, "redriven")
 
 	err = chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`#pause-reason`), "provider incident"),
-		chromedp.Click(chromedp.CSS(`#pause`)), waitText(`#checkout-state`, "paused: provider incident"))
+		chromedp.Click(chromedp.CSS(`#pause`)), chromedp.WaitVisible(chromedp.CSS(`#pause-confirm`)))
+	require.NoError(t, err, "asked to confirm")
+	require.Contains(t, browsertest.Text(t, ctx, `#checkout-state`), "open", "not paused before the confirmation")
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#pause`)), waitText(`#checkout-state`, "paused: provider incident"))
 	require.NoError(t, err, "paused")
 	paused, reason, err := d.env.Checkout.Paused(bg)
 	require.NoError(t, err)
@@ -406,4 +409,19 @@ func TestConsoleLatePageDoesNotReplaceTheNextOne(t *testing.T) {
 		chromedp.Sleep(time.Second))
 	require.NoError(t, err)
 	require.Equal(t, "New product", browsertest.Text(t, ctx, `main h1`), "the late sales list was not drawn over the form")
+}
+
+// No page shows the text "null" where something is left out (the platform
+// admin's sales list, the store preview without a logo).
+func TestConsoleShowsNoNull(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, deploymentOpts{})
+	d.env.Product(t, testfix.ProductOpts{})
+	ctx := browsertest.Browser(t)
+	require.NoError(t, chromedp.Do(ctx, d.signIn(adminKey), d.open("#/sales"), waitText(`main`, "Product")))
+	require.NotContains(t, browsertest.Text(t, ctx, `main`), "null", "the admin's sales list")
+	ctx = browsertest.Browser(t)
+	require.NoError(t, chromedp.Do(ctx, d.signIn(d.env.Tenant.APIKey), d.open("#/store"),
+		chromedp.WaitVisible(chromedp.CSS(`#store-preview h2`))))
+	require.NotContains(t, browsertest.Text(t, ctx, `#store-preview`), "null", "the store preview")
 }

@@ -146,19 +146,20 @@ func (s *Server) opsCheckout(ctx context.Context, _ *struct{}) (*checkoutState, 
 // opsCheckoutPause serves POST /v1/ops/checkout/pause.
 func (s *Server) opsCheckoutPause(ctx context.Context, in *struct {
 	Body *struct {
-		Reason string `json:"reason,omitempty" maxLength:"200" pattern:"^[^\\p{Cc}]*$" doc:"Why; shown to operators and in GET /v1/ops/checkout"`
+		Reason         string `json:"reason,omitempty" maxLength:"200" pattern:"^[^\\p{Cc}]*$" doc:"Why; shown to operators and in GET /v1/ops/checkout, never to shoppers"`
+		ShopperMessage string `json:"shopperMessage,omitempty" maxLength:"300" pattern:"^[^\\p{Cc}]*$" doc:"What shoppers are told when an order is refused meanwhile; default: a short note that payments are paused and their seats stay held"`
 	}
 }) (*checkoutState, error) {
-	reason := ""
+	reason, message := "", ""
 	if in.Body != nil {
-		reason = strings.TrimSpace(in.Body.Reason)
+		reason, message = strings.TrimSpace(in.Body.Reason), strings.TrimSpace(in.Body.ShopperMessage)
 	}
-	return s.setCheckoutPaused(ctx, true, cmp.Or(reason, "paused by an operator"))
+	return s.setCheckoutPaused(ctx, true, cmp.Or(reason, "paused by an operator"), message)
 }
 
 // opsCheckoutResume serves POST /v1/ops/checkout/resume.
 func (s *Server) opsCheckoutResume(ctx context.Context, _ *struct{}) (*checkoutState, error) {
-	return s.setCheckoutPaused(ctx, false, "")
+	return s.setCheckoutPaused(ctx, false, "", "")
 }
 
 type checkoutState struct {
@@ -180,11 +181,11 @@ func (s *Server) checkoutPaused(ctx context.Context) (*checkoutState, error) {
 }
 
 // setCheckoutPaused pauses or resumes new checkouts (platform admin only).
-func (s *Server) setCheckoutPaused(ctx context.Context, pause bool, reason string) (*checkoutState, error) {
+func (s *Server) setCheckoutPaused(ctx context.Context, pause bool, reason, shopperMessage string) (*checkoutState, error) {
 	if !caller(ctx).Admin {
 		return nil, errAdminOnly
 	}
-	if err := s.Checkout.SetPaused(ctx, pause, reason); err != nil {
+	if err := s.Checkout.SetPaused(ctx, pause, reason, shopperMessage); err != nil {
 		return nil, s.toProblem(err)
 	}
 	return s.checkoutPaused(ctx)

@@ -94,6 +94,16 @@ type AdminTicket struct {
 	CheckedInBy string     `json:"checkedInBy,omitempty"`
 }
 
+// Money writes an amount in minor units for people: 17800 EUR is
+// "178.00 EUR" (currencies without minor units are not sold here).
+func Money(cents int64, currency string) string {
+	sign := ""
+	if cents < 0 {
+		sign, cents = "-", -cents
+	}
+	return fmt.Sprintf("%s%d.%02d %s", sign, cents/100, cents%100, currency)
+}
+
 // OrderTimeline reads a tenant's order with its payment history.
 func (s *Service) OrderTimeline(ctx context.Context, tenantID, orderID uuid.UUID) (*Timeline, error) {
 	var t Timeline
@@ -110,7 +120,7 @@ func (s *Service) OrderTimeline(ctx context.Context, tenantID, orderID uuid.UUID
 		return nil, fmt.Errorf("order %s: %w", orderID, db.NotFound(err))
 	}
 	t.Events = append(t.Events, TimelineEvent{At: o.CreatedAt, Source: "order", What: "created",
-		Detail: fmt.Sprintf("%d %s for %v", o.AmountCents, o.Currency, o.Numbers)})
+		Detail: fmt.Sprintf("%s for %s", Money(o.AmountCents, o.Currency), strings.Join(o.Seats, ", "))})
 	if o.ConfirmedAt != nil {
 		t.Events = append(t.Events, TimelineEvent{At: *o.ConfirmedAt, Source: "order", What: "CONFIRMED"})
 	}

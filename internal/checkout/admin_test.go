@@ -2,6 +2,7 @@ package checkout_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -48,6 +49,9 @@ func TestSearchAndTimeline(t *testing.T) {
 	}
 	require.Subset(t, steps, []string{"order:created", "attempt:authorize at sim", "attempt:CAPTURED", "order:CONFIRMED", "order:capture CAPTURED"})
 	require.Contains(t, steps, "webhook:payment.authorized", "the provider's webhooks are on the timeline: %v", steps)
+	require.Equal(t, checkout.Money(paid.AmountCents, paid.Currency)+" for "+strings.Join(paid.Seats, ", "), tl.Events[0].Detail,
+		"the amount and seats as people read them")
+	require.Regexp(t, `^\d+\.\d\d [A-Z]{3} for `, tl.Events[0].Detail)
 	require.Len(t, tl.Tickets, 2)
 	require.Nil(t, tl.Tickets[0].CheckedInAt)
 

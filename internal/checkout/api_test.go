@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/internal/checkout"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/pspsim"
 	"boxoffice/internal/tenant"
@@ -121,7 +122,7 @@ func TestEndToEndThroughTheAPI(t *testing.T) {
 		map[string]any{"quantity": 1}, "Idempotency-Key", "r2")
 	code, _ = b.call(t, http.MethodPost, "/v1/ops/checkout/pause", b.env.Tenant.APIKey, nil)
 	require.Equal(t, http.StatusForbidden, code, "tenant keys may not pause the platform")
-	require.NoError(t, b.env.Checkout.SetPaused(t.Context(), true, "maintenance"))
+	require.NoError(t, b.env.Checkout.SetPaused(t.Context(), true, "maintenance", ""))
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		_, r := b.call(c, http.MethodGet, res["statusUrl"].(string), tok, nil)
 		holdID, _ = r["holdId"].(string)
@@ -130,6 +131,10 @@ func TestEndToEndThroughTheAPI(t *testing.T) {
 	code, p := b.call(t, http.MethodPost, "/v1/orders", tok, map[string]any{"holdId": holdID, "paymentMethod": "sim_ok"}, "Idempotency-Key", "o2")
 	require.Equal(t, http.StatusServiceUnavailable, code)
 	require.Equal(t, "CHECKOUT_PAUSED", p["code"])
+	require.Equal(t, checkout.DefaultPauseMessage, p["detail"], "the shopper is not told the operators' reason")
+	require.NoError(t, b.env.Checkout.SetPaused(t.Context(), true, "PSP incident INC-42", "Back in five minutes."))
+	_, p = b.call(t, http.MethodPost, "/v1/orders", tok, map[string]any{"holdId": holdID, "paymentMethod": "sim_ok"}, "Idempotency-Key", "o3")
+	require.Equal(t, "Back in five minutes.", p["detail"])
 	b.requireSafe(t)
 }
 

@@ -294,11 +294,11 @@ func TestPause(t *testing.T) {
 	b := setup(t, pspsim.Config{}, false)
 	hold := b.hold(t, "alice")
 	ctx := context.Background()
-	require.NoError(t, b.env.Checkout.SetPaused(ctx, true, "maintenance"))
+	require.NoError(t, b.env.Checkout.SetPaused(ctx, true, "maintenance", ""))
 	_, _, err := b.env.Checkout.Create(ctx, checkout.CreateParams{TenantID: b.product.TenantID, BuyerID: "alice",
 		IdempotencyKey: "k", HoldID: hold, PaymentMethod: pspsim.MethodOK})
 	require.ErrorIs(t, err, checkout.ErrCheckoutPaused)
-	require.NoError(t, b.env.Checkout.SetPaused(ctx, false, ""))
+	require.NoError(t, b.env.Checkout.SetPaused(ctx, false, "", ""))
 	b.order(t, "alice", hold, pspsim.MethodOK)
 }
 

@@ -178,37 +178,57 @@ func (s *Service) Get(ctx context.Context, tenantID, id uuid.UUID, buyerID strin
 }
 
 // checkPaused refuses new orders while checkout is paused, and pauses it
-// when too many payment outcomes are unresolved.
+// when too many payment outcomes are unresolved. The shopper is told the
+// pause's shopper message (or DefaultPauseMessage), never its reason.
 func (s *Service) checkPaused(ctx context.Context) error {
 	var paused bool
-	var reason *string
+	var message *string
 	var unknown int
 	err := s.pool.QueryRow(ctx, `
-		SELECT paused, reason, (SELECT count(*) FROM payment_attempts WHERE status = 'UNKNOWN')
-		FROM checkout_control`).Scan(&paused, &reason, &unknown)
+		SELECT paused, shopper_message, (SELECT count(*) FROM payment_attempts WHERE status = 'UNKNOWN')
+		FROM checkout_control`).Scan(&paused, &message, &unknown)
 	if err != nil {
 		return fmt.Errorf("checkout state: %w", err)
 	}
 	if !paused && unknown >= s.cfg.PauseAfterUnknown {
 		r := fmt.Sprintf("paused automatically: %d payment outcomes unresolved", unknown)
-		if err := s.SetPaused(ctx, true, r); err != nil {
+		if err := s.SetPaused(ctx, true, r, ""); err != nil {
 			return err
 		}
 		s.logger.WarnContext(ctx, "checkout paused", "unknown_payments", unknown)
-		paused, reason = true, &r
+		paused = true
 	}
 	if paused {
-		if reason != nil {
-			return fmt.Errorf("%w: %s", ErrCheckoutPaused, *reason)
+		msg := DefaultPauseMessage
+		if message != nil && *message != "" {
+			msg = *message
 		}
-		return ErrCheckoutPaused
+		return &PausedError{Message: msg}
 	}
 	return nil
 }
 
-// SetPaused pauses or resumes checkout.
-func (s *Service) SetPaused(ctx context.Context, paused bool, reason string) error {
-	_, err := s.pool.Exec(ctx, `UPDATE checkout_control SET paused = $1, reason = $2, updated_at = now()`, paused, nullable(reason))
+// DefaultPauseMessage is what shoppers are told while checkout is paused
+// when the operator gave them no message of their own.
+const DefaultPauseMessage = "Payments are paused for a moment. Your seats stay held: please try again in a few minutes."
+
+// PausedError is a new order refused while checkout is paused; its message
+// is for the shopper. It is ErrCheckoutPaused.
+type PausedError struct{ Message string }
+
+func (e *PausedError) Error() string { return e.Message }
+
+// Is makes a PausedError ErrCheckoutPaused.
+func (e *PausedError) Is(target error) bool { return target == ErrCheckoutPaused }
+
+// SetPaused pauses or resumes checkout: reason is for operators,
+// shopperMessage (optional) for shoppers; resuming clears both.
+func (s *Service) SetPaused(ctx context.Context, paused bool, reason, shopperMessage string) error {
+	if !paused {
+		reason, shopperMessage = "", ""
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE checkout_control SET paused = $1, reason = $2, shopper_message = $3, updated_at = now()`,
+		paused, nullable(reason), nullable(shopperMessage))
 	if err != nil {
 		return fmt.Errorf("set checkout paused: %w", err)
 	}

@@ -84,7 +84,8 @@ function tile(k, v, cls) {
 }
 function errorBox(e) { return h('p', {class: 'error', role: 'alert'}, e.status === 403 ? `Not allowed: ${e.message}` : e.message); }
 function page(title, ...children) {
-  main.replaceChildren(h('h1', {}, title), ...children);
+  // replaceChildren writes null as the text "null": leave out what h leaves out.
+  main.replaceChildren(h('h1', {}, title), ...children.flat().filter((c) => c !== undefined && c !== null && c !== false));
   main.focus({preventScroll: true});
 }
 function table(head, rows) {
@@ -647,8 +648,8 @@ async function storePage() {
     btn.style.background = f.primary.value; btn.style.color = '#fff';
     const tag = h('span', {class: 'badge'}, 'On sale');
     tag.style.background = f.accent.value; tag.style.color = '#fff';
-    preview.replaceChildren(f.logo.value.startsWith('https://') ? h('img', {src: f.logo.value, alt: '', style: 'max-height:40px'}) : null,
-      h('h2', {}, f.name.value || 'Your store'), h('p', {}, tag, ' Sample event · 12 seats left'), btn);
+    preview.replaceChildren(...[f.logo.value.startsWith('https://') ? h('img', {src: f.logo.value, alt: '', style: 'max-height:40px'}) : null,
+      h('h2', {}, f.name.value || 'Your store'), h('p', {}, tag, ' Sample event · 12 seats left'), btn].filter(Boolean));
   };
   Object.values(f).forEach((el) => el.addEventListener('input', draw));
   draw();
@@ -709,14 +710,28 @@ async function keysPage() {
 async function opsPage() {
   const [co, q, dlq, jobs] = await Promise.all([api('GET', '/v1/ops/checkout'), api('GET', '/v1/ops/queues'),
     api('GET', '/v1/ops/dlq'), api('GET', '/v1/ops/river/discarded')]);
-  const reason = h('input', {id: 'pause-reason', placeholder: 'Why (shown to operators)'});
+  const reason = h('input', {id: 'pause-reason', placeholder: 'Why (operators only)'});
+  const message = h('input', {id: 'pause-message', maxlength: 300,
+    placeholder: 'Optional: what shoppers are told (default: payments are paused, seats stay held)'});
   const again = () => route();
+  // Pausing stops new checkouts of every tenant: the first press asks.
+  const confirmPause = h('p', {class: 'notice', id: 'pause-confirm', hidden: true},
+    'This stops new checkouts for every tenant at once. Press again to pause.');
+  const pause = guarded(async () => {
+    if (confirmPause.hidden) {
+      confirmPause.hidden = false;
+      return;
+    }
+    await api('POST', '/v1/ops/checkout/pause', {reason: reason.value, shopperMessage: message.value});
+    again();
+  });
   page('Operations',
     h('section', {class: 'panel', id: 'checkout-switch'}, h('h2', {}, 'Checkout'),
       h('p', {}, 'New checkouts are ', h('strong', {id: 'checkout-state'}, co.paused ? `paused: ${co.reason}` : 'open'), '.'),
       co.paused ? h('button', {class: 'primary', id: 'resume', onclick: guarded(async () => { await api('POST', '/v1/ops/checkout/resume'); again(); })}, 'Resume checkout') :
-        h('form', {class: 'inline', onsubmit: guarded(async () => { await api('POST', '/v1/ops/checkout/pause', {reason: reason.value}); again(); })},
-          reason, h('button', {class: 'danger', type: 'submit', id: 'pause'}, 'Pause checkout'))),
+        h('form', {class: 'inline', onsubmit: pause},
+          h('label', {}, 'Reason', reason), h('label', {}, 'Message to shoppers', message),
+          h('button', {class: 'danger', type: 'submit', id: 'pause'}, 'Pause checkout'), confirmPause)),
     h('section', {class: 'panel'}, h('h2', {}, `Queues (${q.backend})`),
       table(['Queue', 'Available', 'Running', 'Retryable', 'Discarded', 'Oldest (seconds)'], q.river.map((r) => h('tr', {},
         h('td', {}, r.name), h('td', {class: 'num'}, n(r.available)), h('td', {class: 'num'}, n(r.running)), h('td', {class: 'num'}, n(r.retryable)),
