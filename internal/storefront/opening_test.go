@@ -2,6 +2,7 @@ package storefront_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,7 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/browsertest"
+	"boxoffice/internal/pspsim"
+	"boxoffice/internal/storefront"
+	"boxoffice/internal/tenant"
 	"boxoffice/internal/testfix"
+	"boxoffice/internal/waitingroom"
 )
 
 // A tab left on a product's countdown goes through the opening on its own,
@@ -107,4 +112,63 @@ func TestDoubleClickIsOneAction(t *testing.T) {
 		tickets(2),
 	))
 	require.Equal(t, 1, count(`SELECT count(*) FROM orders WHERE product_id = $1`), "one order")
+}
+
+// A store on its own domain, calling the API on another origin (the store
+// on localhost, the API on 127.0.0.1, as a tenant's domain and the API's
+// host would be): sign in by e-mail code, join a waiting room that asks for
+// proof of work, get admitted, pick seats, hold, pay, get the tickets —
+// every call cross-origin, each preflight allowing the headers the store
+// sends.
+func TestStoreOnItsOwnOrigin(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	port := w.base[strings.LastIndex(w.base, ":")+1:]
+	storeOrigin := "http://localhost:" + port
+	_, err := w.env.Tenants.SetStore(context.Background(), w.env.Tenant.ID, tenant.StoreSettings{
+		Name: "Cross Origin Hall", Domains: []string{"localhost:" + port}})
+	require.NoError(t, err)
+	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40,
+		WaitingRoom: &waitingroom.Settings{Enabled: true, ActiveShoppers: 10, ShoppingSeconds: 10, ChallengeBits: 10}})
+	pub := &storefront.Publisher{Tenants: w.env.Tenants, Bucket: w.bucket, APIBase: w.base}
+	require.NoError(t, pub.Publish(context.Background(), w.env.Tenant.Slug))
+	store := storeOrigin + "/s/" + w.env.Tenant.Slug + "/"
+	id := p.ID.String()
+
+	ctx := browsertest.Browser(t)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(store+"#/login"),
+		chromedp.WaitVisible(chromedp.CSS(`#login-email`)),
+		chromedp.SendKeys(chromedp.CSS(`#login-email`), "cora@example.test"),
+		chromedp.Click(chromedp.CSS(`form button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#login-code`)),
+	))
+	var code string
+	require.Eventually(t, func() bool {
+		for _, m := range w.sink.Messages() {
+			if m.To == "cora@example.test" {
+				code = sixDigits.FindString(m.Data[strings.Index(m.Data, "\r\n\r\n"):])
+			}
+		}
+		return code != ""
+	}, 10*time.Second, 50*time.Millisecond)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#login-code`), code),
+		chromedp.Click(chromedp.CSS(`#login-code ~ button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#account a[href="#/orders"]`)),
+		chromedp.Navigate(store+"#/p/"+id),
+		chromedp.WaitVisible(chromedp.CSS(`main button.primary`)),
+		chromedp.Click(chromedp.CSS(`main button.primary`)), // join, solving the proof of work
+		chromedp.Poll[chromedp.Void](`window.__seatMap && window.__seatMap.ready()`,
+			chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(100*time.Millisecond)),
+		clickSeat(0), clickSeat(1),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		pay("cora@example.test", pspsim.MethodOK), tickets(2),
+	))
+	browsertest.Shot(t, ctx, "1-tickets")
+	origin, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.origin`))
+	require.NoError(t, err)
+	require.Equal(t, storeOrigin, origin, "the store ran on its own origin")
 }
