@@ -238,6 +238,21 @@ func startPaymentSimulator(ctx context.Context, cfg *config.Config, logger *slog
 	}, nil
 }
 
+// runSQSEmulator is `boxoffice sqs-emulator`: the kumo SQS emulator in a
+// process of its own, as the AWS service is to serve and work (the SQS
+// benchmark and fault test run it so). It logs its URL and runs until
+// stopped; queues are created by whoever uses it.
+func runSQSEmulator(ctx context.Context, args []string) error {
+	if err := noFlags("sqs-emulator", "usage: boxoffice sqs-emulator\n\nrun the SQS emulator (kumo) on a loopback port until stopped; its URL is logged\n", args); err != nil {
+		return err
+	}
+	srv := kumo.NewServer()
+	defer srv.Close()
+	newLogger("info").Info("sqs emulator listening", "url", srv.URL)
+	<-ctx.Done()
+	return nil
+}
+
 // startSQSEmulator runs the kumo SQS emulator in this process on a loopback
 // port and creates the claim queue and the events queue, each with a
 // dead-letter queue and a redrive policy, pointing cfg at them.

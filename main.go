@@ -29,6 +29,7 @@ Usage:
                                 render a tenant's static store, or publish it to STORE_BUCKET
   boxoffice bench SCENARIO|all [flags]
                                 benchmarks (see README; -tags dev builds)
+  boxoffice sqs-emulator        the SQS emulator in a process of its own (-tags dev builds)
   boxoffice version|--version   the version this binary was built from
 
 Configuration is read from the environment; see README.md.
@@ -74,6 +75,8 @@ func main() {
 		err = runStore(ctx, args)
 	case "bench":
 		err = runBench(ctx, args)
+	case "sqs-emulator":
+		err = runSQSEmulator(ctx, args)
 	case "version", "--version", "-version":
 		err = noFlags(cmd, "usage: boxoffice version\n\nprint the version this binary was built from\n", args)
 		if err == nil {

@@ -26,6 +26,7 @@ type FaultsResult struct {
 	SplitBrain fleet.SplitBrain   `json:"splitBrain"`
 	Sweeper    fleet.SweeperKill  `json:"sweeper"`
 	Frozen     fleet.Frozen       `json:"frozen"`
+	SQSRate    fleet.SQSRate      `json:"sqsRate"`
 	Restore    fleet.Restore      `json:"restore"`
 	// Fairness with 2 claim workers (fewer than the big sale's products)
 	// and with 8 (more).
@@ -60,6 +61,14 @@ func Faults(out io.Writer) (*FaultsResult, error) {
 	fmt.Fprintf(out, "faults: SQS without a fault: slowest of 1,500 decisions %s (target ≤ 2 s)\n", round(res.SQS.SlowestNoFault))
 	fmt.Fprintf(out, "faults: SQS consumer SIGKILLed mid-batch, another alive: next decision after %s, its messages decided after %s (visibility timeout 10 s)\n",
 		round(res.SQS.ResumeAfterKill), round(res.SQS.DecidedAfterKill))
+	if res.SQSRate, err = asScenario("sqs at 400/s", func(t proctest.T) fleet.SQSRate {
+		return fleet.SQSAtRate(t, 400, time.Minute)
+	}); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "faults: SQS backend split out of process (emulator, serve, 2 work), %d reservations at %d/s for %s with 30 s holds, no fault: request → decision p50 %s, p99 %s, max %s (target ≤ 2 s)\n",
+		res.SQSRate.Requests, res.SQSRate.Rate, round(res.SQSRate.Duration), round(res.SQSRate.Decisions.P50),
+		round(res.SQSRate.Decisions.P99), round(res.SQSRate.Decisions.Max))
 	if res.Payments, err = asScenario("payment worker kill", fleet.PaymentWorkerKill); err != nil {
 		return nil, err
 	}

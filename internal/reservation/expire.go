@@ -48,11 +48,23 @@ func (c *Claimer) ExpireHolds(ctx context.Context, limit int) (ExpireResult, err
 	return res, nil
 }
 
+// expireProduct sweeps one product, a transaction of at most limit holds at
+// a time. Its locks come in the order every transaction that takes a
+// product's expired claims keeps — the inventory row, then claims rows — so
+// that it cannot deadlock with an SQS claim (which locks the inventory row
+// first and may take an expired hold's claim over); a claims row another
+// transaction holds (a River claim taking it over, which locks inventory
+// last) is skipped rather than waited for, and its hold is left ACTIVE for
+// the next sweep, so no claim is left behind an ended hold.
 func (c *Claimer) expireProduct(ctx context.Context, productID uuid.UUID, limit int) (holds, freed int, err error) {
 	for {
 		var n, f int
+		var full bool
 		err = db.BeginFenced(ctx, c.pool, func(tx pgx.Tx) error {
 			if err := boundFree(ctx, tx); err != nil {
+				return err
+			}
+			if err := inventory.Lock(ctx, tx, productID); err != nil {
 				return err
 			}
 			rows, err := tx.Query(ctx, `
@@ -65,21 +77,26 @@ func (c *Claimer) expireProduct(ctx context.Context, productID uuid.UUID, limit 
 			if err != nil || len(ids) == 0 {
 				return err
 			}
-			numbers, err := freeClaims(ctx, tx, productID, ids)
+			full = len(ids) == limit
+			numbers, err := freeExpiredClaims(ctx, tx, productID, ids)
 			if err != nil {
 				return err
 			}
-			if err := endHolds(ctx, tx, ids, HoldExpired, StatusExpired); err != nil {
+			ended, err := holdsWithoutClaims(ctx, tx, productID, ids)
+			if err != nil {
 				return err
 			}
-			n, f = len(ids), len(numbers)
+			if err := endHolds(ctx, tx, ended, HoldExpired, StatusExpired); err != nil {
+				return err
+			}
+			n, f = len(ended), len(numbers)
 			return inventory.Apply(ctx, tx, productID, inventory.Change{Clear: numbers, HeldDelta: -len(numbers)})
 		})
 		if err != nil {
 			return holds, freed, fmt.Errorf("expire holds of product %s: %w", productID, err)
 		}
 		holds, freed = holds+n, freed+f
-		if n < limit {
+		if !full || n == 0 {
 			return holds, freed, nil
 		}
 	}

@@ -88,6 +88,8 @@ func (s *Service) Release(ctx context.Context, tenantID uuid.UUID, buyerID strin
 // freeClaims deletes the HELD claims that still belong to the given holds of
 // one product and returns their numbers. A number of an expired hold that
 // another claim has taken over belongs to that claim now and is left alone.
+// It waits for a claims row another transaction holds (a release's own,
+// live hold's rows are no one else's).
 //
 // It must stay cheap however stale the planner's statistics are: a product
 // whose tables grew since the last ANALYZE once got a nested loop scanning
@@ -97,6 +99,17 @@ func (s *Service) Release(ctx context.Context, tenantID uuid.UUID, buyerID strin
 // in number order (the order claims are inserted, and so locked, in). The
 // caller's transaction begins with boundFree.
 func freeClaims(ctx context.Context, tx pgx.Tx, productID uuid.UUID, holdIDs []uuid.UUID) ([]int32, error) {
+	return deleteClaims(ctx, tx, productID, holdIDs, freeClaimsSQL)
+}
+
+// freeExpiredClaims is freeClaims for the sweeper, which holds the
+// product's inventory row: a claims row another transaction holds is
+// skipped, never waited for (see expireProduct).
+func freeExpiredClaims(ctx context.Context, tx pgx.Tx, productID uuid.UUID, holdIDs []uuid.UUID) ([]int32, error) {
+	return deleteClaims(ctx, tx, productID, holdIDs, freeUnlockedClaimsSQL)
+}
+
+func deleteClaims(ctx context.Context, tx pgx.Tx, productID uuid.UUID, holdIDs []uuid.UUID, sql string) ([]int32, error) {
 	rows, err := tx.Query(ctx, freeHoldNumbersSQL, holdIDs, productID)
 	if err != nil {
 		return nil, fmt.Errorf("free claims: numbers of the holds: %w", err)
@@ -114,7 +127,7 @@ func freeClaims(ctx context.Context, tx pgx.Tx, productID uuid.UUID, holdIDs []u
 	var freed []int32
 	for i := 0; i < len(numbers); i += freeBatch {
 		j := min(i+freeBatch, len(numbers))
-		rows, err := tx.Query(ctx, freeClaimsSQL, productID, numbers[i:j], owners[i:j])
+		rows, err := tx.Query(ctx, sql, productID, numbers[i:j], owners[i:j])
 		if err != nil {
 			return nil, fmt.Errorf("free claims: %w", err)
 		}
@@ -125,6 +138,25 @@ func freeClaims(ctx context.Context, tx pgx.Tx, productID uuid.UUID, holdIDs []u
 		freed = append(freed, batch...)
 	}
 	return freed, nil
+}
+
+// holdsWithoutClaims returns those of the holds that no claims row (in this
+// transaction's view) names any more: the sweeper ends only those, and
+// leaves a hold whose claim it skipped for the next sweep.
+func holdsWithoutClaims(ctx context.Context, tx pgx.Tx, productID uuid.UUID, holdIDs []uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT h.id FROM holds h
+		WHERE h.id = ANY($1) AND NOT EXISTS (
+			SELECT 1 FROM unnest(h.numbers) AS n(number)
+			JOIN claims c ON c.product_id = $2 AND c.number = n.number AND c.hold_id = h.id)`, holdIDs, productID)
+	if err != nil {
+		return nil, fmt.Errorf("holds freed: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("holds freed: %w", err)
+	}
+	return ids, nil
 }
 
 // freeBatch is how many numbers one DELETE of freeClaims looks up.
@@ -160,6 +192,17 @@ const freeClaimsSQL = `
 	DELETE FROM claims c
 	USING unnest($2::int[], $3::uuid[]) AS x(number, hold_id)
 	WHERE c.product_id = $1 AND c.number = x.number AND c.hold_id = x.hold_id AND c.state = 'HELD'
+	RETURNING c.number`
+
+// freeUnlockedClaimsSQL is freeClaimsSQL skipping the rows another
+// transaction has locked.
+const freeUnlockedClaimsSQL = `
+	DELETE FROM claims c
+	WHERE c.product_id = $1 AND c.number IN (
+		SELECT l.number FROM unnest($2::int[], $3::uuid[]) AS x(number, hold_id)
+		JOIN claims l ON l.product_id = $1 AND l.number = x.number AND l.hold_id = x.hold_id AND l.state = 'HELD'
+		ORDER BY l.number
+		FOR UPDATE OF l SKIP LOCKED)
 	RETURNING c.number`
 
 // endHolds moves ACTIVE holds to holdState, their requests to requestStatus,

@@ -2,14 +2,19 @@ package reservation
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/internal/db"
 	"boxoffice/internal/dbtest"
+	"boxoffice/internal/inventory"
+	"boxoffice/internal/metrics"
 )
 
 // TestFreeClaimsIgnoresStaleStatistics: the statements that free claims
@@ -55,6 +60,7 @@ func TestFreeClaimsIgnoresStaleStatistics(t *testing.T) {
 		}{
 			{freeHoldNumbersSQL, []any{holdIDs, product}},
 			{freeClaimsSQL, []any{product, []int32{0, 1, 2, 3}, []uuid.UUID{holdIDs[0], holdIDs[0], holdIDs[1], holdIDs[1]}}},
+			{freeUnlockedClaimsSQL, []any{product, []int32{0, 1, 2, 3}, []uuid.UUID{holdIDs[0], holdIDs[0], holdIDs[1], holdIDs[1]}}},
 		} {
 			rows, err := tx.Query(ctx, "EXPLAIN "+q.sql, q.args...)
 			if err != nil {
@@ -68,10 +74,83 @@ func TestFreeClaimsIgnoresStaleStatistics(t *testing.T) {
 		}
 		freed, err := freeClaims(ctx, tx, product, holdIDs[:600])
 		require.Len(t, freed, 1200, "every claim of the holds freed")
+		if err != nil {
+			return err
+		}
+		freed, err = freeExpiredClaims(ctx, tx, product, holdIDs[600:1000])
+		require.Len(t, freed, 800, "every claim of the holds freed")
 		return err
 	})
 	require.NoError(t, err)
 	require.NotContains(t, plans, "Seq Scan", plans)
 	require.Contains(t, plans, "holds_pkey", plans)
 	require.Contains(t, plans, "claims_pkey", plans)
+}
+
+// TestSweepBesideTakeover: the sweeper and a claim that locks the product's
+// inventory row first (the SQS consumer's) and then takes an expired
+// hold's claim over cannot deadlock: the sweeper takes the inventory row
+// before any claims row. (Taking claims rows first, it deadlocked with such
+// claims once a sale's holds began to expire: a second lost to PostgreSQL's
+// deadlock detection each time, and SQS decisions fell 12 s behind.) A
+// claim taken over meanwhile stays with its new hold.
+func TestSweepBesideTakeover(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := dbtest.NewSchema(t, 6)
+	c := NewClaimer(s.Pool, slog.New(slog.DiscardHandler), metrics.New())
+	product, old, taker := uuid.New(), uuid.New(), uuid.New()
+	exec := func(q db.DBTX, sql string, args ...any) {
+		t.Helper()
+		_, err := q.Exec(ctx, sql, args...)
+		require.NoError(t, err)
+	}
+	exec(s.Pool, `INSERT INTO tenants (id, slug, name, buyer_token_secret) VALUES ($1, 'sweep', 'Sweep', 'x')`, product)
+	exec(s.Pool, `INSERT INTO products (id, tenant_id, slug, name, kind, capacity, price_cents, currency, per_buyer_limit,
+		hold_seconds, on_sale_at) VALUES ($1, $1, 'sweep', 'Sweep', 'numbered', 10, 100, 'EUR', 6, 30, now())`, product)
+	require.NoError(t, pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		if err := inventory.Create(ctx, tx, product, 10); err != nil {
+			return err
+		}
+		return inventory.Apply(ctx, tx, product, inventory.Change{Set: []int32{1, 2}, HeldDelta: 2})
+	}))
+	exec(s.Pool, `INSERT INTO holds (id, tenant_id, product_id, buyer_id, request_id, numbers, expires_at)
+		VALUES ($1, $2, $2, 'old', gen_random_uuid(), '{1,2}', now() - interval '1 minute')`, old, product)
+	exec(s.Pool, `INSERT INTO claims (product_id, number, hold_id, state, expires_at)
+		VALUES ($1, 1, $2, 'HELD', now() - interval '1 minute'), ($1, 2, $2, 'HELD', now() - interval '1 minute')`, product, old)
+
+	// The claim: the inventory row first.
+	claim, err := s.Pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = claim.Rollback(ctx) }()
+	require.NoError(t, inventory.Lock(ctx, claim, product))
+
+	swept := make(chan error, 1)
+	go func() {
+		_, err := c.ExpireHolds(ctx, 100)
+		swept <- err
+	}()
+	require.Eventually(t, func() bool {
+		var waiting bool
+		_ = s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+			AND query LIKE '%FROM inventory%')`).Scan(&waiting)
+		return waiting
+	}, 10*time.Second, 10*time.Millisecond, "the sweeper waits for the inventory row")
+	// Then it takes number 1 over, as a claim of an expired hold does.
+	exec(claim, `UPDATE claims SET hold_id = $2, expires_at = now() + interval '8 minutes'
+		WHERE product_id = $1 AND number = 1`, product, taker)
+	exec(claim, `INSERT INTO holds (id, tenant_id, product_id, buyer_id, request_id, numbers, expires_at)
+		VALUES ($1, $2, $2, 'new', gen_random_uuid(), '{1}', now() + interval '8 minutes')`, taker, product)
+	require.NoError(t, claim.Commit(ctx))
+	require.NoError(t, <-swept, "no deadlock")
+
+	var owner uuid.UUID
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT hold_id FROM claims WHERE product_id = $1 AND number = 1`, product).Scan(&owner))
+	require.Equal(t, taker, owner, "the number taken over stays with its new hold")
+	var left int
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM claims WHERE product_id = $1 AND number = 2`, product).Scan(&left))
+	require.Zero(t, left, "the expired hold's other claim is freed")
+	var state string
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT state FROM holds WHERE id = $1`, old).Scan(&state))
+	require.Equal(t, HoldExpired, state)
 }
