@@ -58,10 +58,10 @@ func SweeperKilled(t T) SweeperKill {
 		return f.Count(`SELECT count(*) FROM holds WHERE product_id = $1 AND expires_at > now()`, p) == 0
 	}, time.Minute, 100*time.Millisecond, "the holds expire")
 	w := f.Work("work-b", nil)
-	// The sweeper's statement deletes claims USING the numbers it unnests.
+	// The sweeper's statement deletes the claims it could lock.
 	sweeping := func() bool {
 		return f.Count(`SELECT count(*) FROM pg_stat_activity
-			WHERE state = 'active' AND query LIKE '%USING unnest($2::int[]%' AND pid <> pg_backend_pid()`) > 0
+			WHERE state = 'active' AND query LIKE '%FOR UPDATE OF l SKIP LOCKED%' AND pid <> pg_backend_pid()`) > 0
 	}
 	require.Eventually(t, sweeping, time.Minute, 10*time.Millisecond, "the sweeper frees the expired holds")
 	killedAt := time.Now()

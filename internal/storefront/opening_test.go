@@ -2,6 +2,7 @@ package storefront_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/browsertest"
+	"boxoffice/internal/demo"
+	"boxoffice/internal/product"
 	"boxoffice/internal/pspsim"
 	"boxoffice/internal/storefront"
 	"boxoffice/internal/tenant"
@@ -171,4 +174,60 @@ func TestStoreOnItsOwnOrigin(t *testing.T) {
 	origin, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.origin`))
 	require.NoError(t, err)
 	require.Equal(t, storeOrigin, origin, "the store ran on its own origin")
+}
+
+// A plan given as rows with seat counts only (no positions) is drawn as
+// rows, one below the other, not as one line of overlapping seats.
+func TestRowsWithoutPositionsAreDrawnAsRows(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	var sections []product.Section
+	for _, name := range []string{"Floor", "Upper"} {
+		s := product.Section{Name: name}
+		for r := 1; r <= 3; r++ {
+			s.Rows = append(s.Rows, product.Row{Name: fmt.Sprint(r), Seats: 5})
+		}
+		sections = append(sections, s)
+	}
+	p := w.env.Product(t, testfix.ProductOpts{Layout: &product.Layout{Sections: sections}})
+	store := w.publish(t, w.env.Tenant.Slug)
+	ctx := w.shopper(t, w.env.Tenant, store, "rows")
+	require.NoError(t, chromedp.Do(ctx, openProduct(p.ID.String())))
+	browsertest.Shot(t, ctx, "1-rows")
+	ys, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](
+		`Array.from({length: 30}, (_, i) => Math.round(window.__seatMap.pos(i).y))`))
+	require.NoError(t, err)
+	rows := map[float64]bool{}
+	for _, y := range ys {
+		rows[y] = true
+	}
+	require.Len(t, rows, 6, "six rows drawn at six heights: %v", ys)
+	require.Less(t, ys[0], ys[5], "the second row below the first")
+	require.Less(t, ys[14], ys[15], "the second section below the first")
+}
+
+// The demo stadium (what `make run` seeds) is drawn as a stadium: a floor
+// and two curved tiers of rows, seats apart from each other, over an area
+// rather than along one line.
+func TestDemoStadiumIsDrawnAsAStadium(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := w.env.Product(t, testfix.ProductOpts{Layout: demo.Stadium()})
+	store := w.publish(t, w.env.Tenant.Slug)
+	ctx := w.shopper(t, w.env.Tenant, store, "fan")
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), openProduct(p.ID.String())))
+	browsertest.Shot(t, ctx, "1-stadium")
+	type point struct{ X, Y int }
+	pts, err := chromedp.Run(ctx, chromedp.Evaluate[[]point](
+		`window.__seatMap.seats.map((_, i) => { const p = window.__seatMap.pos(i); return {X: Math.round(p.x), Y: Math.round(p.y)}; })`))
+	require.NoError(t, err)
+	require.Equal(t, p.Capacity, len(pts))
+	seen := map[point]bool{}
+	ys := map[int]bool{}
+	for _, pt := range pts {
+		require.False(t, seen[pt], "two seats drawn at %v", pt)
+		seen[pt] = true
+		ys[pt.Y/10] = true
+	}
+	require.Greater(t, len(ys), 20, "seats spread over the height of the plan, not one line")
 }
