@@ -247,36 +247,46 @@ func (f *Fleet) load(product uuid.UUID, workers int, more func() bool) map[int]i
 				if !assert.NoError(f.t, err) {
 					return
 				}
-				key := uuid.NewString()
-				deadline := time.Now().Add(90 * time.Second)
-				for {
-					code, out, err := f.Call(http.MethodPost, "/v1/products/"+product.String()+"/reservations", tok,
-						map[string]any{"quantity": 1}, "Idempotency-Key", key)
+				if !f.reserveOne(product, tok, func(code int) {
 					mu.Lock()
-					if err != nil {
-						seen[-1]++
-					} else {
-						seen[code]++
-					}
+					seen[code]++
 					mu.Unlock()
-					if err == nil && (code == http.StatusAccepted || code == http.StatusOK) {
-						break
-					}
-					if err == nil && code != http.StatusServiceUnavailable {
-						assert.Fail(f.t, "unexpected answer", "%d %v", code, out)
-						return
-					}
-					if time.Now().After(deadline) {
-						assert.Fail(f.t, "no answer within 90 s", "last: %d %v %v", code, out, err)
-						return
-					}
-					time.Sleep(100 * time.Millisecond)
+				}) {
+					return
 				}
 			}
 		}()
 	}
 	wg.Wait()
 	return seen
+}
+
+// reserveOne reserves one number of product for the buyer of tok with a
+// key of its own, retried through 503s and lost connections for 90 s at
+// most; saw sees each answer's status (-1: no answer). It reports whether
+// the reservation was accepted; any other answer fails the test.
+func (f *Fleet) reserveOne(product uuid.UUID, tok string, saw func(code int)) bool {
+	key := uuid.NewString()
+	for deadline := time.Now().Add(90 * time.Second); ; {
+		code, out, err := f.Call(http.MethodPost, "/v1/products/"+product.String()+"/reservations", tok,
+			map[string]any{"quantity": 1}, "Idempotency-Key", key)
+		if err != nil {
+			saw(-1)
+		} else {
+			saw(code)
+		}
+		switch {
+		case err == nil && (code == http.StatusAccepted || code == http.StatusOK):
+			return true
+		case err == nil && code != http.StatusServiceUnavailable:
+			assert.Fail(f.t, "unexpected answer", "%d %v", code, out)
+			return false
+		case time.Now().After(deadline):
+			assert.Fail(f.t, "no answer within 90 s", "last: %d %v %v", code, out, err)
+			return false
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // Count runs a counting query on the fleet's database.

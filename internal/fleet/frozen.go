@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"net/http"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -27,17 +26,7 @@ const frozenFor = 30 * time.Second
 func FrozenWorker(t T) Frozen {
 	t.Helper()
 	out := Frozen{Frozen: frozenFor}
-	f := New(t, SlowClaims)
-	f.Serve("serve")
-	a, b := f.Work("work-a", nil), f.Work("work-b", nil)
-	f.Tenant()
-	p := f.Product(5000)
-	seen := f.Load(p, 1500, 16)
-	require.Zero(t, seen[http.StatusInternalServerError], "no 500s: %v", seen)
-	victim := a
-	if f.RunningClaimOwner(30*time.Second) == b.ClientID {
-		victim = b
-	}
+	f, p, victim, _ := midDrain(t, 1500)
 	stoppedAt := time.Now()
 	victim.Pause()
 	// A batch in flight at the stop may still commit within its margin.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/sivchari/kumo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,20 +43,7 @@ var SlowClaims = proctest.Env{"BOXOFFICE_CLAIM_BATCH": "20", "BOXOFFICE_CLAIM_RA
 func RiverWorkerKill(t T) WorkerKill {
 	t.Helper()
 	var out WorkerKill
-	f := New(t, SlowClaims)
-	f.Serve("serve")
-	a, b := f.Work("work-a", nil), f.Work("work-b", nil)
-	f.Tenant()
-	p := f.Product(5000)
-
-	seen := f.Load(p, 1200, 16)
-	require.Zero(t, seen[http.StatusInternalServerError], "no 500s: %v", seen)
-	owner := f.RunningClaimOwner(30 * time.Second)
-	victim, survivor := a, b
-	if owner == b.ClientID {
-		victim, survivor = b, a
-	}
-	require.Equal(t, victim.ClientID, owner)
+	f, p, victim, survivor := midDrain(t, 1200)
 	killedAt := time.Now()
 	victim.Kill()
 	f.WaitDecided(60 * time.Second)
@@ -74,6 +62,27 @@ func RiverWorkerKill(t T) WorkerKill {
 	out.ResumeAfterStart = f.FirstDecisionAfter(started)
 	f.RequireSound()
 	return out
+}
+
+// midDrain is a fleet of one serve and two work processes claiming slowly
+// (SlowClaims) with requests queued for one product: it returns the
+// product, the worker draining it and the other.
+func midDrain(t T, requests int) (f *Fleet, p uuid.UUID, draining, other *Worker) {
+	t.Helper()
+	f = New(t, SlowClaims)
+	f.Serve("serve")
+	a, b := f.Work("work-a", nil), f.Work("work-b", nil)
+	f.Tenant()
+	p = f.Product(5000)
+	seen := f.Load(p, requests, 16)
+	require.Zero(t, seen[http.StatusInternalServerError], "no 500s: %v", seen)
+	owner := f.RunningClaimOwner(30 * time.Second)
+	draining, other = a, b
+	if owner == b.ClientID {
+		draining, other = b, a
+	}
+	require.Equal(t, draining.ClientID, owner)
+	return f, p, draining, other
 }
 
 // NewSQS is a fleet on the SQS backend, its queues on a kumo emulator in the

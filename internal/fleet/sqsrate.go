@@ -104,29 +104,11 @@ func (f *Fleet) AtRate(products []uuid.UUID, rate int, d time.Duration) map[int]
 			if !assert.NoError(f.t, err) {
 				return
 			}
-			key := uuid.NewString()
-			for deadline := time.Now().Add(90 * time.Second); ; {
-				code, body, err := f.Call(http.MethodPost, "/v1/products/"+product.String()+"/reservations", tok,
-					map[string]any{"quantity": 1}, "Idempotency-Key", key)
+			f.reserveOne(product, tok, func(code int) {
 				mu.Lock()
-				if err != nil {
-					seen[-1]++
-				} else {
-					seen[code]++
-				}
+				seen[code]++
 				mu.Unlock()
-				switch {
-				case err == nil && (code == http.StatusAccepted || code == http.StatusOK):
-					return
-				case err == nil && code != http.StatusServiceUnavailable:
-					assert.Fail(f.t, "unexpected answer", "%d %v", code, body)
-					return
-				case time.Now().After(deadline):
-					assert.Fail(f.t, "no answer within 90 s", "last: %d %v %v", code, body, err)
-					return
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
+			})
 		}()
 	}
 	wg.Wait()

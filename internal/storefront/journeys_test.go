@@ -145,10 +145,18 @@ func TestPasswordlessLoginInTheStore(t *testing.T) {
 	w := newWorld(t)
 	store := w.publish(t, w.env.Tenant.Slug)
 	ctx := browsertest.Browser(t)
+	w.logInByEmail(t, ctx, store, "eve@example.test")
+	browsertest.Shot(t, ctx, "2-logged-in")
+}
+
+// logInByEmail signs in on the store's login page with a code mailed to
+// email, read from the mail catcher as the shopper reads it.
+func (w *world) logInByEmail(t *testing.T, ctx context.Context, store, email string) {
+	t.Helper()
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(store+"#/login"),
 		chromedp.WaitVisible(chromedp.CSS(`#login-email`)),
-		chromedp.SendKeys(chromedp.CSS(`#login-email`), "eve@example.test"),
+		chromedp.SendKeys(chromedp.CSS(`#login-email`), email),
 		chromedp.Click(chromedp.CSS(`form button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#login-code`)),
 	))
@@ -156,7 +164,7 @@ func TestPasswordlessLoginInTheStore(t *testing.T) {
 	var code string
 	require.Eventually(t, func() bool {
 		for _, m := range w.sink.Messages() {
-			if m.To == "eve@example.test" {
+			if m.To == email {
 				code = sixDigits.FindString(m.Data[strings.Index(m.Data, "\r\n\r\n"):])
 			}
 		}
@@ -167,7 +175,6 @@ func TestPasswordlessLoginInTheStore(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#login-code ~ button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#account a[href="#/orders"]`)),
 	))
-	browsertest.Shot(t, ctx, "2-logged-in")
 }
 
 // Two tenants' stores: each shows its own name, colours and products only.
@@ -229,6 +236,18 @@ func TestRaffleSearchAndBuy(t *testing.T) {
 	browsertest.Shot(t, ctx, "2-bought")
 }
 
+// holdTwoAndPay picks the map's first two seats, holds them, pays with
+// sim_ok and waits for the two tickets.
+func holdTwoAndPay(email string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		clickSeat(0), clickSeat(1),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		pay(email, pspsim.MethodOK), tickets(2),
+	)
+}
+
 // Behind a waiting room: join (solving the proof of work), get admitted,
 // pick two seats, hold, pay, two tickets.
 func TestWaitingRoomJourney(t *testing.T) {
@@ -250,13 +269,7 @@ func TestWaitingRoomJourney(t *testing.T) {
 			chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(100*time.Millisecond)),
 	))
 	browsertest.Shot(t, ctx, "2-admitted")
-	require.NoError(t, chromedp.Do(ctx,
-		clickSeat(0), clickSeat(1),
-		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
-		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
-		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
-		pay("gus@example.test", pspsim.MethodOK), tickets(2),
-	))
+	require.NoError(t, chromedp.Do(ctx, holdTwoAndPay("gus@example.test")))
 	browsertest.Shot(t, ctx, "3-confirmed")
 	require.Eventually(t, func() bool {
 		for _, m := range w.sink.Messages() {

@@ -13,7 +13,6 @@ import (
 	"boxoffice/internal/browsertest"
 	"boxoffice/internal/demo"
 	"boxoffice/internal/product"
-	"boxoffice/internal/pspsim"
 	"boxoffice/internal/storefront"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/testfix"
@@ -139,36 +138,14 @@ func TestStoreOnItsOwnOrigin(t *testing.T) {
 	id := p.ID.String()
 
 	ctx := browsertest.Browser(t)
+	w.logInByEmail(t, ctx, store, "cora@example.test")
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Navigate(store+"#/login"),
-		chromedp.WaitVisible(chromedp.CSS(`#login-email`)),
-		chromedp.SendKeys(chromedp.CSS(`#login-email`), "cora@example.test"),
-		chromedp.Click(chromedp.CSS(`form button`)),
-		chromedp.WaitVisible(chromedp.CSS(`#login-code`)),
-	))
-	var code string
-	require.Eventually(t, func() bool {
-		for _, m := range w.sink.Messages() {
-			if m.To == "cora@example.test" {
-				code = sixDigits.FindString(m.Data[strings.Index(m.Data, "\r\n\r\n"):])
-			}
-		}
-		return code != ""
-	}, 10*time.Second, 50*time.Millisecond)
-	require.NoError(t, chromedp.Do(ctx,
-		chromedp.SendKeys(chromedp.CSS(`#login-code`), code),
-		chromedp.Click(chromedp.CSS(`#login-code ~ button`)),
-		chromedp.WaitVisible(chromedp.CSS(`#account a[href="#/orders"]`)),
 		chromedp.Navigate(store+"#/p/"+id),
 		chromedp.WaitVisible(chromedp.CSS(`main button.primary`)),
 		chromedp.Click(chromedp.CSS(`main button.primary`)), // join, solving the proof of work
 		chromedp.Poll[chromedp.Void](`window.__seatMap && window.__seatMap.ready()`,
 			chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(100*time.Millisecond)),
-		clickSeat(0), clickSeat(1),
-		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
-		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
-		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
-		pay("cora@example.test", pspsim.MethodOK), tickets(2),
+		holdTwoAndPay("cora@example.test"),
 	))
 	browsertest.Shot(t, ctx, "1-tickets")
 	origin, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.origin`))
