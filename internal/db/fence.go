@@ -248,7 +248,10 @@ func (f *Fence) check(ctx context.Context, conn *pgx.Conn) error {
 // writer's connection is destroyed, and in a conflict none is handed out.
 func (f *Fence) prepareConn(ctx context.Context, conn *pgx.Conn) (bool, error) {
 	if err := f.check(ctx, conn); err != nil {
-		return !errors.Is(err, ErrFenced) || f.Conflict(), err
+		// A conflict says nothing against the connection itself: it goes
+		// back to the pool. A stale writer's, or one that could not be
+		// asked, is destroyed.
+		return errors.Is(err, ErrFenced) && f.Conflict(), err
 	}
 	return true, nil
 }
