@@ -75,6 +75,13 @@ func setupWithDLQ(t *testing.T, o testfix.Options, newDLQ func(*pgxpool.Pool) *s
 // test ends.
 func (b *testBundle) newServer(t *testing.T) *api.Server {
 	t.Helper()
+	return b.newServerWithAdminKey(t, adminKey)
+}
+
+// newServerWithAdminKey is newServer configured with another admin key
+// ("" for none), as after a restart with a rotated key.
+func (b *testBundle) newServerWithAdminKey(t *testing.T, adminKey string) *api.Server {
+	t.Helper()
 	env := b.env
 	srv := api.New(api.Deps{
 		Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products, Reservations: env.Service,

@@ -89,7 +89,7 @@ func (s *Server) consoleSignIn(ctx context.Context, in *struct {
 	default:
 		return nil, errUnauthorized
 	}
-	token, sess, err := s.Sessions.Create(ctx, who, clientOf(ctx))
+	token, sess, err := s.Sessions.Create(ctx, who, key, clientOf(ctx))
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
@@ -161,6 +161,12 @@ var errNoConsole = problem(http.StatusServiceUnavailable, "CONSOLE_UNAVAILABLE",
 
 type sessionKey struct{}
 
+// consoleSession is the live session of token, provided the credential it
+// was opened with is still in force.
+func (s *Server) consoleSession(ctx context.Context, token string) (session.Session, error) {
+	return s.Sessions.Get(ctx, token, s.AdminKey)
+}
+
 // fromSession resolves the console's session cookie to the principal it
 // carries, refusing a state change without the session's CSRF token. The
 // session stands in for the key it was opened with: it may do what the
@@ -170,7 +176,7 @@ func (s *Server) fromSession(c *fiber.Ctx, allowed func(string) bool) (principal
 	if token == "" || s.Sessions == nil {
 		return principal{}, session.Session{}, errUnauthorized
 	}
-	sess, err := s.Sessions.Get(c.UserContext(), strings.Clone(token))
+	sess, err := s.consoleSession(c.UserContext(), strings.Clone(token))
 	if errors.Is(err, session.ErrNoSession) {
 		return principal{}, session.Session{}, errSessionEnded
 	}

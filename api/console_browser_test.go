@@ -96,8 +96,16 @@ func newDeployment(t *testing.T, o deploymentOpts) *deployment {
 	srv := api.New(deps)
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, srv.Start(ctx))
-	go func() { _ = srv.App().Listener(ln) }()
-	t.Cleanup(func() { cancel(); _ = srv.App().ShutdownWithTimeout(2 * time.Second) })
+	served := make(chan struct{})
+	go func() { defer close(served); _ = srv.App().Listener(ln) }()
+	t.Cleanup(func() {
+		cancel()
+		_ = srv.App().ShutdownWithTimeout(2 * time.Second)
+		// A shutdown that came before the server began serving does not
+		// stop it; closing its listener does.
+		_ = ln.Close()
+		<-served
+	})
 	return d
 }
 

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/csv"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -198,4 +199,64 @@ func TestRehearsalEndpoints(t *testing.T) {
 	require.Equal(t, http.StatusOK, list.status)
 	other := b.env.NewTenant(t)
 	requireProblem(t, b.do(t, http.MethodGet, "/v1/rehearsals/"+id, other.APIKey, nil), 404, "NOT_FOUND")
+}
+
+// A console session dies with the credential it was opened with: an admin
+// session when the admin key changes or is removed (a restart with another
+// key), a tenant session when its key is revoked, whichever process
+// revoked it. A stream opened with a key ends once the key is revoked.
+func TestConsoleSessionDiesWithItsCredential(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	ctx := context.Background()
+	adminCookie, _ := b.signIn(t, adminKey)
+	rotated := *b
+	rotated.server = b.newServerWithAdminKey(t, "a-new-admin-key-after-the-restart")
+	none := *b
+	none.server = b.newServerWithAdminKey(t, "")
+	for name, other := range map[string]*testBundle{"rotated": &rotated, "none": &none} {
+		requireProblem(t, other.do(t, http.MethodGet, "/v1/console/session", "", nil, "Cookie", adminCookie), 401, "SESSION_EXPIRED")
+		require.Equal(t, http.StatusUnauthorized, other.do(t, http.MethodGet, "/ops/river/", "", nil, "Cookie", adminCookie).status, name)
+		requireProblem(t, other.do(t, http.MethodPost, "/v1/tenants", "", map[string]any{"slug": "sneaky", "name": "Sneaky"},
+			"Cookie", adminCookie), 401, "SESSION_EXPIRED")
+	}
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/v1/console/session", "", nil, "Cookie", adminCookie).status,
+		"the key it was opened with still opens it")
+	newCookie, _ := rotated.signIn(t, "a-new-admin-key-after-the-restart")
+	require.Equal(t, http.StatusOK, rotated.do(t, http.MethodGet, "/v1/console/session", "", nil, "Cookie", newCookie).status)
+
+	// A tenant key revoked in the database, not through this process's
+	// revoke (which also ends its sessions), still ends the session.
+	_, opKey, err := b.env.Tenants.CreateKey(ctx, b.env.Tenant.ID, tenant.RoleOperator, "gate")
+	require.NoError(t, err)
+	opCookie, _ := b.signIn(t, opKey)
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/v1/ops/sales", "", nil, "Cookie", opCookie).status)
+	_, err = b.env.Schema.Pool.Exec(ctx, `UPDATE api_keys SET revoked_at = now() WHERE key_hash = $1`, tenant.HashKey(opKey))
+	require.NoError(t, err)
+	requireProblem(t, b.do(t, http.MethodGet, "/v1/ops/sales", "", nil, "Cookie", opCookie), 401, "SESSION_EXPIRED")
+
+	// A live-sale stream opened with a key stops when the key is revoked.
+	keyID, streamKey, err := b.env.Tenants.CreateKey(ctx, b.env.Tenant.ID, tenant.RoleOperator, "wall")
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = b.server.App().Listener(ln) }()
+	t.Cleanup(func() { _ = b.server.App().ShutdownWithTimeout(time.Second); _ = ln.Close() })
+	resp, events := openStream(t, "http://"+ln.Addr().String(), "/v1/ops/sales/"+b.product.ID.String()+"/stream",
+		"Authorization", "Bearer "+streamKey)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "sale", nextEvent(t, events).name)
+	require.Equal(t, http.StatusNoContent, b.do(t, http.MethodDelete,
+		"/v1/tenants/"+b.env.Tenant.ID.String()+"/api-keys/"+keyID.String(), b.env.Tenant.APIKey, nil).status)
+	deadline := time.After(30 * time.Second) // the key cache's TTL, then a tick
+	for {
+		select {
+		case _, ok := <-events:
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the stream outlived its revoked key")
+		}
+	}
 }

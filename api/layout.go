@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"net/http"
@@ -34,23 +35,13 @@ type RowView struct {
 	Seats []product.PlacedSeat `json:"seats"`
 }
 
-// layoutView is a rendered plan ready to send.
+// layoutView is a plan rendered once per version, ready to send.
 type layoutView struct {
-	body *LayoutView
+	body *encoded
 	etag string
 }
 
-func (v *layoutView) size() int { return 100*len(v.body.Sections) + 80*seatCount(v.body) + 256 }
-
-func seatCount(l *LayoutView) int {
-	n := 0
-	for _, s := range l.Sections {
-		for _, r := range s.Rows {
-			n += len(r.Seats)
-		}
-	}
-	return n
-}
+func (v *layoutView) size() int { return v.body.size() + len(v.etag) }
 
 // layoutKey names one version of a product's seat map.
 type layoutKey struct {
@@ -79,20 +70,25 @@ func (s *Server) loadLayout(ctx context.Context, key layoutKey) (*layoutView, er
 			row := &sec.Rows[ri]
 			rv := RowView{Name: row.Name, Seats: make([]product.PlacedSeat, row.Seats)}
 			for i := range row.Seats {
-				_, _, rv.Seats[i], _ = l.Locate(row.First + i)
+				rv.Seats[i] = l.Seat(sec, row, i)
 			}
 			sv.Rows[ri] = rv
 		}
 		out.Sections[si] = sv
 	}
-	return &layoutView{body: out, etag: fmt.Sprintf(`"layout-%s-%d"`, p.ID, p.LayoutVersion)}, nil
+	body, err := encode(out, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	return &layoutView{body: body, etag: fmt.Sprintf(`"layout-%s-%d"`, p.ID, p.LayoutVersion)}, nil
 }
 
 // getLayout serves GET /v1/products/{id}/layout.
 func (s *Server) getLayout(ctx context.Context, in *struct {
 	ProductPath
-	IfNoneMatch string `header:"If-None-Match"`
-}) (*cachedOutput[*LayoutView], error) {
+	IfNoneMatch    string `header:"If-None-Match"`
+	AcceptEncoding string `header:"Accept-Encoding"`
+}) (*encodedOutput, error) {
 	p, err := s.publicProduct(ctx, in.ID)
 	if err != nil {
 		return nil, err
@@ -104,10 +100,10 @@ func (s *Server) getLayout(ctx context.Context, in *struct {
 	// Once a number is held the plan never changes: browsers and CDNs may
 	// keep it. Before, it may still be replaced, so they revalidate soon.
 	cacheControl := "public, max-age=60"
-	if a, err := s.availability.Get(ctx, p.ID); err == nil && a.body.Held+a.body.Sold > 0 {
+	if a, err := s.availability.Get(ctx, p.ID); err == nil && a.held+a.sold > 0 {
 		cacheControl = "public, max-age=86400, immutable"
 	}
-	return cached(v.body, v.etag, cacheControl, in.IfNoneMatch), nil
+	return v.body.reply(v.etag, cacheControl, in.IfNoneMatch, in.AcceptEncoding), nil
 }
 
 // putLayout serves PUT /v1/products/{id}/layout.
@@ -134,6 +130,9 @@ func (s *Server) putSeatMap(ctx context.Context, in *struct {
 	l, err := product.ParseCSV(bytes.NewReader(in.RawBody), levels)
 	if err != nil {
 		return nil, s.toProblem(err)
+	}
+	if err := s.conforms(l, "INVALID_LAYOUT"); err != nil {
+		return nil, err
 	}
 	return s.setLayout(ctx, in.ID, l)
 }

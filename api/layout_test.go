@@ -1,7 +1,13 @@
 package api_test
 
 import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,4 +115,79 @@ func TestCreateFromSeatMap(t *testing.T) {
 	body["layout"] = map[string]any{"sections": []any{map[string]any{"name": "Hall", "rows": []any{
 		map[string]any{"name": "1", "seats": 4}}}}}
 	requireProblem(t, b.do(t, http.MethodPost, "/v1/products", key, body), 422, "INVALID_LAYOUT")
+}
+
+// A seat map cannot make the API serve or hold more than a stadium: over
+// 200,000 seats (even from a 1.5 KB body) or 20,000 rows is a 422 that
+// writes nothing, and a CSV obeys the rules a JSON layout does. A plan at
+// the cap is rendered once and served gzipped.
+func TestSeatMapLimits(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	key, _ := b.storeTenant(t, "stadium")
+	rows := func(n, seats int) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = map[string]any{"name": fmt.Sprint("R", i), "seats": seats}
+		}
+		return out
+	}
+	product := func(slug string, capacity int, layout any) map[string]any {
+		return map[string]any{"slug": slug, "name": "Big", "kind": "seated", "capacity": capacity,
+			"priceCents": 1500, "currency": "EUR", "layout": layout}
+	}
+	huge := product("huge", 4_000_000, map[string]any{"sections": []any{map[string]any{"name": "S", "rows": rows(40, 100_000)}}})
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/products", key, huge), 422, "INVALID_LAYOUT")
+	many := product("many", 20_001, map[string]any{"sections": []any{map[string]any{"name": "S", "rows": rows(6667, 1)},
+		map[string]any{"name": "T", "rows": rows(6667, 1)}, map[string]any{"name": "U", "rows": rows(6667, 1)}}})
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/products", key, many), 422, "INVALID_LAYOUT")
+	list := b.do(t, http.MethodGet, "/v1/products", key, nil)
+	require.Empty(t, list.body["products"], "a refused create leaves no draft")
+
+	// CSV: control characters and over-long labels are refused as in JSON.
+	for name, line := range map[string]string{
+		"bell in a section": "A\x07,1,1,0,0,",
+		"newline in a row":  "A,\"1\n2\",1,0,0,",
+		"escape in a seat":  "A,1,\x1b[31m,0,0,",
+		"long label":        "A,1," + strings.Repeat("9", 33) + ",0,0,",
+	} {
+		body := product("csv-"+strings.ReplaceAll(name, " ", "-"), 1, nil)
+		delete(body, "layout")
+		body["seatMap"] = "section,row,seat,x,y,price_level\n" + strings.NewReplacer("\\x07", "\x07", "\\x1b", "\x1b").Replace(line) + "\n"
+		r := b.do(t, http.MethodPost, "/v1/products", key, body)
+		requireProblem(t, r, 422, "INVALID_LAYOUT")
+		require.Less(t, len(r.raw), 4096, "%s: the answer does not echo the input", name)
+	}
+
+	// At the cap: 200,000 seats, served gzipped from one rendering.
+	id := b.createProduct(t, key, product("cap", 200_000, map[string]any{"sections": []any{
+		map[string]any{"name": "S", "rows": rows(1000, 100)}, map[string]any{"name": "T", "rows": rows(1000, 100)}}}))
+	plain := b.do(t, http.MethodGet, "/v1/products/"+id+"/layout", "", nil)
+	require.Equal(t, http.StatusOK, plain.status)
+	require.Empty(t, plain.header.Get("Content-Encoding"))
+	zipped := b.do(t, http.MethodGet, "/v1/products/"+id+"/layout", "", nil, "Accept-Encoding", "br;q=0, gzip")
+	require.Equal(t, http.StatusOK, zipped.status)
+	require.Equal(t, "gzip", zipped.header.Get("Content-Encoding"))
+	require.Equal(t, "application/json", zipped.header.Get("Content-Type"))
+	require.Contains(t, zipped.header.Get("Vary"), "Accept-Encoding")
+	require.Contains(t, zipped.header.Get("Vary"), "Origin")
+	require.Less(t, len(zipped.raw)*10, len(plain.raw), "gzipped to a tenth at most")
+	zr, err := gzip.NewReader(bytes.NewReader(zipped.raw))
+	require.NoError(t, err)
+	unzipped, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	require.Equal(t, plain.raw, unzipped)
+	var view struct {
+		Sections []struct{ Rows []struct{ Seats []any } }
+	}
+	require.NoError(t, json.Unmarshal(unzipped, &view))
+	require.Len(t, view.Sections[1].Rows[999].Seats, 100)
+	require.Empty(t, b.do(t, http.MethodGet, "/v1/products/"+id+"/layout", "", nil, "Accept-Encoding", "gzip;q=0").header.Get("Content-Encoding"))
+
+	// Availability and ordinary JSON answers are compressed too.
+	avail := b.do(t, http.MethodGet, "/v1/products/"+id+"/availability", "", nil, "Accept-Encoding", "gzip")
+	require.Equal(t, http.StatusOK, avail.status)
+	require.Equal(t, "gzip", avail.header.Get("Content-Encoding"))
+	listed := b.do(t, http.MethodGet, "/v1/products", key, nil, "Accept-Encoding", "gzip")
+	require.Equal(t, "gzip", listed.header.Get("Content-Encoding"))
 }

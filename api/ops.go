@@ -241,7 +241,7 @@ func (s *Server) requireAdminBasic(c *fiber.Ctx) error {
 		// The console's platform-admin session opens the River UI too (its
 		// own calls are same-origin JSON, and the cookie is SameSite=Strict).
 		if token := c.Cookies(sessionCookie); token != "" {
-			if sess, err := s.Sessions.Get(c.UserContext(), strings.Clone(token)); err == nil && sess.Admin {
+			if sess, err := s.consoleSession(c.UserContext(), strings.Clone(token)); err == nil && sess.Admin {
 				return c.Next()
 			}
 		}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -51,14 +52,16 @@ type Availability struct {
 	Bitmap    string    `json:"bitmap" doc:"Base64 of ceil(capacity/8) bytes; number n is bit (n-1)%8 (least significant first) of byte (n-1)/8; set = held or sold"`
 }
 
-func newAvailabilityView(s *inventory.Snapshot) *availabilityView {
-	return &availabilityView{
-		body: &Availability{
-			ProductID: s.ProductID, Capacity: s.Capacity, Available: s.Available, Held: s.Held, Sold: s.Sold,
-			Version: s.Version, Bitmap: base64.StdEncoding.EncodeToString(s.Bitmap),
-		},
-		etag: fmt.Sprintf(`"%s-%d"`, s.ProductID, s.Version),
+func newAvailabilityView(s *inventory.Snapshot) (*availabilityView, error) {
+	body, err := encode(&Availability{
+		ProductID: s.ProductID, Capacity: s.Capacity, Available: s.Available, Held: s.Held, Sold: s.Sold,
+		Version: s.Version, Bitmap: base64.StdEncoding.EncodeToString(s.Bitmap),
+	}, gzip.BestSpeed)
+	if err != nil {
+		return nil, err
 	}
+	return &availabilityView{body: body, held: s.Held, sold: s.Sold,
+		etag: fmt.Sprintf(`"%s-%d"`, s.ProductID, s.Version)}, nil
 }
 
 type ProductPath struct {
@@ -125,6 +128,9 @@ func (s *Server) createProduct(ctx context.Context, in *struct {
 		if err != nil {
 			return nil, s.toProblem(err)
 		}
+		if err := s.conforms(l, "INVALID_LAYOUT"); err != nil {
+			return nil, err
+		}
 		p.Layout = l
 	case len(b.PriceLevels) > 0:
 		return nil, problem(http.StatusUnprocessableEntity, "INVALID_LAYOUT", "priceLevels go with seatMap (a layout carries its own)")
@@ -166,8 +172,9 @@ func (s *Server) getProduct(ctx context.Context, in *struct {
 // getAvailability serves GET /v1/products/{id}/availability.
 func (s *Server) getAvailability(ctx context.Context, in *struct {
 	ProductPath
-	IfNoneMatch string `header:"If-None-Match"`
-}) (*cachedOutput[*Availability], error) {
+	IfNoneMatch    string `header:"If-None-Match"`
+	AcceptEncoding string `header:"Accept-Encoding"`
+}) (*encodedOutput, error) {
 	if _, err := s.publicProduct(ctx, in.ID); err != nil {
 		return nil, err
 	}
@@ -175,5 +182,5 @@ func (s *Server) getAvailability(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	return cached(v.body, v.etag, "public, max-age=1", in.IfNoneMatch), nil
+	return v.body.reply(v.etag, "public, max-age=1", in.IfNoneMatch, in.AcceptEncoding), nil
 }

@@ -105,6 +105,7 @@ func (s *Server) routes() {
 		Summary:     "Availability bitmap and counters (public, cached up to 1 s)",
 		Description: "Advisory: the claim transaction decides. Send If-None-Match with the last ETag to get 304.",
 		Tags:        []string{"Products"},
+		Responses:   encodedResponse[Availability](s, "The counters and bitmap (gzipped when the request accepts gzip)"),
 		Errors:      []int{404},
 	}, s.getAvailability)
 
@@ -206,6 +207,7 @@ func (s *Server) routes() {
 		Summary:     "A seated product's venue plan: every seat's number, label, position and price level",
 		Description: "Public. Cached for a day once a number is held (the plan cannot change then), a minute before; send If-None-Match with the last ETag to get 304.",
 		Tags:        []string{"Products"},
+		Responses:   encodedResponse[LayoutView](s, "The plan (gzipped when the request accepts gzip)"),
 		Errors:      []int{404},
 	}, s.getLayout)
 	huma.Register(s.api, huma.Operation{

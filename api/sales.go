@@ -90,7 +90,7 @@ func (s *Server) salesProblem(err error) error {
 // second as server-sent events (event: sale). A plain Fiber route, so it
 // authenticates itself: a bearer key or the console's session.
 func (s *Server) saleStream(c *fiber.Ctx) error {
-	who, err := s.streamCaller(c)
+	who, stillAllowed, err := s.streamCaller(c)
 	if err != nil {
 		return fiberProblem(c, s.toProblem(err))
 	}
@@ -110,7 +110,6 @@ func (s *Server) saleStream(c *fiber.Ctx) error {
 	c.Set("X-Accel-Buffering", "no")
 	stopping := s.stopping
 	conn := c.Context().Conn()
-	token := strings.Clone(c.Cookies(sessionCookie))
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		send := func(v *ops.SaleView) bool {
 			b, err := json.Marshal(v)
@@ -132,13 +131,11 @@ func (s *Server) saleStream(c *fiber.Ctx) error {
 			select {
 			case <-tick.C:
 				ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-				// A session that ended (sign-out, idle, revoked key) ends
-				// the stream too.
-				if token != "" {
-					if _, err := s.Sessions.Get(ctx, token); err != nil {
-						cancel()
-						return
-					}
+				// A credential no longer in force (a revoked key, a session
+				// signed out or idle, a changed admin key) ends the stream.
+				if err := stillAllowed(ctx); err != nil {
+					cancel()
+					return
 				}
 				v, err := s.sales.View(ctx, sc, id)
 				cancel()
@@ -159,15 +156,25 @@ func (s *Server) saleStream(c *fiber.Ctx) error {
 
 // streamCaller authenticates a plain Fiber route that operators and admins
 // read: a bearer (admin key or API key) or the console's session cookie.
-func (s *Server) streamCaller(c *fiber.Ctx) (principal, error) {
+// stillAllowed checks the same credential again, for as long as a stream
+// lives; a revoked key fails it once the key cache forgets the key.
+func (s *Server) streamCaller(c *fiber.Ctx) (who principal, stillAllowed func(context.Context) error, err error) {
 	allowed := func(scheme string) bool { return scheme == schemeAdmin || scheme == schemeOperator }
 	token, _ := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
 	token = strings.Clone(strings.TrimSpace(token))
 	if token == "" {
-		who, _, err := s.fromSession(c, allowed)
-		return who, err
+		who, _, err = s.fromSession(c, allowed)
+		cookie := strings.Clone(c.Cookies(sessionCookie))
+		return who, func(ctx context.Context) error {
+			_, err := s.consoleSession(ctx, cookie)
+			return err
+		}, err
 	}
-	return s.bearer(c.UserContext(), token, allowed)
+	who, err = s.bearer(c.UserContext(), token, allowed)
+	return who, func(ctx context.Context) error {
+		_, err := s.bearer(ctx, token, allowed)
+		return err
+	}, err
 }
 
 // fiberProblem answers a plain Fiber route with a problem.

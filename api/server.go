@@ -191,6 +191,7 @@ func New(d Deps) *Server {
 		s.app.Use(traceRequests(tracing.Tracer(d.Tracer)))
 	}
 	s.app.Use(s.cors)
+	s.app.Use(compressResponses())
 
 	cfg := huma.DefaultConfig("BoxOffice API", "1.0.0")
 	cfg.Info.Description = "Flash-sale reservations of numbered inventory. Requests are recorded and queued " +
@@ -325,17 +326,17 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 
 // availabilityView is a cached, ready-to-send availability snapshot.
 type availabilityView struct {
-	body *Availability
-	etag string
+	body       *encoded
+	held, sold int
+	etag       string
 }
 
-// size is roughly what the view keeps in memory: its bitmap dominates.
-func (v *availabilityView) size() int { return len(v.body.Bitmap) + len(v.etag) + 256 }
+func (v *availabilityView) size() int { return v.body.size() + len(v.etag) + 64 }
 
 func (s *Server) loadAvailability(ctx context.Context, id uuid.UUID) (*availabilityView, error) {
 	snap, err := inventory.Get(ctx, s.Pool, id)
 	if err != nil {
 		return nil, err
 	}
-	return newAvailabilityView(snap), nil
+	return newAvailabilityView(snap)
 }

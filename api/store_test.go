@@ -194,7 +194,7 @@ func TestCORS(t *testing.T) {
 	r := get("/v1/stores/cors-a/products", "https://shop.a.example", "")
 	require.Equal(t, http.StatusOK, r.status)
 	require.Equal(t, "https://shop.a.example", allowed(r))
-	require.Contains(t, r.header.Values("Vary"), "Origin")
+	require.Contains(t, r.header.Get("Vary"), "Origin")
 	require.Contains(t, r.header.Get("Access-Control-Expose-Headers"), "ETag")
 	require.Empty(t, allowed(get("/v1/stores/cors-a/products", "https://shop.b.example", "")))
 	require.Empty(t, allowed(get("/v1/stores/cors-a/products", "https://evil.example", "")))
@@ -232,7 +232,7 @@ func TestCORS(t *testing.T) {
 	// Origin, so a shared cache keeps one copy per origin.
 	r = b.do(t, http.MethodGet, "/v1/stores/cors-a/products", "", nil)
 	require.Empty(t, allowed(r))
-	require.Contains(t, r.header.Values("Vary"), "Origin")
+	require.Contains(t, r.header.Get("Vary"), "Origin")
 }
 
 // TestCORSHeadersCoverTheStore: every request header the store's modules
@@ -263,4 +263,34 @@ func TestCORSHeadersCoverTheStore(t *testing.T) {
 		require.Equal(t, "https://shop.h.example", r.header.Get("Access-Control-Allow-Origin"))
 		require.Contains(t, strings.Split(r.header.Get("Access-Control-Allow-Headers"), ", "), h)
 	}
+}
+
+// Creating a tenant checks its store settings exactly as PUT /v1/store
+// does: a theme that could break out of the store's stylesheet, a domain
+// that is not a host name, or another tenant's domain is refused, and
+// nothing is created.
+func TestCreateTenantValidatesStore(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	ownerKey, _ := b.storeTenant(t, "owner")
+	r := b.do(t, http.MethodPut, "/v1/store", ownerKey, map[string]any{"name": "Owner", "domains": []string{"tickets.owner.example"}})
+	require.Equal(t, http.StatusOK, r.status, string(r.raw))
+	create := func(slug string, extra map[string]any) response {
+		body := map[string]any{"slug": slug, "name": "New"}
+		for k, v := range extra {
+			body[k] = v
+		}
+		return b.do(t, http.MethodPost, "/v1/tenants", adminKey, body)
+	}
+	requireProblem(t, create("styled", map[string]any{"theme": map[string]string{"primary": "#000}</style><script>alert(1)</script>"}}),
+		422, "INVALID_STORE")
+	requireProblem(t, create("unknown", map[string]any{"theme": map[string]string{"css": "body{}"}}), 422, "INVALID_STORE")
+	requireProblem(t, create("badhost", map[string]any{"domains": []string{"evil.example/<x>"}}), 422, "INVALID_STORE")
+	requireProblem(t, create("thief", map[string]any{"domains": []string{"Tickets.Owner.Example"}}), 409, "DOMAIN_TAKEN")
+	for _, slug := range []string{"styled", "unknown", "badhost", "thief"} {
+		requireProblem(t, b.do(t, http.MethodGet, "/v1/stores/"+slug, "", nil), 404, "NOT_FOUND")
+	}
+	ok := create("fine", map[string]any{"theme": map[string]string{"primary": "#112233"}, "domains": []string{"Shop.Fine.Example"}})
+	require.Equal(t, http.StatusCreated, ok.status, string(ok.raw))
+	require.Equal(t, []any{"shop.fine.example"}, ok.body["domains"])
 }

@@ -5,8 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
+)
+
+// Caps on a seat map. A stadium has about 100,000 seats; each seat costs
+// memory and bytes in every plan served, so one tenant's map must not be
+// able to exhaust the process that serves everyone's.
+const (
+	MaxSeats = 200_000 // seats of one seated product
+	MaxRows  = 20_000  // rows of one seat map, all sections together
 )
 
 // Layout maps the sections and rows of a seated venue onto seat numbers,
@@ -139,9 +148,23 @@ func (l *Layout) Rows() []Row {
 	return rows
 }
 
-// Validate numbers the layout and checks it covers exactly capacity seats,
-// that seat lists match their rows and that every level named has a price.
+// Validate numbers the layout and checks it stays within MaxSeats and
+// MaxRows, covers exactly capacity seats, that seat lists match their rows
+// and that every level named has a price.
 func (l *Layout) Validate(capacity int) error {
+	seats, rows := 0, 0
+	for _, s := range l.Sections {
+		rows += len(s.Rows)
+		for _, r := range s.Rows {
+			seats += r.Seats
+		}
+	}
+	if seats > MaxSeats || capacity > MaxSeats {
+		return fmt.Errorf("%w: a seat map holds at most %d seats", ErrLayout, MaxSeats)
+	}
+	if rows > MaxRows {
+		return fmt.Errorf("%w: a seat map holds at most %d rows", ErrLayout, MaxRows)
+	}
 	if total := l.Number(); total != capacity {
 		return fmt.Errorf("%w: %d seats, capacity %d", ErrLayoutCapacity, total, capacity)
 	}
@@ -189,8 +212,8 @@ type PlacedSeat struct {
 	PriceLevel string  `json:"priceLevel,omitempty"`
 }
 
-// seat returns the seat at index i (0-based) of row r in section s.
-func (l *Layout) seat(s *Section, r *Row, i int) PlacedSeat {
+// Seat returns the seat at index i (0-based) of row r in section s.
+func (l *Layout) Seat(s *Section, r *Row, i int) PlacedSeat {
 	p := PlacedSeat{Number: r.First + i, Label: strconv.Itoa(i + 1),
 		X: s.X + r.X + float64(i), Y: s.Y + r.Y, PriceLevel: r.PriceLevel}
 	if p.PriceLevel == "" {
@@ -207,21 +230,23 @@ func (l *Layout) seat(s *Section, r *Row, i int) PlacedSeat {
 }
 
 // Locate returns the section, row and seat of a number (ok false outside
-// the layout). The layout must be numbered.
+// the layout). The layout must be numbered: rows then cover ascending runs
+// of numbers, so two binary searches find the row.
 func (l *Layout) Locate(number int) (s *Section, r *Row, seat PlacedSeat, ok bool) {
-	for si := range l.Sections {
-		sec := &l.Sections[si]
-		if len(sec.Rows) == 0 || number > sec.Rows[len(sec.Rows)-1].Last {
-			continue
-		}
-		for ri := range sec.Rows {
-			row := &sec.Rows[ri]
-			if number >= row.First && number <= row.Last {
-				return sec, row, l.seat(sec, row, number-row.First), true
-			}
-		}
+	si := sort.Search(len(l.Sections), func(i int) bool {
+		rows := l.Sections[i].Rows
+		return len(rows) > 0 && rows[len(rows)-1].Last >= number
+	})
+	if si == len(l.Sections) {
+		return nil, nil, PlacedSeat{}, false
 	}
-	return nil, nil, PlacedSeat{}, false
+	sec := &l.Sections[si]
+	ri := sort.Search(len(sec.Rows), func(i int) bool { return sec.Rows[i].Last >= number })
+	if ri == len(sec.Rows) || number < sec.Rows[ri].First {
+		return nil, nil, PlacedSeat{}, false
+	}
+	row := &sec.Rows[ri]
+	return sec, row, l.Seat(sec, row, number-row.First), true
 }
 
 // Label names a seat for people: "North · Row A · Seat 7". A number outside
@@ -288,6 +313,9 @@ func ParseCSV(r io.Reader, levels []PriceLevel) (*Layout, error) {
 		rec, err := cr.Read()
 		if err == io.EOF {
 			break
+		}
+		if line-1 > MaxSeats {
+			return nil, fmt.Errorf("%w: a seat map holds at most %d seats", ErrLayout, MaxSeats)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: seat map line %d: %v", ErrLayout, line, err)

@@ -36,3 +36,52 @@ func TestPlaceRowsWithoutPositions(t *testing.T) {
 	l.Number()
 	require.Equal(t, before, l.Sections[1].Y)
 }
+
+// TestLocateEveryNumber: the indexed lookup finds every number's seat, in
+// sections of uneven rows, and nothing outside the layout.
+func TestLocateEveryNumber(t *testing.T) {
+	t.Parallel()
+	l := &Layout{}
+	type want struct{ section, row string }
+	var expect []want
+	for s := range 7 {
+		sec := Section{Name: string(rune('A' + s))}
+		for r := range 1 + s*3 {
+			seats := 1 + (s*7+r*3)%11
+			sec.Rows = append(sec.Rows, Row{Name: string(rune('a' + r)), Seats: seats})
+			for range seats {
+				expect = append(expect, want{sec.Name, string(rune('a' + r))})
+			}
+		}
+		l.Sections = append(l.Sections, sec)
+	}
+	require.Equal(t, len(expect), l.Number())
+	for i, w := range expect {
+		s, r, seat, ok := l.Locate(i + 1)
+		require.True(t, ok, "number %d", i+1)
+		require.Equal(t, w, want{s.Name, r.Name}, "number %d", i+1)
+		require.Equal(t, i+1, seat.Number)
+	}
+	for _, n := range []int{0, -1, len(expect) + 1} {
+		_, _, _, ok := l.Locate(n)
+		require.False(t, ok, "number %d", n)
+	}
+}
+
+// TestSeatMapCaps: a map over MaxSeats seats or MaxRows rows is refused,
+// however few bytes describe it; one at the caps is taken.
+func TestSeatMapCaps(t *testing.T) {
+	t.Parallel()
+	rows := func(n, seats int) []Row {
+		out := make([]Row, n)
+		for i := range out {
+			out[i] = Row{Name: "R", Seats: seats}
+		}
+		return out
+	}
+	huge := &Layout{Sections: []Section{{Name: "S", Rows: rows(40, 100_000)}}}
+	require.ErrorIs(t, huge.Validate(4_000_000), ErrLayout)
+	require.ErrorIs(t, (&Layout{Sections: []Section{{Name: "S", Rows: rows(MaxRows+1, 1)}}}).Validate(MaxRows+1), ErrLayout)
+	atCap := &Layout{Sections: []Section{{Name: "S", Rows: rows(MaxRows/2, 10)}, {Name: "T", Rows: rows(MaxRows/2, 10)}}}
+	require.NoError(t, atCap.Validate(MaxSeats))
+}

@@ -69,9 +69,10 @@ func (s *Store) Limits() Limits { return s.limits }
 // clock is this coarse, and a busy console page writes rarely.
 const touchEvery = 15 * time.Second
 
-// Create starts a session for who, signed in from client; it returns the
-// token for the cookie (never stored: only its hash is).
-func (s *Store) Create(ctx context.Context, who Who, client string) (token string, _ Session, _ error) {
+// Create starts a session for who, signed in with credential (the key
+// given) from client; it returns the token for the cookie. Neither the
+// token nor the credential is stored: only their hashes are.
+func (s *Store) Create(ctx context.Context, who Who, credential, client string) (token string, _ Session, _ error) {
 	token, err := random()
 	if err != nil {
 		return "", Session{}, err
@@ -92,10 +93,10 @@ func (s *Store) Create(ctx context.Context, who Who, client string) (token strin
 			return err
 		}
 		return tx.QueryRow(ctx, `
-			INSERT INTO console_sessions (token_hash, csrf_token, admin, tenant_id, key_id, role, client, expires_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, now() + $8::interval)
+			INSERT INTO console_sessions (token_hash, csrf_token, admin, tenant_id, key_id, role, client, expires_at, credential_hash)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, now() + $8::interval, $9)
 			RETURNING created_at, expires_at`,
-			hash(token), csrf, who.Admin, tenantID, keyID, role, client, s.limits.Absolute,
+			hash(token), csrf, who.Admin, tenantID, keyID, role, client, s.limits.Absolute, hash(credential),
 		).Scan(&sess.CreatedAt, &sess.ExpiresAt)
 	})
 	if err != nil {
@@ -105,17 +106,28 @@ func (s *Store) Create(ctx context.Context, who Who, client string) (token strin
 }
 
 // Get returns the live session of token and counts the request as use;
-// ErrNoSession when it is unknown, signed out, idle too long or past its end.
-func (s *Store) Get(ctx context.Context, token string) (Session, error) {
+// ErrNoSession when it is unknown, signed out, idle too long, past its end,
+// or its credential is no longer in force: an admin session needs adminKey
+// (the admin key configured now; "" for none) to be the key it was opened
+// with, a tenant session its key unrevoked.
+func (s *Store) Get(ctx context.Context, token, adminKey string) (Session, error) {
 	var sess Session
 	var tenantID, keyID *uuid.UUID
 	var role *string
 	var lastSeen time.Time
+	var admin []byte
+	if adminKey != "" {
+		admin = hash(adminKey)
+	}
 	err := s.pool.QueryRow(ctx, `
-		SELECT admin, tenant_id, key_id, role, csrf_token, created_at, expires_at, last_seen_at
-		FROM console_sessions
-		WHERE token_hash = $1 AND ended_at IS NULL AND expires_at > now()
-		  AND last_seen_at > now() - $2::interval`, hash(token), s.limits.Idle,
+		SELECT s.admin, s.tenant_id, s.key_id, s.role, s.csrf_token, s.created_at, s.expires_at, s.last_seen_at
+		FROM console_sessions s
+		WHERE s.token_hash = $1 AND s.ended_at IS NULL AND s.expires_at > now()
+		  AND s.last_seen_at > now() - $2::interval
+		  AND CASE WHEN s.admin THEN s.credential_hash = $3
+		      ELSE EXISTS (SELECT 1 FROM api_keys k
+		                   WHERE k.id = s.key_id AND k.key_hash = s.credential_hash AND k.revoked_at IS NULL) END`,
+		hash(token), s.limits.Idle, admin,
 	).Scan(&sess.Admin, &tenantID, &keyID, &role, &sess.CSRF, &sess.CreatedAt, &sess.ExpiresAt, &lastSeen)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Session{}, ErrNoSession

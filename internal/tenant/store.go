@@ -80,6 +80,28 @@ func (p *StoreSettings) validate() error {
 	return nil
 }
 
+// claimDomains makes sure no tenant but tenantID has any of domains, and
+// keeps any other transaction from taking one until tx ends: one domain
+// change at a time, so two tenants cannot both take a domain between the
+// check and the write.
+func claimDomains(ctx context.Context, tx pgx.Tx, tenantID uuid.UUID, domains []string) error {
+	if len(domains) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('boxoffice.store_domains'))`); err != nil {
+		return fmt.Errorf("lock store domains: %w", err)
+	}
+	var taken bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tenants WHERE id <> $1 AND domains && $2)`,
+		tenantID, domains).Scan(&taken); err != nil {
+		return fmt.Errorf("check store domains: %w", err)
+	}
+	if taken {
+		return ErrDomainTaken
+	}
+	return nil
+}
+
 // SetStore replaces a tenant's store name, theme and domains. A domain
 // belongs to one tenant: the stores are served by host, and browsers on a
 // domain may call the API for that tenant only.
@@ -99,18 +121,8 @@ func (s *Store) SetStore(ctx context.Context, tenantID uuid.UUID, p StoreSetting
 	}
 	var out Profile
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// One domain change at a time, so two tenants cannot both take a
-		// domain between the check and the write.
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('boxoffice.store_domains'))`); err != nil {
-			return fmt.Errorf("lock store domains: %w", err)
-		}
-		var taken bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tenants WHERE id <> $1 AND domains && $2)`,
-			tenantID, p.Domains).Scan(&taken); err != nil {
-			return fmt.Errorf("check store domains: %w", err)
-		}
-		if taken {
-			return ErrDomainTaken
+		if err := claimDomains(ctx, tx, tenantID, p.Domains); err != nil {
+			return err
 		}
 		err := tx.QueryRow(ctx, `
 			UPDATE tenants SET name = $2, theme = $3, domains = $4 WHERE id = $1

@@ -64,13 +64,19 @@ type Store struct {
 func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
 // Create inserts a tenant with a tenant-admin API key and a buyer-token secret.
+// Its store settings are checked as SetStore checks them.
 func (s *Store) Create(ctx context.Context, p CreateParams) (*Created, error) {
-	if p.Domains == nil {
-		p.Domains = []string{}
+	settings := StoreSettings{Name: p.Name, Theme: p.Theme, Domains: p.Domains}
+	if settings.Theme == nil {
+		settings.Theme = map[string]string{}
 	}
-	if p.Theme == nil {
-		p.Theme = map[string]string{}
+	if settings.Domains == nil {
+		settings.Domains = []string{}
 	}
+	if err := settings.validate(); err != nil {
+		return nil, err
+	}
+	p.Theme, p.Domains = settings.Theme, settings.Domains
 	theme, err := json.Marshal(p.Theme)
 	if err != nil {
 		return nil, fmt.Errorf("encode theme: %w", err)
@@ -81,6 +87,9 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Created, error) {
 		BuyerTokenSecret: randomString(32),
 	}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := claimDomains(ctx, tx, out.ID, p.Domains); err != nil {
+			return err
+		}
 		err := tx.QueryRow(ctx, `
 			INSERT INTO tenants (id, slug, name, domains, theme, buyer_token_secret)
 			VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at`,

@@ -304,6 +304,8 @@ func VerifyNoLeaks(m *testing.M) {
 			// Fiber's shared timestamp clock (named differently without -race).
 			goleak.IgnoreAnyFunction("github.com/gofiber/fiber/v2/utils.StartTimeStampUpdater.func1.1"),
 			goleak.IgnoreAnyFunction("github.com/sivchari/kumo/internal/service/dynamodb.(*MemoryStorage).ttlReaper"),
+			// fasthttp compresses on a pool of workers that lives with the process.
+			goleak.IgnoreAnyFunction("github.com/valyala/fasthttp/stackless.funcWorker"),
 		); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
 			code = 1
