@@ -119,7 +119,7 @@ func (s *Server) queueChallenge(ctx context.Context, in *struct {
 }, error) {
 	who := caller(ctx)
 	p, err := s.productCache.Get(ctx, in.ID)
-	if err == nil && (p.TenantID != who.TenantID || p.WaitingRoom == nil) {
+	if err == nil && (p.TenantID != who.TenantID || p.WaitingRoom == nil || p.HiddenFromBuyers()) {
 		err = db.ErrNotFound
 	}
 	if err != nil {
@@ -171,6 +171,11 @@ func (s *Server) leaveQueue(ctx context.Context, in *struct {
 func (s *Server) queueFairness(ctx context.Context, in *struct {
 	ProductPath
 }) (*struct{ Body *waitingroom.Fairness }, error) {
+	// Drafts and rehearsals' shadows are no one's business: their opening
+	// time and entrants are not published.
+	if _, err := s.publicProduct(ctx, in.ID); err != nil {
+		return nil, err
+	}
 	f, err := s.WaitingRoom.Fairness(ctx, in.ID)
 	if err != nil {
 		return nil, s.toProblem(err)
@@ -187,6 +192,9 @@ func (s *Server) queueDraw(ctx context.Context, in *struct {
 	CacheControl string `header:"Cache-Control"`
 	Body         DrawPage
 }, error) {
+	if _, err := s.publicProduct(ctx, in.ID); err != nil {
+		return nil, err
+	}
 	order, err := s.WaitingRoom.DrawOrder(ctx, in.ID)
 	if err != nil {
 		return nil, s.toProblem(err)

@@ -169,6 +169,32 @@ func TestRateLimitsCannotBeDodged(t *testing.T) {
 	require.LessOrEqual(t, codes[http.StatusCreated]+codes[http.StatusOK], 6, codes)
 	require.GreaterOrEqual(t, codes[http.StatusTooManyRequests], 6, codes)
 
+	// A queue poll's limit keys on the entry: other spellings of its token
+	// (the MAC's last character with other unused bits) are refused, not
+	// counted apart.
+	joined := byBuyer.do(t, http.MethodPost, paths[0], buyerToken(t, env.Tenant, "poller", time.Hour), nil)
+	require.Contains(t, []int{http.StatusCreated, http.StatusOK}, joined.status, string(joined.raw))
+	queueToken := joined.body["queueToken"].(string)
+	alphabet := "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	last := strings.IndexByte(alphabet, queueToken[len(queueToken)-1])
+	spellings := 0
+	codes = map[int]int{}
+	for i := range 4 {
+		spelling := queueToken[:len(queueToken)-1] + string(alphabet[last^i])
+		r := byBuyer.do(t, http.MethodGet, "/v1/queue/"+spelling, "", nil)
+		if i > 0 {
+			require.NotEqual(t, http.StatusOK, r.status, "spelling %d is not the token", i)
+			spellings++
+		}
+	}
+	require.Equal(t, 3, spellings)
+	// Three a second: ten in a row see at least four refusals, even
+	// across a window boundary.
+	for range 10 {
+		codes[byBuyer.do(t, http.MethodGet, "/v1/queue/"+queueToken, "", nil).status]++
+	}
+	require.GreaterOrEqual(t, codes[http.StatusTooManyRequests], 4, codes)
+
 	// Behind a trusted proxy, the client is the right-most untrusted
 	// address of X-Forwarded-For; addresses left of it are the client's own
 	// invention and change nothing.
@@ -256,4 +282,27 @@ func TestJoinProofOfWork(t *testing.T) {
 	requireProblem(t, join(p.ID, bob, c, sol), 403, "CHALLENGE_FAILED")
 	c2, _ := challenge(p.ID, bob)
 	require.Equal(t, http.StatusCreated, join(p.ID, bob, c2, waitingroom.Solve(c2, 8)).status)
+}
+
+// A draft's waiting room is not published: its fairness record (opening
+// time, entrants), its draw and its challenge are not found, as the draft
+// is not; once published they are there.
+func TestDraftRoomNotPublished(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	room := &waitingroom.Settings{Enabled: true, ActiveShoppers: 10, ShoppingSeconds: 60, ChallengeBits: 8}
+	p := b.env.Product(t, testfix.ProductOpts{WaitingRoom: room, OnSaleAt: time.Now().Add(time.Hour)})
+	_, err := b.env.Schema.Pool.Exec(t.Context(), `UPDATE products SET publication = 'DRAFT' WHERE id = $1`, p.ID)
+	require.NoError(t, err)
+	fresh := b.fresh(t)
+	base := "/v1/products/" + p.ID.String() + "/queue"
+	requireProblem(t, fresh.do(t, http.MethodGet, base+"/fairness", "", nil), 404, "NOT_FOUND")
+	requireProblem(t, fresh.do(t, http.MethodGet, base+"/draw", "", nil), 404, "NOT_FOUND")
+	requireProblem(t, fresh.do(t, http.MethodGet, base+"/challenge", b.buyer, nil), 404, "NOT_FOUND")
+
+	_, err = b.env.Schema.Pool.Exec(t.Context(), `UPDATE products SET publication = 'PUBLISHED' WHERE id = $1`, p.ID)
+	require.NoError(t, err)
+	fresh = b.fresh(t)
+	require.Equal(t, http.StatusOK, fresh.do(t, http.MethodGet, base+"/fairness", "", nil).status)
+	require.Equal(t, http.StatusOK, fresh.do(t, http.MethodGet, base+"/challenge", b.buyer, nil).status)
 }

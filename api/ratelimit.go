@@ -93,14 +93,20 @@ func (s *Server) ipLimit(l RateLimits) func(huma.Context, func(huma.Context)) {
 
 // buyerLimit runs after authentication, so that its key is the verified
 // tenant and buyer — not a header a caller can vary with case or spaces. A
-// queue poll carries no buyer credential; its signed queue token (one per
-// entry) is the key.
+// queue poll carries no buyer credential; the entry its signed queue token
+// names is the key, so that no spelling of a token counts apart.
 func (s *Server) buyerLimit(max int) func(huma.Context, func(huma.Context)) {
 	return s.limit(max, func(ctx huma.Context) string {
 		if who := caller(ctx.Context()); who.BuyerID != "" {
 			return "b:" + who.TenantID.String() + ":" + who.BuyerID
 		}
-		sum := sha256.Sum256([]byte(ctx.Param("token")))
+		token := ctx.Param("token")
+		if s.WaitingRoom != nil {
+			if c, err := s.WaitingRoom.Tokens().ParseQueue(token); err == nil {
+				return "q:" + c.EntryID.String()
+			}
+		}
+		sum := sha256.Sum256([]byte(token))
 		return "q:" + hex.EncodeToString(sum[:12])
 	})
 }

@@ -74,8 +74,11 @@ func (t *Tokens) ParseQueue(token string) (QueueClaims, error) {
 	if !ok || len(token) > 1000 {
 		return c, fmt.Errorf("%w: malformed queue token", ErrBadToken)
 	}
-	payload, err1 := base64.RawURLEncoding.DecodeString(body)
-	mac, err2 := base64.RawURLEncoding.DecodeString(sig)
+	// Strict: a token has one spelling. Lax decoding ignores the last
+	// character's unused bits, so one token had 16 accepted spellings,
+	// each a fresh key for whatever counts per token.
+	payload, err1 := base64.RawURLEncoding.Strict().DecodeString(body)
+	mac, err2 := base64.RawURLEncoding.Strict().DecodeString(sig)
 	if err1 != nil || err2 != nil || len(payload) < 1+16*3+8+8+1 || payload[0] != queueTokenVersion {
 		return c, fmt.Errorf("%w: malformed queue token", ErrBadToken)
 	}
