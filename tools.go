@@ -58,6 +58,9 @@ func runToken(args []string) error {
 	if err != nil || *secret == "" || *buyer == "" {
 		return errUsage("token needs -tenant (uuid), -secret and -buyer\n\n%s", usage)
 	}
+	if *ttl <= 0 || *ttl > tenant.MaxBuyerTokenLifetime {
+		return errUsage("-ttl must be positive and at most %s (the API refuses longer-lived tokens)\n\n%s", tenant.MaxBuyerTokenLifetime, usage)
+	}
 	token, err := tenant.SignBuyerToken([]byte(*secret), id, *buyer, *ttl)
 	if err != nil {
 		return err

@@ -162,9 +162,28 @@ var errNoConsole = problem(http.StatusServiceUnavailable, "CONSOLE_UNAVAILABLE",
 type sessionKey struct{}
 
 // consoleSession is the live session of token, provided the credential it
-// was opened with is still in force.
+// was opened with is still in force: the admin key configured now, or the
+// tenant key unrevoked. A session outlives neither a restart with another
+// admin key nor its key's revocation, whichever process revoked it.
 func (s *Server) consoleSession(ctx context.Context, token string) (session.Session, error) {
-	return s.Sessions.Get(ctx, token, s.AdminKey)
+	sess, err := s.Sessions.Get(ctx, token)
+	if err != nil {
+		return session.Session{}, err
+	}
+	if sess.Admin {
+		if !sess.OpenedWith(s.AdminKey) {
+			return session.Session{}, session.ErrNoSession
+		}
+		return sess, nil
+	}
+	ok, err := s.Tenants.KeyInForce(ctx, sess.KeyID, sess.CredentialHash())
+	if err != nil {
+		return session.Session{}, err
+	}
+	if !ok {
+		return session.Session{}, session.ErrNoSession
+	}
+	return sess, nil
 }
 
 // fromSession resolves the console's session cookie to the principal it

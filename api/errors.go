@@ -1,9 +1,12 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
+	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -93,16 +96,55 @@ func installProblemErrors() {
 				if err == nil {
 					continue
 				}
+				if len(p.Errors) == maxErrorDetails {
+					break // enough to fix the input by
+				}
 				var d huma.ErrorDetailer
 				if errors.As(err, &d) {
-					p.Errors = append(p.Errors, d.ErrorDetail())
+					p.Errors = append(p.Errors, publicDetail(d.ErrorDetail()))
 				} else {
-					p.Errors = append(p.Errors, &huma.ErrorDetail{Message: err.Error()})
+					p.Errors = append(p.Errors, &huma.ErrorDetail{Message: publicMessage(err.Error())})
 				}
 			}
+			p.Detail = publicMessage(p.Detail)
 			return p
 		}
 	})
+}
+
+// maxErrorDetails bounds the validation failures one problem lists.
+const maxErrorDetails = 20
+
+// publicDetail is a validation failure as a caller should see it: the
+// offending value only when it is a short scalar (huma hands over the
+// whole enclosing object for an unexpected property, megabytes of the
+// caller's own body), and no Go names in the message.
+func publicDetail(d *huma.ErrorDetail) *huma.ErrorDetail {
+	out := &huma.ErrorDetail{Message: publicMessage(d.Message), Location: d.Location}
+	switch v := d.Value.(type) {
+	case string:
+		if len(v) <= 64 {
+			out.Value = v
+		}
+	case bool, float64, int, int64, json.Number:
+		out.Value = v
+	}
+	return out
+}
+
+// goNames are the parts of Go's decoding errors that name the server's
+// types: "Go struct field ReservationBody.quantity of type int".
+var goNames = regexp.MustCompile(`Go (?:struct field [\w]+\.|value of type )|(?: of)? type [\w.\[\]*]+`)
+
+// publicMessage strips Go type names from a decoding error's message.
+func publicMessage(msg string) string {
+	msg = goNames.ReplaceAllStringFunc(msg, func(m string) string {
+		if strings.HasPrefix(m, "Go struct field") {
+			return "field "
+		}
+		return ""
+	})
+	return strings.TrimPrefix(msg, "json: ")
 }
 
 // toProblem maps a domain error onto a problem; anything unknown is logged
@@ -184,6 +226,11 @@ func databaseProblem(logger *slog.Logger, err error) *Problem {
 		p = problem(http.StatusServiceUnavailable, "PRODUCT_BUSY",
 			"the product is busy right now; retry shortly with the same Idempotency-Key")
 		p.Headers = http.Header{"Retry-After": {"1"}}
+	case db.IsBadText(err):
+		// The request's own checks should have refused it first; this
+		// keeps what slipped through a client error, not a 500.
+		logger.Warn("text the database cannot store reached it", "error", err)
+		p = problem(http.StatusUnprocessableEntity, "INVALID_TEXT", "text may not contain NUL characters or invalid UTF-8")
 	case db.IsUnavailable(err):
 		logger.Warn("database unavailable", "error", err)
 		p = problem(http.StatusServiceUnavailable, "DATABASE_UNAVAILABLE",
@@ -211,4 +258,16 @@ func fiberErrorHandler(logger *slog.Logger) fiber.ErrorHandler {
 		c.Set(fiber.HeaderContentType, "application/problem+json")
 		return c.Status(status).JSON(problem(status, codeForStatus(status), detail), "application/problem+json")
 	}
+}
+
+// secretOutput is a response that carries a secret shown once (a new key,
+// a tenant's first credentials, a rotated secret, a buyer token): no cache
+// on the way may keep a copy.
+type secretOutput[T any] struct {
+	CacheControl string `header:"Cache-Control"`
+	Body         T
+}
+
+func shownOnce[T any](body T) *secretOutput[T] {
+	return &secretOutput[T]{CacheControl: "no-store", Body: body}
 }

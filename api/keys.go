@@ -49,7 +49,7 @@ const keyCacheTTL = 10 * time.Second
 func (s *Server) createApiKey(ctx context.Context, in *struct {
 	ID   uuid.UUID `path:"id"`
 	Body APIKeyBody
-}) (*struct{ Body APIKeyCreated }, error) {
+}) (*secretOutput[APIKeyCreated], error) {
 	if err := keyOwnerOnly(ctx, in.ID); err != nil {
 		return nil, err
 	}
@@ -57,8 +57,8 @@ func (s *Server) createApiKey(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	return &struct{ Body APIKeyCreated }{APIKeyCreated{ID: id, TenantID: in.ID, Role: in.Body.Role,
-		Label: in.Body.Label, APIKey: key}}, nil
+	return shownOnce(APIKeyCreated{ID: id, TenantID: in.ID, Role: in.Body.Role,
+		Label: in.Body.Label, APIKey: key}), nil
 }
 
 // listApiKeys serves GET /v1/tenants/{id}/api-keys.
@@ -101,7 +101,7 @@ func (s *Server) rotateBuyerTokenSecret(ctx context.Context, in *struct {
 	Body *struct {
 		OverlapSeconds *int `json:"overlapSeconds,omitempty" minimum:"0" maximum:"604800" doc:"Default 3600; 0 ends the previous secret at once"`
 	}
-}) (*struct{ Body SecretRotated }, error) {
+}) (*secretOutput[SecretRotated], error) {
 	if err := keyOwnerOnly(ctx, in.ID); err != nil {
 		return nil, err
 	}
@@ -113,6 +113,6 @@ func (s *Server) rotateBuyerTokenSecret(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	return &struct{ Body SecretRotated }{SecretRotated{BuyerTokenSecret: secret, PreviousValidUntil: until,
-		PreviousOverlapSeconds: overlap}}, nil
+	return shownOnce(SecretRotated{BuyerTokenSecret: secret, PreviousValidUntil: until,
+		PreviousOverlapSeconds: overlap}), nil
 }

@@ -102,7 +102,7 @@ func (s *Server) startLogin(ctx context.Context, in *struct {
 func (s *Server) verifyLogin(ctx context.Context, in *struct {
 	StorePath
 	Body VerifyBody
-}) (*struct{ Body LoginToken }, error) {
+}) (*secretOutput[LoginToken], error) {
 	store, err := s.storeTenant(ctx, in.Slug)
 	if err != nil {
 		return nil, err
@@ -126,6 +126,6 @@ func (s *Server) verifyLogin(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	return &struct{ Body LoginToken }{LoginToken{BuyerToken: token, BuyerID: buyer,
-		ExpiresAt: time.Now().Add(loginTokenTTL).UTC().Truncate(time.Second)}}, nil
+	return shownOnce(LoginToken{BuyerToken: token, BuyerID: buyer,
+		ExpiresAt: time.Now().Add(loginTokenTTL).UTC().Truncate(time.Second)}), nil
 }

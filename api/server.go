@@ -190,6 +190,7 @@ func New(d Deps) *Server {
 	if tracing.Enabled(d.Tracer) {
 		s.app.Use(traceRequests(tracing.Tracer(d.Tracer)))
 	}
+	s.app.Use(refuseUnstorableText)
 	s.app.Use(s.cors)
 	s.app.Use(compressResponses())
 

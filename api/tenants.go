@@ -24,16 +24,16 @@ type TenantCreated struct {
 }
 
 // createTenant serves POST /v1/tenants.
-func (s *Server) createTenant(ctx context.Context, in *struct{ Body TenantBody }) (*struct{ Body TenantCreated }, error) {
+func (s *Server) createTenant(ctx context.Context, in *struct{ Body TenantBody }) (*secretOutput[TenantCreated], error) {
 	t, err := s.Tenants.Create(ctx, tenant.CreateParams{
 		Slug: in.Body.Slug, Name: in.Body.Name, Domains: in.Body.Domains, Theme: in.Body.Theme,
 	})
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	return &struct{ Body TenantCreated }{TenantCreated{
+	return shownOnce(TenantCreated{
 		Tenant: t.Tenant, APIKey: t.APIKey, BuyerTokenSecret: t.BuyerTokenSecret,
-	}}, nil
+	}), nil
 }
 
 // setTenantQuota serves PUT /v1/tenants/{id}/quota.

@@ -5,7 +5,10 @@ package audit
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -32,8 +35,11 @@ type Log struct {
 // New returns a Log on pool.
 func New(pool *pgxpool.Pool) *Log { return &Log{pool: pool} }
 
-// Record writes one entry.
+// Record writes one entry. Its text fields are kept on one line: a target
+// is a request's path, which a caller chooses, and a CR/LF in it would
+// forge a line in every log or CSV the audit is read into.
 func (l *Log) Record(ctx context.Context, e Entry) error {
+	e.Actor, e.Action, e.Target, e.From = oneLine(e.Actor), oneLine(e.Action), oneLine(e.Target), oneLine(e.From)
 	_, err := l.pool.Exec(ctx, `
 		INSERT INTO audit_log (tenant_id, actor, action, target, status, client)
 		VALUES ($1, $2, $3, $4, $5, $6)`, e.TenantID, e.Actor, e.Action, e.Target, e.Status, e.From)
@@ -65,4 +71,19 @@ func (l *Log) List(ctx context.Context, tenantID uuid.UUID, before int64, limit 
 		out = []Entry{}
 	}
 	return out, nil
+}
+
+// oneLine replaces control characters with U+FFFD and keeps at most 500
+// bytes, the length of any legitimate target.
+func oneLine(v string) string {
+	v = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, strings.ToValidUTF8(v, string(utf8.RuneError)))
+	if len(v) > 500 {
+		v = strings.ToValidUTF8(v[:500], "")
+	}
+	return v
 }

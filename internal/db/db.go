@@ -204,6 +204,16 @@ func IsBusy(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err)
 }
 
+// IsBadText reports whether PostgreSQL refused a string it cannot store: a
+// NUL character, or bytes that are not UTF-8. The input that carried it is
+// the caller's mistake, not the server's.
+func IsBadText(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) &&
+		(pgErr.Code == pgerrcode.CharacterNotInRepertoire || pgErr.Code == pgerrcode.UntranslatableCharacter ||
+			pgErr.Code == pgerrcode.InvalidTextRepresentation && strings.Contains(pgErr.Message, "UTF8"))
+}
+
 // IsUnavailable reports whether err says the database could not be reached
 // or refused service for now (connection lost, shutting down, starting up,
 // out of connections), as opposed to a fault of the request itself.

@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -37,7 +38,18 @@ type Session struct {
 	CSRF      string
 	CreatedAt time.Time
 	ExpiresAt time.Time
+	// credential is the SHA-256 of the key the session was opened with.
+	credential []byte
 }
+
+// OpenedWith reports whether the session was opened with key.
+func (s Session) OpenedWith(key string) bool {
+	return key != "" && subtle.ConstantTimeCompare(s.credential, hash(key)) == 1
+}
+
+// CredentialHash is the SHA-256 of the key the session was opened with,
+// which is how API keys are stored (tenant.HashKey).
+func (s Session) CredentialHash() []byte { return s.credential }
 
 // Limits are how long a session lives.
 type Limits struct {
@@ -106,29 +118,20 @@ func (s *Store) Create(ctx context.Context, who Who, credential, client string) 
 }
 
 // Get returns the live session of token and counts the request as use;
-// ErrNoSession when it is unknown, signed out, idle too long, past its end,
-// or its credential is no longer in force: an admin session needs adminKey
-// (the admin key configured now; "" for none) to be the key it was opened
-// with, a tenant session its key unrevoked.
-func (s *Store) Get(ctx context.Context, token, adminKey string) (Session, error) {
+// ErrNoSession when it is unknown, signed out, idle too long or past its end.
+// Whether the credential it was opened with is still in force is the
+// caller's to check (see Session.OpenedWith).
+func (s *Store) Get(ctx context.Context, token string) (Session, error) {
 	var sess Session
 	var tenantID, keyID *uuid.UUID
 	var role *string
 	var lastSeen time.Time
-	var admin []byte
-	if adminKey != "" {
-		admin = hash(adminKey)
-	}
 	err := s.pool.QueryRow(ctx, `
-		SELECT s.admin, s.tenant_id, s.key_id, s.role, s.csrf_token, s.created_at, s.expires_at, s.last_seen_at
-		FROM console_sessions s
-		WHERE s.token_hash = $1 AND s.ended_at IS NULL AND s.expires_at > now()
-		  AND s.last_seen_at > now() - $2::interval
-		  AND CASE WHEN s.admin THEN s.credential_hash = $3
-		      ELSE EXISTS (SELECT 1 FROM api_keys k
-		                   WHERE k.id = s.key_id AND k.key_hash = s.credential_hash AND k.revoked_at IS NULL) END`,
-		hash(token), s.limits.Idle, admin,
-	).Scan(&sess.Admin, &tenantID, &keyID, &role, &sess.CSRF, &sess.CreatedAt, &sess.ExpiresAt, &lastSeen)
+		SELECT admin, tenant_id, key_id, role, csrf_token, created_at, expires_at, last_seen_at, credential_hash
+		FROM console_sessions
+		WHERE token_hash = $1 AND ended_at IS NULL AND expires_at > now()
+		  AND last_seen_at > now() - $2::interval AND credential_hash IS NOT NULL`, hash(token), s.limits.Idle,
+	).Scan(&sess.Admin, &tenantID, &keyID, &role, &sess.CSRF, &sess.CreatedAt, &sess.ExpiresAt, &lastSeen, &sess.credential)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Session{}, ErrNoSession
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
@@ -106,11 +107,20 @@ func VerifyBuyerToken(ctx context.Context, secrets SecretSource, token string) (
 		return bad("expired")
 	case c.Nbf != nil && now+tokenLeeway < *c.Nbf:
 		return bad("not valid yet")
+	case *c.Exp > now+MaxBuyerTokenLifetime.Seconds()+tokenLeeway:
+		return bad("exp claim further ahead than a buyer token may live")
 	case c.Sub == "" || len(c.Sub) > 200:
 		return bad("sub claim missing or too long")
+	case strings.ContainsFunc(c.Sub, unicode.IsControl):
+		return bad("sub claim holds control characters")
 	}
 	return Buyer{TenantID: tenantID, ID: c.Sub}, nil
 }
+
+// MaxBuyerTokenLifetime is the furthest ahead a buyer token's exp may be:
+// a token that never expires (exp 1e300) would be a password that cannot
+// be changed.
+const MaxBuyerTokenLifetime = 7 * 24 * time.Hour
 
 // tokenLeeway forgives clocks this far apart (seconds).
 const tokenLeeway = 5

@@ -75,6 +75,10 @@ func TestVerifyBuyerToken(t *testing.T) {
 		"truncated sig":     good[:len(good)-4],
 		"no sub":            sign(hs256, fmt.Sprintf(`{"tid":"%s","exp":%d}`, tid, now+60), secret),
 		"header not base64": "!!." + good[strings.IndexByte(good, '.')+1:],
+		"exp far ahead":     sign(hs256, claims(`,"exp":1e300`), secret),
+		"exp in a month":    sign(hs256, claims(fmt.Sprintf(`,"exp":%d`, now+31*86400)), secret),
+		"NUL in sub":        sign(hs256, fmt.Sprintf(`{"sub":"a\u0000b","tid":"%s","exp":%d}`, tid, now+60), secret),
+		"newline in sub":    sign(hs256, fmt.Sprintf(`{"sub":"a\nb","tid":"%s","exp":%d}`, tid, now+60), secret),
 		"empty":             "",
 	} {
 		if _, err := VerifyBuyerToken(ctx, secret, tok); !errors.Is(err, ErrBadBuyerToken) {

@@ -272,6 +272,19 @@ func KeyPrefix(key string) string {
 	return key[:len(APIKeyPrefix)+6]
 }
 
+// KeyInForce reports whether the key keyID is still the key hashed as
+// keyHash and not revoked: what a console session opened with it checks on
+// every use.
+func (s *Store) KeyInForce(ctx context.Context, keyID uuid.UUID, keyHash []byte) (bool, error) {
+	var ok bool
+	err := s.pool.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = $1 AND key_hash = $2 AND revoked_at IS NULL)`, keyID, keyHash).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("check key %s: %w", keyID, err)
+	}
+	return ok, nil
+}
+
 // HashKey is how API keys are stored.
 func HashKey(key string) []byte {
 	sum := sha256.Sum256([]byte(key))
