@@ -118,6 +118,7 @@ type Server struct {
 	profiles     *cache.Cache[string, *profileView]
 	catalogs     *cache.Cache[string, *catalogView]
 	layouts      *cache.Cache[layoutKey, *layoutView]
+	logoUploads  *fixedWindow // presigned logo uploads per tenant and hour
 	live         *live.Hub
 	stopping     chan struct{} // closed when the server stops: streams end
 	stopOnce     sync.Once
@@ -169,6 +170,7 @@ func New(d Deps) *Server {
 	s.live = live.NewHub(d.Pool, live.Options{Metrics: d.Metrics, Logger: d.Logger})
 	s.stopping = make(chan struct{})
 	// A venue plan is rendered once per version: a stadium's is megabytes.
+	s.logoUploads = &fixedWindow{max: logoUploadsPerHour, window: time.Hour, counts: map[string]int{}}
 	s.layouts = cache.NewSized(time.Hour, 1000, 256<<20, (*layoutView).size, s.loadLayout)
 	// Bounded by bytes: one 10,000,000-number product's view is ~1.7 MB.
 	s.availability = cache.NewSized(time.Second, 10_000, cmp.Or(d.AvailabilityCacheBytes, 128<<20),

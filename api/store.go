@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -163,6 +165,17 @@ type StoreBody struct {
 
 // putStore serves PUT /v1/store.
 func (s *Server) putStore(ctx context.Context, in *struct{ Body StoreBody }) (*struct{ Body *tenant.Profile }, error) {
+	if logo := in.Body.Theme["logoUrl"]; logo != "" {
+		cur, err := s.Tenants.ProfileOf(ctx, caller(ctx).TenantID)
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		if cur.Theme["logoUrl"] != logo {
+			if err := s.checkLogo(ctx, cur.Slug, logo); err != nil {
+				return nil, err
+			}
+		}
+	}
 	p, err := s.Tenants.SetStore(ctx, caller(ctx).TenantID, tenant.StoreSettings{
 		Name: in.Body.Name, Theme: in.Body.Theme, Domains: in.Body.Domains})
 	if err != nil {
@@ -181,8 +194,48 @@ func (s *Server) putStore(ctx context.Context, in *struct{ Body StoreBody }) (*s
 	return &struct{ Body *tenant.Profile }{p}, nil
 }
 
-// logoTypes are the logo formats a store takes, by content type.
-var logoTypes = map[string]string{"image/png": "png", "image/svg+xml": "svg", "image/jpeg": "jpg", "image/webp": "webp"}
+// logoTypes are the logo formats a store takes, by content type. Not SVG:
+// an SVG is a document that can run script on the origin that serves it.
+var logoTypes = map[string]string{"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp"}
+
+// MaxLogoBytes is the largest logo a store takes.
+const MaxLogoBytes = 256 << 10
+
+// logoUploadsPerHour caps the upload URLs one tenant is given an hour (in
+// each API process): each may leave an object in the bucket.
+const logoUploadsPerHour = 20
+
+// checkLogo makes sure the logo a theme names was uploaded to the tenant's
+// files and is what its name says: an image of an allowed type, at most
+// MaxLogoBytes. A refused upload is deleted, so the store never serves it.
+func (s *Server) checkLogo(ctx context.Context, slug, logoURL string) error {
+	if !strings.HasPrefix(logoURL, "logo/") || s.StoreBucket == nil {
+		return nil
+	}
+	key := slug + "/" + logoURL
+	up, err := s.StoreBucket.Inspect(ctx, key)
+	if errors.Is(err, storefront.ErrNoUpload) {
+		return problem(http.StatusUnprocessableEntity, "INVALID_STORE", "theme logoUrl: nothing was uploaded there (PUT the file to uploadUrl first)")
+	}
+	if err != nil {
+		return s.toProblem(err)
+	}
+	sniffed := http.DetectContentType(up.Head)
+	ext := logoURL[strings.LastIndexByte(logoURL, '.')+1:]
+	var why string
+	switch {
+	case up.Size > MaxLogoBytes:
+		why = fmt.Sprintf("the logo is %d bytes; at most %d", up.Size, MaxLogoBytes)
+	case logoTypes[sniffed] != ext || logoTypes[strings.ToLower(up.ContentType)] != ext:
+		why = fmt.Sprintf("the file is %s (uploaded as %s), not the %s its name says", sniffed, up.ContentType, ext)
+	default:
+		return nil
+	}
+	if err := s.StoreBucket.Delete(ctx, key); err != nil {
+		s.Logger.WarnContext(ctx, "deleting a refused logo", "key", key, "error", err)
+	}
+	return problem(http.StatusUnprocessableEntity, "INVALID_STORE", "theme logoUrl: "+why)
+}
 
 // LogoUpload is where to PUT a logo, and what to set as the theme's logoUrl.
 type LogoUpload struct {
@@ -194,7 +247,7 @@ type LogoUpload struct {
 // logoUpload serves POST /v1/store/logo.
 func (s *Server) logoUpload(ctx context.Context, in *struct {
 	Body struct {
-		ContentType string `json:"contentType" enum:"image/png,image/svg+xml,image/jpeg,image/webp"`
+		ContentType string `json:"contentType" enum:"image/png,image/jpeg,image/webp" doc:"At most 256 KiB; checked when the theme names the upload"`
 	}
 }) (*struct{ Body LogoUpload }, error) {
 	if s.StoreBucket == nil {
@@ -203,6 +256,11 @@ func (s *Server) logoUpload(ctx context.Context, in *struct {
 	v, err := s.Tenants.ProfileOf(ctx, caller(ctx).TenantID)
 	if err != nil {
 		return nil, s.toProblem(err)
+	}
+	if !s.logoUploads.allow(v.Slug, time.Now()) {
+		p := problem(http.StatusTooManyRequests, "RATE_LIMITED", fmt.Sprintf("at most %d logo uploads an hour", logoUploadsPerHour))
+		p.Headers = http.Header{"Retry-After": {"3600"}}
+		return nil, p
 	}
 	name := "logo/" + uuid.NewString() + "." + logoTypes[in.Body.ContentType]
 	const ttl = 10 * time.Minute

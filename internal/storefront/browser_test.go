@@ -143,7 +143,7 @@ func TestBuyTwoSeats(t *testing.T) {
 
 	// A tenant with its own login hands its token over.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Navigate(store+"#/login?token="+token),
+		handOff(store, w.env.Tenant.Slug, token),
 		chromedp.WaitVisible(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
 	))
 	browsertest.Shot(t, ctx, "1-home")

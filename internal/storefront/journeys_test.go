@@ -3,11 +3,16 @@ package storefront_test
 import (
 	"boxoffice/internal/browsertest"
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
@@ -24,8 +29,67 @@ func (w *world) shopper(t *testing.T, tn *tenant.Created, store, buyer string) c
 	tok, err := tenant.SignBuyerToken([]byte(tn.BuyerTokenSecret), tn.ID, buyer, time.Hour)
 	require.NoError(t, err)
 	ctx := browsertest.Browser(t)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(store+"#/login?token="+tok), chromedp.WaitVisible(chromedp.CSS(`ul.cards`))))
+	require.NoError(t, chromedp.Do(ctx, handOff(store, tn.Slug, tok), chromedp.WaitVisible(chromedp.CSS(`ul.cards`))))
 	return ctx
+}
+
+// handOff signs a shopper in as a tenant's own login does: the store made
+// the state nonce (as when it sends the shopper to that login, which this
+// skips), and the login sends the token back with it.
+func handOff(store, slug, token string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Navigate(store),
+		browsertest.WaitJS(`document.readyState === "complete"`),
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`sessionStorage.setItem("bo.%s.handoff", "nonce-of-the-test")`, slug)),
+		chromedp.Navigate(store+"#/login?token="+token+"&state=nonce-of-the-test"),
+	)
+}
+
+// A link carrying someone else's token (a login CSRF: the victim would buy
+// into the attacker's account) signs no one in; the tenant's own login,
+// started from the store, does, and the store says who is signed in.
+func TestLoginHandOffNeedsTheStoresNonce(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	tn := w.env.Tenant
+	attacker, err := tenant.SignBuyerToken([]byte(tn.BuyerTokenSecret), tn.ID, "mallory", time.Hour)
+	require.NoError(t, err)
+	// The tenant's own login: it signs whoever comes in as ana and sends
+	// the shopper back with the state it was given.
+	login := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		tok, err := tenant.SignBuyerToken([]byte(tn.BuyerTokenSecret), tn.ID, "ana@example.test", time.Hour)
+		if err != nil {
+			http.Error(rw, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		q := r.URL.Query()
+		http.Redirect(rw, r, q.Get("return")+"?token="+tok+"&state="+url.QueryEscape(q.Get("state")), http.StatusFound)
+	}))
+	t.Cleanup(login.Close)
+	_, err = w.env.Tenants.SetStore(t.Context(), tn.ID, tenant.StoreSettings{Name: "Hall",
+		Theme: map[string]string{"loginUrl": login.URL + "/login"}})
+	require.NoError(t, err)
+	store := w.publish(t, tn.Slug)
+	ctx := browsertest.Browser(t)
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(store+"#/login?token="+attacker),
+		chromedp.WaitVisible(chromedp.CSS(`main [role=alert]`)),
+	))
+	stored, err := chromedp.Run(ctx, chromedp.Evaluate[string](`localStorage.getItem("bo.`+tn.Slug+`.token") || ""`))
+	require.NoError(t, err)
+	require.Empty(t, stored, "the attacker's token is not kept")
+	require.NotContains(t, browsertest.Text(t, ctx, "#account"), "mallory")
+	browsertest.Shot(t, ctx, "1-refused")
+
+	// The refusal offers the store's own ways in: off to the tenant's
+	// login and back, signed in.
+	_, err = chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.CSS(`#login-own`))))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx,
+		browsertest.WaitJS(`(document.querySelector('#signed-in-as')?.textContent || '').includes('ana@example.test')`)))
+	browsertest.Shot(t, ctx, "2-signed-in")
+	require.NotContains(t, browsertest.Text(t, ctx, "main"), "mallory")
 }
 
 // openProduct opens a seated product from the store's home page and waits

@@ -3,6 +3,8 @@ package storefront_test
 import (
 	"bytes"
 	"encoding/json"
+	"image"
+	"image/png"
 	"io"
 	"net/http"
 	"strings"
@@ -48,17 +50,11 @@ func TestThemeChangeRepublishes(t *testing.T) {
 	slug := w.env.Tenant.Slug
 	store := w.publish(t, slug)
 
-	up := w.call(t, http.MethodPost, "/v1/store/logo", map[string]any{"contentType": "image/svg+xml"})
-	logo := `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><rect width="10" height="10" fill="#123456"/></svg>`
-	req, err := http.NewRequest(http.MethodPut, up["uploadUrl"].(string), strings.NewReader(logo))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "image/svg+xml")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode, "the upload goes straight to the bucket")
+	up := w.call(t, http.MethodPost, "/v1/store/logo", map[string]any{"contentType": "image/png"})
+	logo := tinyPNG(t)
+	require.Equal(t, http.StatusOK, upload(t, up["uploadUrl"].(string), "image/png", logo), "the upload goes straight to the bucket")
 	logoURL := up["logoUrl"].(string)
-	require.Regexp(t, `^logo/[0-9a-f-]{36}\.svg$`, logoURL)
+	require.Regexp(t, `^logo/[0-9a-f-]{36}\.png$`, logoURL)
 
 	w.call(t, http.MethodPut, "/v1/store", map[string]any{"name": "Harbour Hall",
 		"theme": map[string]string{"primary": "#0a7d6b", "logoUrl": logoURL, "font": "humanist"}})
@@ -69,6 +65,84 @@ func TestThemeChangeRepublishes(t *testing.T) {
 	}, 20*time.Second, 100*time.Millisecond, "the store is rebuilt by the job")
 	status, body, h := get(t, store+logoURL)
 	require.Equal(t, http.StatusOK, status)
-	require.Equal(t, logo, body)
-	require.Equal(t, "image/svg+xml", h.Get("Content-Type"))
+	require.Equal(t, string(logo), body)
+	require.Equal(t, "image/png", h.Get("Content-Type"))
+	require.Equal(t, "sandbox; default-src 'none'", h.Get("Content-Security-Policy"), "an upload never runs as a page")
+}
+
+// A logo is an image of an allowed type and size, checked when the theme
+// names it: SVG (a document that can run script) is not taken, a file that
+// is not what its name says or is over 256 KiB is refused and deleted, and
+// a tenant gets at most 20 upload URLs an hour.
+func TestLogoUploadsBounded(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	store := w.publish(t, w.env.Tenant.Slug)
+	status, _ := w.try(t, http.MethodPost, "/v1/store/logo", map[string]any{"contentType": "image/svg+xml"})
+	require.Equal(t, http.StatusUnprocessableEntity, status)
+
+	refused := map[string][]byte{
+		"html named png": []byte("<!doctype html><script>alert(document.cookie)</script>"),
+		"too big":        append(tinyPNG(t), bytes.Repeat([]byte{0}, 300<<10)...),
+	}
+	for name, file := range refused {
+		up := w.call(t, http.MethodPost, "/v1/store/logo", map[string]any{"contentType": "image/png"})
+		require.Equal(t, http.StatusOK, upload(t, up["uploadUrl"].(string), "image/png", file), name)
+		status, raw := w.try(t, http.MethodPut, "/v1/store", map[string]any{"name": "Hall",
+			"theme": map[string]string{"logoUrl": up["logoUrl"].(string)}})
+		require.Equal(t, http.StatusUnprocessableEntity, status, "%s: %s", name, raw)
+		require.Contains(t, raw, "INVALID_STORE")
+		gone, _, _ := get(t, store+up["logoUrl"].(string))
+		require.Equal(t, http.StatusNotFound, gone, "%s: the refused upload is deleted", name)
+	}
+	never, raw := w.try(t, http.MethodPut, "/v1/store", map[string]any{"name": "Hall",
+		"theme": map[string]string{"logoUrl": "logo/00000000-0000-0000-0000-000000000000.png"}})
+	require.Equal(t, http.StatusUnprocessableEntity, never, raw)
+
+	for range 20 - len(refused) {
+		w.call(t, http.MethodPost, "/v1/store/logo", map[string]any{"contentType": "image/webp"})
+	}
+	status, raw = w.try(t, http.MethodPost, "/v1/store/logo", map[string]any{"contentType": "image/webp"})
+	require.Equal(t, http.StatusTooManyRequests, status, raw)
+}
+
+// try makes one API request as the tenant's admin and returns the status
+// and body, whatever they are.
+func (w *world) try(t *testing.T, method, path string, body any) (int, string) {
+	t.Helper()
+	b, err := json.Marshal(body)
+	require.NoError(t, err)
+	req, err := http.NewRequest(method, w.base+path, bytes.NewReader(b))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+w.env.Tenant.APIKey)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(raw)
+}
+
+// upload PUTs body to a presigned URL.
+func upload(t *testing.T, url, contentType string, body []byte) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPut, url, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", contentType)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// tinyPNG is a 4×4 logo.
+func tinyPNG(t *testing.T) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 4, 4))
+	for i := range img.Pix {
+		img.Pix[i] = 0x7f
+	}
+	var buf bytes.Buffer
+	require.NoError(t, png.Encode(&buf, img))
+	return buf.Bytes()
 }

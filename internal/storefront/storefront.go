@@ -98,6 +98,7 @@ func Build(src Source) (Site, error) {
 	config, err := json.Marshal(map[string]any{
 		"slug": src.Profile.Slug, "name": src.Profile.Name, "apiBase": src.APIBase, "lang": lang,
 		"strings": json.RawMessage(strs), "logoUrl": theme["logoUrl"], "stripeKey": src.StripeKey,
+		"loginUrl": theme["loginUrl"],
 	})
 	if err != nil {
 		return nil, err

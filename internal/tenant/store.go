@@ -43,7 +43,14 @@ var themeKeys = map[string]*regexp.Regexp{
 	"background": colour,
 	"text":       colour,
 	// An https URL, or a logo uploaded to the store's own files.
-	"logoUrl":  regexp.MustCompile(`^(https://[^\s"'<>]{1,500}|logo/[0-9a-f-]{36}\.(png|svg|jpg|webp))$`),
+	// No SVG: an SVG is a document that can run script on the origin
+	// that serves it.
+	"logoUrl": regexp.MustCompile(`^(https://[^\s"'<>]{1,500}|logo/[0-9a-f-]{36}\.(png|jpg|webp))$`),
+	// The tenant's own login page, if it has one: the store sends
+	// shoppers there with a state nonce and takes back the buyer token
+	// only with that nonce (#/login?token=…&state=…). Plain http only
+	// on this machine, for local development.
+	"loginUrl": regexp.MustCompile(`^(https://|http://(localhost|127\.0\.0\.1)(:[0-9]{1,5})?/)[^\s"'<>#]{0,500}$`),
 	"font":     regexp.MustCompile(`^(system|serif|humanist|mono)$`),
 	"language": regexp.MustCompile(`^(en|pt)$`),
 }
@@ -58,10 +65,10 @@ func (p *StoreSettings) validate() error {
 	for k, v := range p.Theme {
 		re, ok := themeKeys[k]
 		if !ok {
-			return fmt.Errorf("%w: unknown theme entry %q (known: primary, accent, background, text, logoUrl, font, language)", ErrInvalidStore, k)
+			return fmt.Errorf("%w: unknown theme entry %q (known: primary, accent, background, text, logoUrl, loginUrl, font, language)", ErrInvalidStore, k)
 		}
 		if !re.MatchString(v) {
-			return fmt.Errorf("%w: theme %s %q (colours are #rrggbb; logoUrl is an https URL; font is system, serif, humanist or mono; language is en or pt)", ErrInvalidStore, k, v)
+			return fmt.Errorf("%w: theme %s %q (colours are #rrggbb; logoUrl and loginUrl are https URLs; font is system, serif, humanist or mono; language is en or pt)", ErrInvalidStore, k, v)
 		}
 	}
 	seen := map[string]bool{}

@@ -841,12 +841,38 @@ async function ordersPage() {
 
 // ---------- login ----------
 
+// A tenant with its own login hands a buyer token over by sending the
+// shopper back to #/login?token=…&state=…, where state is the nonce this
+// store made when it sent the shopper there. A token arriving with any
+// other state (a link someone else made, to sign the shopper in as them)
+// is refused.
+function startHandoff() {
+  const nonce = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+  sessionStorage.setItem(key("handoff"), nonce);
+  const back = location.origin + location.pathname + "#/login";
+  const url = new URL(cfg.loginUrl);
+  url.searchParams.set("state", nonce);
+  url.searchParams.set("return", back);
+  location.assign(url.toString());
+}
+
+function acceptHandoff(params) {
+  const expected = sessionStorage.getItem(key("handoff"));
+  sessionStorage.removeItem(key("handoff"));
+  history.replaceState(null, "", location.pathname + "#/login");
+  if (!expected || params.get("state") !== expected) return false;
+  localStorage.setItem(key("token"), params.get("token"));
+  return true;
+}
+
 function loginPage(params) {
-  const handed = params.get("token");
-  if (handed) {
-    // A tenant with its own login hands its buyer token over.
-    localStorage.setItem(key("token"), handed);
-    return afterLogin();
+  let refused = null;
+  if (params.get("token")) {
+    if (acceptHandoff(params)) {
+      announce(t("loggedIn"));
+      return afterLogin();
+    }
+    refused = h("p", { role: "alert", class: "notice" }, t("handoffRefused"));
   }
   const email = h("input", { type: "email", id: "login-email", autocomplete: "email" });
   const phone = h("input", { type: "tel", id: "login-phone", autocomplete: "tel" });
@@ -881,7 +907,21 @@ function loginPage(params) {
     },
   }, h("label", { for: "login-email" }, t("email")), email, h("label", { for: "login-phone" }, t("phone")), phone,
   h("button", {}, t("sendCode")));
-  show(h("h1", {}, t("loginTitle")), h("p", {}, t("loginHelp")), step1, msg, step2);
+  const own = cfg.loginUrl ? h("p", {}, h("button", { class: "primary", id: "login-own", onclick: startHandoff },
+    t("logInWith", { name: cfg.name }))) : null;
+  show(h("h1", {}, t("loginTitle")), refused, own, h("p", {}, t("loginHelp")), step1, msg, step2);
+}
+
+// signedInAs is the buyer the stored token names (its sub), for the page
+// to say who is signed in; the API checks the token, not this.
+function signedInAs() {
+  try {
+    const part = token().split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+    const bytes = Uint8Array.from(atob(part), (c) => c.charCodeAt(0));
+    return JSON.parse(new TextDecoder().decode(bytes)).sub || "";
+  } catch {
+    return "";
+  }
 }
 
 function afterLogin() {
@@ -894,7 +934,8 @@ function afterLogin() {
 function renderAccount() {
   const nav = document.getElementById("account");
   if (token()) {
-    nav.replaceChildren(h("a", { href: "#/orders" }, t("myOrders")), " ",
+    nav.replaceChildren(h("span", { id: "signed-in-as" }, t("signedInAs", { who: signedInAs() })), " ",
+      h("a", { href: "#/orders" }, t("myOrders")), " ",
       h("button", { class: "link", onclick: () => { localStorage.removeItem(key("token")); renderAccount(); location.hash = "#/"; } }, t("logOut")));
   } else nav.replaceChildren(h("a", { href: "#/login" }, t("logIn")));
 }
