@@ -102,7 +102,12 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 	// Stores: an S3-compatible server in this process unless S3_ENDPOINT
 	// names one; stores are republished when their settings change, the
 	// demo tenant's is published now, and every published store is served
-	// by the API at /s/{slug}/ and on its domains.
+	// at /s/{slug}/ and on its domains by a server of its own, on another
+	// origin than the API and the console (as a CDN is in production).
+	cfg.StoresURL = "http://" + cfg.StoreAddr
+	if cfg.StoreAPIURL == "" {
+		cfg.StoreAPIURL = "http://" + cfg.Addr
+	}
 	if cfg.S3Endpoint == "" {
 		endpoint, stop, err := startS3(ctx)
 		if err != nil {
@@ -128,7 +133,14 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 	if err := a.StorePublisher.Publish(ctx, "demo"); err != nil {
 		return fmt.Errorf("publish the demo store: %w", err)
 	}
-	a.Stores = &storefront.Server{Bucket: bucket, SlugOfHost: storefront.HostSlugs(a.Tenants)}
+	storeLn, err := listen(cfg.StoreAddr)
+	if err != nil {
+		return fmt.Errorf("dev stores (BOXOFFICE_STORE_ADDR): %w", err)
+	}
+	stores := &http.Server{Handler: &storefront.Server{Bucket: bucket, SlugOfHost: storefront.HostSlugs(a.Tenants)},
+		ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = stores.Serve(storeLn) }()
+	defer func() { _ = stores.Shutdown(context.WithoutCancel(ctx)) }()
 	ln, err := listen(cfg.Addr)
 	if err != nil {
 		return err
@@ -153,7 +165,7 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 	fmt.Printf(`
 BoxOffice dev is up.
 
-  Store          %[1]s/s/demo/     (the demo tenant's store: open it and buy a ticket)
+  Store          %[16]s/s/demo/     (the demo tenant's store, on an origin of its own: open it and buy a ticket)
   Console        %[1]s/console/    (sign in with the tenant API key, the operator key or the admin key)
 
   API            %[1]s
@@ -190,7 +202,7 @@ Store API (public, for the demo tenant's store):
 
 `, base, cfg.AdminKey, demo.tenantID, demo.apiKey, demo.secret, demo.buyerToken,
 		demo.stadium.ID, demo.stadium.Capacity, demo.raffle.ID, demo.raffle.Capacity, queues,
-		cfg.PaymentProviderURL, inboxURL, cfg.MetricsAddr, demo.operatorKey)
+		cfg.PaymentProviderURL, inboxURL, cfg.MetricsAddr, demo.operatorKey, cfg.StoresURL)
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.RunWorkers(ctx) })

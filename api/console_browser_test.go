@@ -43,12 +43,13 @@ type deployment struct {
 	client *sqs.Client // with SQS: the emulator holding the dead letters
 	queues sqsqueue.Config
 	bucket storefront.Bucket
+	stores string // where stores are served (Stores)
 }
 
 type deploymentOpts struct {
 	Work   bool // claim workers from the start
 	SQS    bool // an SQS deployment with its dead-letter queue
-	Stores bool // stores published to an S3 server and served at /s/
+	Stores bool // stores published to an S3 server and served at /s/ on an origin of their own
 }
 
 func newDeployment(t *testing.T, o deploymentOpts) *deployment {
@@ -73,7 +74,7 @@ func newDeployment(t *testing.T, o deploymentOpts) *deployment {
 		require.NoError(t, err)
 		d.bucket = storefront.Bucket{Client: client, Name: "stores"}
 		require.NoError(t, d.bucket.Ensure(context.Background()))
-		fo.Stores = &storefront.Publisher{Bucket: d.bucket}
+		fo.Stores = &storefront.Publisher{Bucket: d.bucket, APIBase: d.base}
 	}
 	d.env = testfix.New(t, fo)
 	env := d.env
@@ -86,7 +87,10 @@ func newDeployment(t *testing.T, o deploymentOpts) *deployment {
 	}
 	if o.Stores {
 		stores := &storefront.Server{Bucket: d.bucket, SlugOfHost: storefront.HostSlugs(env.Tenants)}
-		deps.Stores, deps.StoreOfHost, deps.StoreBucket = stores, stores.SlugOfHost, &d.bucket
+		storesSrv := httptest.NewServer(stores)
+		t.Cleanup(storesSrv.Close)
+		d.stores = storesSrv.URL
+		deps.StoresURL, deps.StoreBucket = storesSrv.URL, &d.bucket
 	}
 	deps.Pool, deps.Tenants, deps.Products, deps.Reservations = env.Schema.Pool, env.Tenants, env.Products, env.Service
 	deps.Metrics, deps.Logger, deps.River, deps.Checkout, deps.WaitingRoom = fo.Metrics, env.Logger, env.River, env.Checkout, env.Rooms
@@ -281,8 +285,17 @@ func TestConsoleTenantAdminPublishesSeatedProduct(t *testing.T) {
 	browsertest.Shot(t, ctx, "2-store-settings")
 	// The publish job builds and uploads the store; the store lists the
 	// product from the API.
-	err = chromedp.Do(ctx, browsertest.WaitJS(fmt.Sprintf(`fetch(%q).then(r => r.ok)`, "/s/"+d.env.Tenant.Slug+"/")),
-		chromedp.Navigate(d.base+"/s/"+d.env.Tenant.Slug+"/"), waitText(`body`, "Opera Night"))
+	storeURL := d.stores + "/s/" + d.env.Tenant.Slug + "/"
+	require.Contains(t, browsertest.Text(t, ctx, `#store-status`), storeURL, "the console links the store's own origin")
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(storeURL)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 30*time.Second, 100*time.Millisecond, "the store is published")
+	err = chromedp.Do(ctx, chromedp.Navigate(storeURL), waitText(`body`, "Opera Night"))
 	require.NoError(t, err, "the product is in the store")
 	browsertest.Shot(t, ctx, "3-in-the-store")
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/google/uuid"
@@ -75,14 +74,18 @@ type Deps struct {
 	Login  *login.Store
 	Mailer *mail.Sender
 	SMS    sms.Sender
-	// Stores, when set, serves published stores at /s/{slug}/ and on their
-	// domains (`boxoffice dev`; in production a CDN does); StoreOfHost tells
-	// whether a host is a store's.
-	Stores http.Handler
+	// StoresURL is where published stores are served by path
+	// (/s/{slug}/), shown in the publish answer; empty when a CDN serves
+	// them. Stores are never served by the API: a tenant's files on the
+	// API's and console's origin could act as whoever is signed in there.
+	StoresURL string
+	// ReservedHosts are the API's and the console's own hosts (host or
+	// host:port): no tenant may claim one as a store domain, which would
+	// make its store, and whatever it uploads, the API's origin.
+	ReservedHosts []string
 	// StoreBucket, when set, takes tenants' logo uploads (presigned) and
 	// PUT /v1/store queues a republish of the tenant's store.
 	StoreBucket *storefront.Bucket
-	StoreOfHost func(ctx context.Context, host string) string
 	// DevOrigins lets pages on http://localhost and http://127.0.0.1 (any
 	// port) call the API from a browser: `boxoffice dev` only.
 	DevOrigins bool
@@ -227,17 +230,6 @@ func New(d Deps) *Server {
 	s.app.Get("/readyz", s.readyz)
 	s.routes()
 	s.mountConsole()
-	if d.Stores != nil {
-		stores := adaptor.HTTPHandler(d.Stores)
-		s.app.All("/s/*", stores)
-		// Anything else on a store's own domain is the store.
-		s.app.Use(func(c *fiber.Ctx) error {
-			if d.StoreOfHost == nil || d.StoreOfHost(c.UserContext(), string(c.Request().Host())) == "" {
-				return c.Next()
-			}
-			return stores(c)
-		})
-	}
 	return s
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -165,6 +166,9 @@ type StoreBody struct {
 
 // putStore serves PUT /v1/store.
 func (s *Server) putStore(ctx context.Context, in *struct{ Body StoreBody }) (*struct{ Body *tenant.Profile }, error) {
+	if err := s.checkDomains(in.Body.Domains); err != nil {
+		return nil, err
+	}
 	if logo := in.Body.Theme["logoUrl"]; logo != "" {
 		cur, err := s.Tenants.ProfileOf(ctx, caller(ctx).TenantID)
 		if err != nil {
@@ -204,6 +208,25 @@ const MaxLogoBytes = 256 << 10
 // logoUploadsPerHour caps the upload URLs one tenant is given an hour (in
 // each API process): each may leave an object in the bucket.
 const logoUploadsPerHour = 20
+
+// checkDomains refuses store domains that are the API's or the console's
+// own hosts.
+func (s *Server) checkDomains(domains []string) error {
+	for _, d := range domains {
+		d = strings.ToLower(strings.TrimSpace(d))
+		host := d
+		if h, _, err := net.SplitHostPort(d); err == nil {
+			host = h
+		}
+		for _, r := range s.ReservedHosts {
+			if d == r || host == r {
+				return problem(http.StatusUnprocessableEntity, "INVALID_STORE",
+					fmt.Sprintf("domain %q is this service's own host, not a store's", d))
+			}
+		}
+	}
+	return nil
+}
 
 // checkLogo makes sure the logo a theme names was uploaded to the tenant's
 // files and is what its name says: an image of an allowed type, at most
@@ -302,7 +325,7 @@ func (s *Server) updateProduct(ctx context.Context, in *struct {
 // StorePublishQueued says a store's rebuild is queued.
 type StorePublishQueued struct {
 	Slug     string `json:"slug"`
-	StoreURL string `json:"storeUrl,omitempty" doc:"Where this server serves the published store (boxoffice dev); in production, the CDN's address"`
+	StoreURL string `json:"storeUrl,omitempty" doc:"Where the published store is served (BOXOFFICE_STORES_URL; boxoffice dev's store server); absent when a CDN serves it"`
 }
 
 // publishStore serves POST /v1/store/publish.
@@ -318,8 +341,8 @@ func (s *Server) publishStore(ctx context.Context, _ *struct{}) (*struct{ Body S
 		return nil, s.toProblem(fmt.Errorf("queue the store's publish: %w", err))
 	}
 	out := StorePublishQueued{Slug: p.Slug}
-	if s.Stores != nil {
-		out.StoreURL = "/s/" + p.Slug + "/"
+	if s.StoresURL != "" {
+		out.StoreURL = s.StoresURL + "/s/" + p.Slug + "/"
 	}
 	return &struct{ Body StorePublishQueued }{out}, nil
 }

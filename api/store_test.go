@@ -15,6 +15,7 @@ import (
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/tenant"
+	"boxoffice/api"
 	"boxoffice/internal/testfix"
 )
 
@@ -293,4 +294,23 @@ func TestCreateTenantValidatesStore(t *testing.T) {
 	ok := create("fine", map[string]any{"theme": map[string]string{"primary": "#112233"}, "domains": []string{"Shop.Fine.Example"}})
 	require.Equal(t, http.StatusCreated, ok.status, string(ok.raw))
 	require.Equal(t, []any{"shop.fine.example"}, ok.body["domains"])
+}
+
+// No tenant may claim the API's or the console's own host as a store
+// domain: its store, and what it uploads, would be served as the console.
+func TestAPIHostsReserved(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	srv := api.New(api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products,
+		Reservations: env.Service, Logger: env.Logger, AdminKey: adminKey,
+		ReservedHosts: []string{"127.0.0.1:8080", "api.boxoffice.example"}})
+	b := &testBundle{env: env, server: srv}
+	for _, domain := range []string{"127.0.0.1:8080", "API.boxoffice.example", "api.boxoffice.example:8443"} {
+		requireProblem(t, b.do(t, http.MethodPut, "/v1/store", env.Tenant.APIKey, map[string]any{"name": "Mine", "domains": []string{domain}}),
+			422, "INVALID_STORE")
+		requireProblem(t, b.do(t, http.MethodPost, "/v1/tenants", adminKey, map[string]any{"slug": "grab", "name": "Grab",
+			"domains": []string{domain}}), 422, "INVALID_STORE")
+	}
+	r := b.do(t, http.MethodPut, "/v1/store", env.Tenant.APIKey, map[string]any{"name": "Mine", "domains": []string{"127.0.0.1:8082"}})
+	require.Equal(t, http.StatusOK, r.status, "another port of the host is not the API's: %s", r.raw)
 }

@@ -25,6 +25,9 @@ type TenantCreated struct {
 
 // createTenant serves POST /v1/tenants.
 func (s *Server) createTenant(ctx context.Context, in *struct{ Body TenantBody }) (*secretOutput[TenantCreated], error) {
+	if err := s.checkDomains(in.Body.Domains); err != nil {
+		return nil, err
+	}
 	t, err := s.Tenants.Create(ctx, tenant.CreateParams{
 		Slug: in.Body.Slug, Name: in.Body.Name, Domains: in.Body.Domains, Theme: in.Body.Theme,
 	})

@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -108,9 +110,6 @@ type App struct {
 	// of a store's settings, and the work processes run it).
 	StorePublisher *storefront.Publisher
 
-	// Stores, when set (dev), is served by the API: published stores by
-	// path and by their domains.
-	Stores *storefront.Server
 	// Tracer is the process's tracer provider (a no-op one when off).
 	Tracer trace.TracerProvider
 	// Rehearsals starts rehearsals (run by the work processes).
@@ -317,7 +316,7 @@ func (a *App) API() *api.Server {
 	}
 	return api.New(api.Deps{
 		Audit: audit.New(a.Pool), Rehearsals: a.Rehearsals, Sessions: session.New(a.Pool, session.Limits{Idle: cfg.ConsoleIdle, Absolute: cfg.ConsoleMaxAge}),
-		Login: login.NewStore(a.Pool), Mailer: mailer, SMS: texts, Stores: a.storesHandler(), StoreOfHost: a.storeOfHost(),
+		Login: login.NewStore(a.Pool), Mailer: mailer, SMS: texts, StoresURL: cfg.StoresURL, ReservedHosts: reservedHosts(cfg),
 		StoreBucket: a.storeBucket(),
 		Pool:        a.Pool, Tenants: a.Tenants, Products: a.Products, Reservations: a.Reservations,
 		Metrics: a.Metrics, Logger: a.Logger, AdminKey: cfg.AdminKey, DevOrigins: cfg.DevOrigins, Ready: a.Ready, Tracer: a.Tracer,
@@ -502,18 +501,23 @@ func (a *App) ServeMetrics(ctx context.Context, ln net.Listener) error {
 	return srv.Shutdown(shutCtx)
 }
 
-func (a *App) storesHandler() http.Handler {
-	if a.Stores == nil {
-		return nil
+// reservedHosts are the hosts the API and the console answer on (its
+// listen address, unless a wildcard, and the addresses stores call), which
+// no tenant may claim as a store domain.
+func reservedHosts(cfg *config.Config) []string {
+	// A host given with its port reserves that port (dev serves the API
+	// and the stores on two ports of 127.0.0.1); one without reserves the
+	// host on every port.
+	var out []string
+	if host, _, err := net.SplitHostPort(cfg.Addr); err == nil && host != "" && host != "0.0.0.0" && host != "::" {
+		out = append(out, strings.ToLower(cfg.Addr))
 	}
-	return a.Stores
-}
-
-func (a *App) storeOfHost() func(context.Context, string) string {
-	if a.Stores == nil {
-		return nil
+	for _, raw := range []string{cfg.StoreAPIURL, cfg.StoresURL} {
+		if u, err := url.Parse(raw); err == nil && u.Host != "" {
+			out = append(out, strings.ToLower(u.Host))
+		}
 	}
-	return a.Stores.SlugOfHost
+	return out
 }
 
 // storeBucket is where logos are uploaded and stores published (nil

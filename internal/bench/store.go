@@ -80,20 +80,23 @@ func Store(ctx context.Context, pool *pgxpool.Pool, seats int, out io.Writer) (*
 	if err := bucket.Ensure(ctx); err != nil {
 		return nil, err
 	}
-	a, err := build(ctx, pool, logger, app.Options{}, nil)
+	// The store on an origin of its own, calling the API's, as in
+	// production.
+	a, err := build(ctx, pool, logger, app.Options{}, func(c *config.Config) { c.DevOrigins = true })
 	if err != nil {
 		return nil, err
 	}
-	if err := (&storefront.Publisher{Tenants: a.Tenants, Bucket: bucket}).Publish(ctx, t.Slug); err != nil {
-		return nil, err
-	}
-	a.Stores = &storefront.Server{Bucket: bucket}
 	_, base, stop, err := serve(ctx, a)
 	if err != nil {
 		return nil, err
 	}
 	defer stop()
-	store := base + "/s/" + t.Slug + "/"
+	if err := (&storefront.Publisher{Tenants: a.Tenants, Bucket: bucket, APIBase: base}).Publish(ctx, t.Slug); err != nil {
+		return nil, err
+	}
+	stores := httptest.NewServer(&storefront.Server{Bucket: bucket})
+	defer stores.Close()
+	store := stores.URL + "/s/" + t.Slug + "/"
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),

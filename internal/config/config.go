@@ -221,8 +221,18 @@ type Config struct {
 	StoreAutoPublish bool
 	// StoreAPIURL is the API address built into stores (they call it from
 	// shoppers' browsers). STORE_API_URL; default none: the store's own
-	// origin, as `dev` serves both.
+	// origin (`dev` sets its API's address).
 	StoreAPIURL string
+	// StoresURL is where published stores are served by path (/s/{slug}/),
+	// for the address the publish answer shows. BOXOFFICE_STORES_URL;
+	// default none (a CDN's, which the API cannot know); `dev` sets its
+	// store server's.
+	StoresURL string
+	// StoreAddr is where `dev` serves published stores: on an origin of
+	// their own, apart from the API's and the console's, so that nothing a
+	// tenant uploads can act on them. BOXOFFICE_STORE_ADDR; default
+	// 127.0.0.1:8081; dev only.
+	StoreAddr string
 	// StoreStripeKey is the Stripe publishable key built into stores when
 	// PAYMENT_PROVIDER=stripe: checkout takes cards with Stripe.js.
 	// STORE_STRIPE_KEY.
@@ -371,6 +381,8 @@ func load(getenv func(string) string) (*Config, error) {
 		StoreStripeKey:     getenv("STORE_STRIPE_KEY"),
 		S3Endpoint:         getenv("S3_ENDPOINT"),
 		StoreAPIURL:        strings.TrimSuffix(getenv("STORE_API_URL"), "/"),
+		StoresURL:          strings.TrimSuffix(getenv("BOXOFFICE_STORES_URL"), "/"),
+		StoreAddr:          env("BOXOFFICE_STORE_ADDR", "127.0.0.1:8081"),
 		TwilioAccountSID:   getenv("TWILIO_ACCOUNT_SID"),
 		TwilioAuthToken:    getenv("TWILIO_AUTH_TOKEN"),
 		TwilioFrom:         getenv("TWILIO_FROM"),

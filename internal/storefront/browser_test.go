@@ -30,20 +30,30 @@ import (
 const webhookSecret = "whsec_browser"
 
 // world is a deployment for a shopper: the API with workers and payments,
-// the stores published to an S3 server and served by the API, mail caught.
+// the stores published to an S3 server and served on an origin of their
+// own (as dev's store server and a CDN do), mail caught.
 type world struct {
 	env    *testfix.Env
-	base   string // the API and stores, on a real loopback port
+	base   string // the API, on a real loopback port
+	stores string // where stores are served by path, on another port
 	sink   *mail.Sink
 	bucket storefront.Bucket
 }
+
+// worldOption changes the world's API before it starts.
+type worldOption func(*api.Deps)
+
+// strictCORS lets browsers call the API only from tenants' registered store
+// domains, as in production (the world otherwise allows local origins, as
+// dev does).
+func strictCORS(d *api.Deps) { d.DevOrigins = false }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	return newWorldWith(t, testfix.Options{Work: true})
 }
 
-func newWorldWith(t *testing.T, o testfix.Options) *world {
+func newWorldWith(t *testing.T, o testfix.Options, opts ...worldOption) *world {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -66,10 +76,15 @@ func newWorldWith(t *testing.T, o testfix.Options) *world {
 
 	stores := &storefront.Server{Bucket: bucket, SlugOfHost: storefront.HostSlugs(env.Tenants)}
 
-	srv := api.New(api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products,
+	storesSrv := httptest.NewServer(stores)
+	deps := api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products,
 		Reservations: env.Service, Logger: env.Logger, River: env.River, Checkout: env.Checkout,
 		WebhookSecrets: []string{webhookSecret}, WaitingRoom: env.Rooms, Login: login.NewStore(env.Schema.Pool),
-		Mailer: mailer, Stores: stores, StoreOfHost: stores.SlugOfHost, StoreBucket: &bucket})
+		Mailer: mailer, StoresURL: storesSrv.URL, StoreBucket: &bucket, DevOrigins: true}
+	for _, opt := range opts {
+		opt(&deps)
+	}
+	srv := api.New(deps)
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, srv.Start(ctx))
 	go func() { _ = srv.App().Listener(ln) }()
@@ -78,18 +93,19 @@ func newWorldWith(t *testing.T, o testfix.Options) *world {
 		simSrv.Close()
 		sim.Close()
 		_ = srv.App().ShutdownWithTimeout(2 * time.Second)
+		storesSrv.Close()
 		s3srv.Close()
 		sink.Close()
 	})
-	return &world{env: env, base: base, sink: sink, bucket: bucket}
+	return &world{env: env, base: base, stores: storesSrv.URL, sink: sink, bucket: bucket}
 }
 
 // publish builds and publishes a tenant's store.
 func (w *world) publish(t *testing.T, slug string) string {
 	t.Helper()
-	p := &storefront.Publisher{Tenants: w.env.Tenants, Bucket: w.bucket}
+	p := &storefront.Publisher{Tenants: w.env.Tenants, Bucket: w.bucket, APIBase: w.base}
 	require.NoError(t, p.Publish(context.Background(), slug))
-	return w.base + "/s/" + slug + "/"
+	return w.stores + "/s/" + slug + "/"
 }
 
 // venue is a small seated plan: two sections, the North one at a level.
@@ -214,10 +230,10 @@ func TestStoreFilesAndHeaders(t *testing.T) {
 	defer a.Body.Close()
 	require.Equal(t, "public, max-age=31536000, immutable", a.Header.Get("Cache-Control"))
 	require.Equal(t, "text/javascript; charset=utf-8", a.Header.Get("Content-Type"))
-	// Nothing from another host.
-	require.NotContains(t, page.String(), "http://")
+	// Nothing from another host but the API.
+	require.NotContains(t, strings.ReplaceAll(page.String(), w.base, ""), "http://")
 	require.NotContains(t, page.String(), "https://cdn")
-	missing, err := http.Get(w.base + "/s/nobody/")
+	missing, err := http.Get(w.stores + "/s/nobody/")
 	require.NoError(t, err)
 	missing.Body.Close()
 	require.Equal(t, http.StatusNotFound, missing.StatusCode)

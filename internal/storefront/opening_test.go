@@ -124,8 +124,8 @@ func TestDoubleClickIsOneAction(t *testing.T) {
 // sends.
 func TestStoreOnItsOwnOrigin(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	port := w.base[strings.LastIndex(w.base, ":")+1:]
+	w := newWorldWith(t, testfix.Options{Work: true}, strictCORS)
+	port := w.stores[strings.LastIndex(w.stores, ":")+1:]
 	storeOrigin := "http://localhost:" + port
 	_, err := w.env.Tenants.SetStore(context.Background(), w.env.Tenant.ID, tenant.StoreSettings{
 		Name: "Cross Origin Hall", Domains: []string{"localhost:" + port}})
