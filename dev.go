@@ -334,6 +334,11 @@ func seedDemo(ctx context.Context, a *app.App) (*demoData, error) {
 		if err != nil {
 			return nil, err
 		}
+		// SMS codes only where a store says it sends them.
+		if _, err := a.Tenants.SetStore(ctx, t.ID, tenant.StoreSettings{Name: t.Name, Theme: t.Theme, Domains: t.Domains,
+			SMSCountries: []string{"+351", "+44", "+1"}}); err != nil {
+			return nil, err
+		}
 		d.tenantID, d.apiKey, d.secret = t.ID, t.APIKey, t.BuyerTokenSecret
 	}
 	if _, err := a.Tenants.RevokeLabelled(ctx, d.tenantID, devOperatorLabel); err != nil {

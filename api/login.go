@@ -7,8 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"boxoffice/internal/login"
 	"boxoffice/internal/tenant"
+	"boxoffice/internal/waitingroom"
 )
 
 // loginTokenTTL is how long a buyer token from a login code lasts.
@@ -47,7 +50,9 @@ func (s *Server) storeTenant(ctx context.Context, slug string) (*profileView, er
 // startLogin serves POST /v1/stores/{tenantSlug}/login.
 func (s *Server) startLogin(ctx context.Context, in *struct {
 	StorePath
-	Body LoginBody
+	Challenge string `header:"X-Queue-Challenge" maxLength:"2000" doc:"The challenge from POST /login/challenge (when the server asks for proof of work)"`
+	Solution  string `header:"X-Queue-Solution" maxLength:"64" doc:"s such that SHA-256(challenge + \":\" + s) starts with the challenge's zero bits"`
+	Body      LoginBody
 }) (*struct {
 	Status int
 	Body   struct {
@@ -66,8 +71,25 @@ func (s *Server) startLogin(ctx context.Context, in *struct {
 	switch {
 	case id.Email != "" && s.Mailer == nil, id.Phone != "" && s.SMS == nil:
 		return nil, problem(http.StatusServiceUnavailable, "LOGIN_UNAVAILABLE", "this server cannot send codes that way")
+	case id.Phone != "" && !store.body.SendsSMSTo(strings.TrimPrefix(key, "phone:")):
+		return nil, problem(http.StatusUnprocessableEntity, "SMS_COUNTRY_NOT_ALLOWED",
+			"this store does not send codes by SMS to that country; use your e-mail address")
 	}
-	code, err := s.Login.Issue(ctx, store.tenantID, key)
+	if err := s.loginWork(store, key, in.Challenge, in.Solution); err != nil {
+		return nil, err
+	}
+	if id.Phone != "" {
+		within, err := s.Login.CountSMS(ctx, store.tenantID, s.SMSDailyCap)
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		if !within {
+			p := problem(http.StatusTooManyRequests, "SMS_CAP_REACHED", "this store has sent all the SMS codes it may today; use your e-mail address")
+			p.Headers = http.Header{"Retry-After": {"3600"}}
+			return nil, p
+		}
+	}
+	code, err := s.Login.Issue(ctx, store.tenantID, key, clientNetwork(clientOf(ctx)))
 	if errors.Is(err, login.ErrTooManySends) {
 		p := problem(http.StatusTooManyRequests, "RATE_LIMITED", err.Error())
 		p.Headers = http.Header{"Retry-After": {"600"}}
@@ -111,7 +133,7 @@ func (s *Server) verifyLogin(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, problem(http.StatusUnprocessableEntity, "INVALID_IDENTIFIER", err.Error())
 	}
-	buyer, err := s.Login.Verify(ctx, store.tenantID, key, in.Body.Code)
+	buyer, err := s.Login.Verify(ctx, store.tenantID, key, clientNetwork(clientOf(ctx)), in.Body.Code)
 	if errors.Is(err, login.ErrInvalidCode) {
 		return nil, problem(http.StatusUnauthorized, "INVALID_CODE", err.Error())
 	}
@@ -128,4 +150,51 @@ func (s *Server) verifyLogin(ctx context.Context, in *struct {
 	}
 	return shownOnce(LoginToken{BuyerToken: token, BuyerID: buyer,
 		ExpiresAt: time.Now().Add(loginTokenTTL).UTC().Truncate(time.Second)}), nil
+}
+
+// loginChallengeSubject binds a login challenge to the store and the
+// identifier it is for.
+func loginChallengeSubject(key string) string { return "login:" + key }
+
+// loginChallenge serves POST /v1/stores/{tenantSlug}/login/challenge.
+func (s *Server) loginChallenge(ctx context.Context, in *struct {
+	StorePath
+	Body LoginBody
+}) (*struct {
+	CacheControl string `header:"Cache-Control"`
+	Body         waitingroom.Challenge
+}, error) {
+	store, err := s.storeTenant(ctx, in.Slug)
+	if err != nil {
+		return nil, err
+	}
+	key, err := login.Identifier{Email: strings.TrimSpace(in.Body.Email), Phone: strings.TrimSpace(in.Body.Phone)}.Normalize()
+	if err != nil {
+		return nil, problem(http.StatusUnprocessableEntity, "INVALID_IDENTIFIER", err.Error())
+	}
+	var c waitingroom.Challenge
+	if s.LoginChallengeBits > 0 && s.WaitingRoom != nil {
+		c = s.WaitingRoom.Tokens().Challenge(store.tenantID, uuid.Nil, loginChallengeSubject(key), s.LoginChallengeBits)
+	}
+	return &struct {
+		CacheControl string `header:"Cache-Control"`
+		Body         waitingroom.Challenge
+	}{"no-store", c}, nil
+}
+
+// loginWork checks the proof of work a login start must carry when the
+// server asks for one: solved for this store and identifier.
+func (s *Server) loginWork(store *profileView, key, challenge, solution string) error {
+	if s.LoginChallengeBits <= 0 || s.WaitingRoom == nil {
+		return nil
+	}
+	if challenge == "" {
+		return problem(http.StatusForbidden, "CHALLENGE_REQUIRED",
+			"solve POST /v1/stores/{tenantSlug}/login/challenge and send X-Queue-Challenge and X-Queue-Solution")
+	}
+	if err := s.WaitingRoom.Tokens().VerifySolution(challenge, solution, store.tenantID, uuid.Nil,
+		loginChallengeSubject(key), s.LoginChallengeBits); err != nil {
+		return problem(http.StatusForbidden, "CHALLENGE_FAILED", err.Error())
+	}
+	return nil
 }

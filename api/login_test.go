@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"regexp"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"boxoffice/internal/mail"
 	"boxoffice/internal/sms"
 	"boxoffice/internal/testfix"
+	"boxoffice/internal/waitingroom"
 )
 
 // texts is an SMS provider that keeps what it is given (the Twilio adapter
@@ -95,7 +97,9 @@ func TestPasswordlessLogin(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status, string(r.raw))
 	require.Equal(t, buyer, r.body["buyerId"], "one address, one buyer")
 
-	// By SMS.
+	// By SMS, to a country the store sends to.
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodPut, "/v1/store", keyA, map[string]any{"name": "Login A",
+		"smsCountries": []string{"+351"}}).status)
 	require.Equal(t, http.StatusAccepted, start("login-a", map[string]any{"phone": "+351 912 345 678"}).status)
 	x.mu.Lock()
 	smsCode := codeRE.FindString(x.sent["+351912345678"])
@@ -195,4 +199,78 @@ func TestTwilioAdapter(t *testing.T) {
 	defer bad.Close()
 	tw.BaseURL = bad.URL
 	require.ErrorContains(t, tw.SendSMS(context.Background(), "+351912345678", "x"), "401")
+}
+
+// A stranger cannot lock a buyer out of login or pump codes: sends and
+// tries count per address and client (an IPv6 /64 being one client), the
+// owner's newest code stays good while the stranger guesses, each code
+// asked for costs a proof of work, and SMS go only to the store's
+// countries, up to a daily cap.
+func TestLoginCannotLockTheOwnerOut(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	sink, err := mail.NewSink("127.0.0.1:0", slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	t.Cleanup(sink.Close)
+	x := &texts{sent: map[string]string{}}
+	srv := api.New(api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products, AdminKey: adminKey,
+		Reservations: env.Service, Logger: env.Logger, Login: login.NewStore(env.Schema.Pool), WaitingRoom: env.Rooms,
+		Mailer: &mail.Sender{Addr: sink.Addr(), From: "codes@boxoffice.test"}, SMS: x,
+		LoginChallengeBits: 6, SMSDailyCap: 2,
+		RateLimits: api.RateLimits{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/32")}}})
+	b := &testBundle{env: env, server: srv}
+	key, _ := b.storeTenant(t, "owner-store")
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodPut, "/v1/store", key, map[string]any{"name": "Owner",
+		"smsCountries": []string{"+351"}}).status)
+	base := "/v1/stores/owner-store/login"
+	start := func(client string, body map[string]any) response {
+		ch := b.do(t, http.MethodPost, base+"/challenge", "", body, "X-Forwarded-For", client)
+		require.Equal(t, http.StatusOK, ch.status, string(ch.raw))
+		c, bits := ch.body["challenge"].(string), int(ch.body["bits"].(float64))
+		require.Equal(t, 6, bits)
+		return b.do(t, http.MethodPost, base, "", body, "X-Forwarded-For", client,
+			"X-Queue-Challenge", c, "X-Queue-Solution", waitingroom.Solve(c, bits))
+	}
+	verify := func(client string, body map[string]any) response {
+		return b.do(t, http.MethodPost, base+"/verify", "", body, "X-Forwarded-For", client)
+	}
+	owner := map[string]any{"email": "owner@example.com"}
+
+	requireProblem(t, b.do(t, http.MethodPost, base, "", owner), 403, "CHALLENGE_REQUIRED")
+	other := b.do(t, http.MethodPost, base+"/challenge", "", map[string]any{"email": "other@example.com"}).body["challenge"].(string)
+	requireProblem(t, b.do(t, http.MethodPost, base, "", owner, "X-Queue-Challenge", other,
+		"X-Queue-Solution", waitingroom.Solve(other, 6)), 403, "CHALLENGE_FAILED")
+
+	// The stranger's three codes, then a 429 for the stranger only.
+	for range login.MaxSends {
+		require.Equal(t, http.StatusAccepted, start("203.0.113.9", owner).status)
+	}
+	requireProblem(t, start("203.0.113.9", owner), 429, "RATE_LIMITED")
+	require.Equal(t, http.StatusAccepted, start("198.51.100.7", owner).status, "the owner is not locked out")
+	code := lastCode(t, sink, "owner@example.com")
+	wrong := "000000"
+	if code == wrong {
+		wrong = "111111"
+	}
+	for range login.MaxTries + 2 {
+		requireProblem(t, verify("203.0.113.9", map[string]any{"email": "owner@example.com", "code": wrong}), 401, "INVALID_CODE")
+	}
+	r := verify("198.51.100.7", map[string]any{"email": "owner@example.com", "code": code})
+	require.Equal(t, http.StatusOK, r.status, "the owner's code outlived the stranger's guesses: %s", r.raw)
+
+	// One IPv6 /64 is one client.
+	for range login.MaxSends {
+		require.Equal(t, http.StatusAccepted, start("2001:db8:1:2::1", map[string]any{"email": "six@example.com"}).status)
+	}
+	requireProblem(t, start("2001:db8:1:2::beef", map[string]any{"email": "six@example.com"}), 429, "RATE_LIMITED")
+	require.Equal(t, http.StatusAccepted, start("2001:db8:1:3::1", map[string]any{"email": "six@example.com"}).status)
+
+	// SMS: the store's countries only, and at most the daily cap.
+	requireProblem(t, start("198.51.100.8", map[string]any{"phone": "+44 7700 900123"}), 422, "SMS_COUNTRY_NOT_ALLOWED")
+	require.Equal(t, http.StatusAccepted, start("198.51.100.8", map[string]any{"phone": "+351912000001"}).status)
+	require.Equal(t, http.StatusAccepted, start("198.51.100.9", map[string]any{"phone": "+351912000002"}).status)
+	requireProblem(t, start("198.51.100.10", map[string]any{"phone": "+351912000003"}), 429, "SMS_CAP_REACHED")
+	x.mu.Lock()
+	require.Len(t, x.sent, 2)
+	x.mu.Unlock()
 }

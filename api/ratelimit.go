@@ -63,7 +63,7 @@ func (s *Server) limit(max int, key func(huma.Context) string) func(huma.Context
 // console's key exchange: a guessing game for anyone who can call them
 // freely, so each IP gets LoginPerIP calls of them a minute (per identifier
 // the codes themselves are limited too).
-var loginOps = map[string]bool{"store-login": true, "store-login-verify": true, "console-sign-in": true}
+var loginOps = map[string]bool{"store-login": true, "store-login-challenge": true, "store-login-verify": true, "console-sign-in": true}
 
 // loginLimit caps the login operations per client IP and minute.
 func (s *Server) loginLimit(l RateLimits) func(huma.Context, func(huma.Context)) {
@@ -73,7 +73,7 @@ func (s *Server) loginLimit(l RateLimits) func(huma.Context, func(huma.Context))
 			next(ctx)
 			return
 		}
-		if !w.allow(clientOf(ctx.Context()), time.Now()) {
+		if !w.allow(clientNetwork(clientOf(ctx.Context())), time.Now()) {
 			p := problem(http.StatusTooManyRequests, "RATE_LIMITED", "too many login attempts from this address; retry in a minute")
 			p.Headers = http.Header{"Retry-After": {"60"}}
 			s.writeProblem(ctx, p)
@@ -87,7 +87,7 @@ func (s *Server) loginLimit(l RateLimits) func(huma.Context, func(huma.Context))
 // credential is looked at.
 func (s *Server) ipLimit(l RateLimits) func(huma.Context, func(huma.Context)) {
 	return s.limit(l.PerIP, func(ctx huma.Context) string {
-		return "ip:" + clientOf(ctx.Context())
+		return "ip:" + clientNetwork(clientOf(ctx.Context()))
 	})
 }
 
@@ -109,6 +109,21 @@ func (s *Server) buyerLimit(max int) func(huma.Context, func(huma.Context)) {
 		sum := sha256.Sum256([]byte(token))
 		return "q:" + hex.EncodeToString(sum[:12])
 	})
+}
+
+// clientNetwork is what limits count a client by: its IPv4 address, or
+// the /64 of its IPv6 address (one subscriber's share: a single host can
+// take a whole /64 and vary the rest at will).
+func clientNetwork(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil || a.Unmap().Is4() {
+		return ip
+	}
+	p, err := a.Prefix(64)
+	if err != nil {
+		return ip
+	}
+	return p.String()
 }
 
 type clientKey struct{}

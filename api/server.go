@@ -79,6 +79,12 @@ type Deps struct {
 	// them. Stores are never served by the API: a tenant's files on the
 	// API's and console's origin could act as whoever is signed in there.
 	StoresURL string
+	// LoginChallengeBits is the proof of work a passwordless login start
+	// asks for (0: none).
+	LoginChallengeBits int
+	// SMSDailyCap is how many SMS login codes one tenant's store may send
+	// a day (UTC). Default 1000.
+	SMSDailyCap int
 	// ReservedHosts are the API's and the console's own hosts (host or
 	// host:port): no tenant may claim one as a store domain, which would
 	// make its store, and whatever it uploads, the API's origin.
@@ -146,6 +152,7 @@ const requestTimeout = 10 * time.Second
 // New builds the API and its routes.
 func New(d Deps) *Server {
 	installProblemErrors()
+	d.SMSDailyCap = cmp.Or(d.SMSDailyCap, 1000)
 	s := &Server{Deps: d}
 	// Short TTLs: keys and secrets are looked up on every request, and a
 	// revoked key or rotated secret must stop working soon.

@@ -162,6 +162,8 @@ type StoreBody struct {
 	Name    string            `json:"name" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$" patternDescription:"no control characters"`
 	Theme   map[string]string `json:"theme,omitempty" doc:"primary, accent, background, text (#rrggbb) and logoUrl (https)"`
 	Domains []string          `json:"domains,omitempty" maxItems:"20" doc:"Hosts the store is served on (e.g. tickets.example.com); each belongs to one tenant"`
+	// SMSCountries are where login codes may go by SMS.
+	SMSCountries []string `json:"smsCountries,omitempty" maxItems:"50" doc:"Calling codes (+351, +44, ...) login codes may be sent to by SMS; none: e-mail only"`
 }
 
 // putStore serves PUT /v1/store.
@@ -181,7 +183,7 @@ func (s *Server) putStore(ctx context.Context, in *struct{ Body StoreBody }) (*s
 		}
 	}
 	p, err := s.Tenants.SetStore(ctx, caller(ctx).TenantID, tenant.StoreSettings{
-		Name: in.Body.Name, Theme: in.Body.Theme, Domains: in.Body.Domains})
+		Name: in.Body.Name, Theme: in.Body.Theme, Domains: in.Body.Domains, SMSCountries: in.Body.SMSCountries})
 	if err != nil {
 		return nil, s.toProblem(err)
 	}

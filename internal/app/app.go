@@ -323,6 +323,7 @@ func (a *App) API() *api.Server {
 		River: a.River, Reporter: a.Reporter, DLQ: a.SQSOps,
 		Checkout: a.Checkout, WebhookSecrets: cfg.WebhookSecrets, WaitingRoom: a.Rooms,
 		AvailabilityCacheBytes: cfg.AvailabilityCacheBytes,
+		LoginChallengeBits:     cfg.LoginChallengeBits, SMSDailyCap: cfg.SMSDailyCap,
 		RateLimits: api.RateLimits{PerIP: cfg.RateLimitPerIP, PerBuyer: cfg.RateLimitPerBuyer, LoginPerIP: cfg.RateLimitLogin,
 			TrustedProxies: cfg.TrustedProxies},
 	})

@@ -158,6 +158,13 @@ type Config struct {
 	// RateLimitLogin caps passwordless-login calls per client IP and
 	// minute. BOXOFFICE_RATE_LIMIT_LOGIN; default 20; 0 turns it off.
 	RateLimitLogin int
+	// LoginChallengeBits is the proof of work (leading zero bits, as the
+	// waiting room's) a store's login start must carry: it prices every
+	// code asked for. BOXOFFICE_LOGIN_CHALLENGE_BITS; default 14; 0 = none.
+	LoginChallengeBits int
+	// SMSDailyCap caps the SMS login codes one tenant's store sends a day.
+	// BOXOFFICE_SMS_DAILY_CAP; default 1000.
+	SMSDailyCap int
 	// TrustedProxies are the load balancers whose X-Forwarded-For names the
 	// client (for the per-IP limit), as addresses or CIDR prefixes,
 	// comma-separated. BOXOFFICE_TRUSTED_PROXIES; default none: the peer
@@ -465,6 +472,8 @@ func load(getenv func(string) string) (*Config, error) {
 	intVar(&c.AdmissionPaymentTrouble, "BOXOFFICE_ADMISSION_PAYMENT_TROUBLE", 10)
 	intVar(&c.RateLimitPerBuyer, "BOXOFFICE_RATE_LIMIT_BUYER", 20)
 	intVar(&c.RateLimitLogin, "BOXOFFICE_RATE_LIMIT_LOGIN", 20)
+	intVar(&c.LoginChallengeBits, "BOXOFFICE_LOGIN_CHALLENGE_BITS", 14)
+	intVar(&c.SMSDailyCap, "BOXOFFICE_SMS_DAILY_CAP", 1000)
 	intVar(&c.TenantMaxProducts, "BOXOFFICE_TENANT_MAX_PRODUCTS", 1000)
 	intVar(&c.TenantMaxCapacity, "BOXOFFICE_TENANT_MAX_CAPACITY", 20_000_000)
 	intVar(&c.AvailabilityCacheBytes, "BOXOFFICE_AVAILABILITY_CACHE_BYTES", 128<<20)

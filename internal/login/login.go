@@ -3,8 +3,11 @@
 // for a buyer token. It owns the login_codes and login_buyers tables.
 //
 // Codes are stored as salted hashes and compared in constant time; a code
-// dies after ten minutes, once used, or after five wrong tries; an
-// identifier has one live code at a time and at most a few sends per window.
+// dies after ten minutes, once used, or after MaxCodeTries wrong tries from
+// all clients together; an identifier has one live code at a time (the
+// newest). Sends and tries are limited per identifier and client (an IPv4
+// address or an IPv6 /64): a stranger asking for someone's codes, or
+// guessing at them, runs out without locking the owner out.
 // Asking for a code answers the same whether or not the identifier has
 // logged in before (nothing tells who is a customer), and no code is ever
 // logged.
@@ -30,12 +33,14 @@ import (
 
 // Limits of the codes.
 const (
-	CodeTTL     = 10 * time.Minute
-	MaxTries    = 5
-	SendWindow  = 10 * time.Minute
-	MaxSends    = 3 // per identifier per window
-	codeDigits  = 6
-	buyerPrefix = "login_"
+	CodeTTL      = 10 * time.Minute
+	MaxTries     = 5  // wrong tries per identifier and client per window
+	MaxCodeTries = 50 // wrong tries of one code from every client; then it dies
+	SendWindow   = 10 * time.Minute
+	MaxSends     = 3  // codes per identifier and client per window
+	MaxAllSends  = 20 // codes per identifier per window, every client together
+	codeDigits   = 6
+	buyerPrefix  = "login_"
 )
 
 // Errors.
@@ -85,10 +90,11 @@ type Store struct {
 // NewStore returns a Store on pool.
 func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-// Issue makes a new code for the identifier, replacing any live one, and
-// returns it for sending (never for logs). ErrTooManySends past MaxSends in
-// a window.
-func (s *Store) Issue(ctx context.Context, tenantID uuid.UUID, key string) (string, error) {
+// Issue makes a new code for the identifier, asked from client, replacing
+// any live one (the newest code is the valid one), and returns it for
+// sending (never for logs). ErrTooManySends past MaxSends for this client
+// or MaxAllSends for the identifier in a window; the live code then stays.
+func (s *Store) Issue(ctx context.Context, tenantID uuid.UUID, key, client string) (string, error) {
 	code, err := newCode()
 	if err != nil {
 		return "", err
@@ -97,59 +103,121 @@ func (s *Store) Issue(ctx context.Context, tenantID uuid.UUID, key string) (stri
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("code salt: %w", err)
 	}
-	var sends int
-	err = s.pool.QueryRow(ctx, `
-		INSERT INTO login_codes (tenant_id, identifier, salt, code_hash, expires_at)
-		VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))
-		ON CONFLICT (tenant_id, identifier) DO UPDATE SET
-		    salt = excluded.salt, code_hash = excluded.code_hash, expires_at = excluded.expires_at,
-		    tries = 0, used_at = NULL,
-		    window_start = CASE WHEN login_codes.window_start < now() - make_interval(secs => $6)
-		                        THEN now() ELSE login_codes.window_start END,
-		    sends = CASE WHEN login_codes.window_start < now() - make_interval(secs => $6)
-		                 THEN 1 ELSE login_codes.sends + 1 END
-		RETURNING sends`,
-		tenantID, key, salt, hash(salt, code), CodeTTL.Seconds(), SendWindow.Seconds()).Scan(&sends)
-	if err != nil {
-		return "", fmt.Errorf("issue login code: %w", err)
-	}
-	if sends > MaxSends {
-		// The row now holds a code nobody received: kill it too, so the
-		// limit cannot be dodged by guessing at it.
-		if _, err := s.pool.Exec(ctx, `UPDATE login_codes SET used_at = now() WHERE tenant_id = $1 AND identifier = $2`,
-			tenantID, key); err != nil {
-			return "", fmt.Errorf("refuse login code: %w", err)
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		sends, err := countClient(ctx, tx, tenantID, key, client, "sends")
+		if err != nil {
+			return err
 		}
-		return "", ErrTooManySends
+		if sends > MaxSends {
+			return ErrTooManySends
+		}
+		var all int
+		err = tx.QueryRow(ctx, `
+			INSERT INTO login_codes (tenant_id, identifier, salt, code_hash, expires_at)
+			VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))
+			ON CONFLICT (tenant_id, identifier) DO UPDATE SET
+			    salt = excluded.salt, code_hash = excluded.code_hash, expires_at = excluded.expires_at,
+			    tries = 0, used_at = NULL,
+			    window_start = CASE WHEN login_codes.window_start < now() - make_interval(secs => $6)
+			                        THEN now() ELSE login_codes.window_start END,
+			    sends = CASE WHEN login_codes.window_start < now() - make_interval(secs => $6)
+			                 THEN 1 ELSE login_codes.sends + 1 END
+			RETURNING sends`,
+			tenantID, key, salt, hash(salt, code), CodeTTL.Seconds(), SendWindow.Seconds()).Scan(&all)
+		if err != nil {
+			return fmt.Errorf("issue login code: %w", err)
+		}
+		if all > MaxAllSends {
+			return ErrTooManySends // rolls the new code back: the live one stays
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
 	return code, nil
 }
 
-// Verify checks a code and, once, returns the identifier's buyer id. Every
-// failure is ErrInvalidCode and counts a try (committed even though the
-// verification failed).
-func (s *Store) Verify(ctx context.Context, tenantID uuid.UUID, key, code string) (string, error) {
+// countClient counts one send or try (column) of the identifier from
+// client in the current window, committing it with tx, and returns the
+// window's count so far.
+func countClient(ctx context.Context, tx pgx.Tx, tenantID uuid.UUID, key, client, column string) (int, error) {
+	var n int
+	err := tx.QueryRow(ctx, `
+		INSERT INTO login_clients (tenant_id, identifier, client, `+column+`) VALUES ($1, $2, $3, 1)
+		ON CONFLICT (tenant_id, identifier, client) DO UPDATE SET
+		    window_start = CASE WHEN login_clients.window_start < now() - make_interval(secs => $4)
+		                        THEN now() ELSE login_clients.window_start END,
+		    sends = CASE WHEN login_clients.window_start < now() - make_interval(secs => $4)
+		                 THEN 0 ELSE login_clients.sends END + CASE WHEN $5 = 'sends' THEN 1 ELSE 0 END,
+		    tries = CASE WHEN login_clients.window_start < now() - make_interval(secs => $4)
+		                 THEN 0 ELSE login_clients.tries END + CASE WHEN $5 = 'tries' THEN 1 ELSE 0 END
+		RETURNING `+column,
+		tenantID, key, client, SendWindow.Seconds(), column).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count login %s: %w", column, err)
+	}
+	return n, nil
+}
+
+// CountSMS counts one SMS code of the tenant today (UTC) and reports
+// whether it is within cap; past it the count stays and nothing is sent.
+func (s *Store) CountSMS(ctx context.Context, tenantID uuid.UUID, cap int) (bool, error) {
+	var sent int
+	err := s.pool.QueryRow(ctx, `
+		INSERT INTO login_sms_days (tenant_id, day, sent) VALUES ($1, (now() AT TIME ZONE 'UTC')::date, 1)
+		ON CONFLICT (tenant_id, day) DO UPDATE SET sent = login_sms_days.sent + 1
+		WHERE login_sms_days.sent < $2
+		RETURNING sent`, tenantID, cap).Scan(&sent)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("count sms: %w", err)
+	}
+	return sent <= cap, nil
+}
+
+// Verify checks a code given from client and, once, returns the
+// identifier's buyer id. Every failure is ErrInvalidCode and counts a try
+// (committed even though the verification failed); a client past MaxTries
+// is refused without the code being looked at, so the code stays good for
+// its owner.
+func (s *Store) Verify(ctx context.Context, tenantID uuid.UUID, key, client, code string) (string, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return "", fmt.Errorf("verify login code: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	tries, err := countClient(ctx, tx, tenantID, key, client, "tries")
+	if err != nil {
+		return "", err
+	}
+	if tries > MaxTries {
+		if err := tx.Commit(ctx); err != nil {
+			return "", fmt.Errorf("count login try: %w", err)
+		}
+		return "", ErrInvalidCode
+	}
 	var salt, want []byte
 	var live bool
-	var tries int
+	var codeTries int
 	err = tx.QueryRow(ctx, `
 		SELECT salt, code_hash, used_at IS NULL AND expires_at > now(), tries
 		FROM login_codes WHERE tenant_id = $1 AND identifier = $2 FOR UPDATE`, tenantID, key).
-		Scan(&salt, &want, &live, &tries)
+		Scan(&salt, &want, &live, &codeTries)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Hash and compare anyway: an unknown identifier takes as long.
 		subtle.ConstantTimeCompare(hash(make([]byte, 16), code), make([]byte, sha256.Size))
+		if err := tx.Commit(ctx); err != nil {
+			return "", fmt.Errorf("count login try: %w", err)
+		}
 		return "", ErrInvalidCode
 	}
 	if err != nil {
 		return "", fmt.Errorf("read login code: %w", err)
 	}
-	if subtle.ConstantTimeCompare(hash(salt, code), want) != 1 || !live || tries >= MaxTries {
+	if subtle.ConstantTimeCompare(hash(salt, code), want) != 1 || !live || codeTries >= MaxCodeTries {
 		if _, err := tx.Exec(ctx, `UPDATE login_codes SET tries = tries + 1 WHERE tenant_id = $1 AND identifier = $2`,
 			tenantID, key); err != nil {
 			return "", fmt.Errorf("count login try: %w", err)

@@ -20,13 +20,31 @@ type Profile struct {
 	Name    string            `json:"name"`
 	Theme   map[string]string `json:"theme" doc:"Branding: colours (primary, accent, background, text) and logoUrl"`
 	Domains []string          `json:"domains" doc:"The hosts the store is served on; browsers on them may call the API"`
+	// SMSCountries are the calling codes the store sends login codes to
+	// by SMS; none: e-mail only.
+	SMSCountries []string `json:"smsCountries" doc:"Calling codes (+351, +44, ...) login codes may be sent to by SMS; empty: e-mail only"`
 }
 
 // StoreSettings is what a tenant admin sets about the store.
 type StoreSettings struct {
-	Name    string
-	Theme   map[string]string
-	Domains []string
+	Name         string
+	Theme        map[string]string
+	Domains      []string
+	SMSCountries []string
+}
+
+// callingCode is an E.164 country calling code.
+var callingCode = regexp.MustCompile(`^\+[1-9][0-9]{0,2}$`)
+
+// SendsSMSTo reports whether the store may send an SMS to the E.164 number
+// phone: its calling code is one of SMSCountries.
+func (p *Profile) SendsSMSTo(phone string) bool {
+	for _, c := range p.SMSCountries {
+		if strings.HasPrefix(phone, c) {
+			return true
+		}
+	}
+	return false
 }
 
 // ErrDomainTaken is returned when another tenant already serves its store on
@@ -69,6 +87,11 @@ func (p *StoreSettings) validate() error {
 		}
 		if !re.MatchString(v) {
 			return fmt.Errorf("%w: theme %s %q (colours are #rrggbb; logoUrl and loginUrl are https URLs; font is system, serif, humanist or mono; language is en or pt)", ErrInvalidStore, k, v)
+		}
+	}
+	for _, c := range p.SMSCountries {
+		if !callingCode.MatchString(c) {
+			return fmt.Errorf("%w: SMS country %q is not a calling code (+351, +44, +1, ...)", ErrInvalidStore, c)
 		}
 	}
 	seen := map[string]bool{}
@@ -119,6 +142,9 @@ func (s *Store) SetStore(ctx context.Context, tenantID uuid.UUID, p StoreSetting
 	if p.Domains == nil {
 		p.Domains = []string{}
 	}
+	if p.SMSCountries == nil {
+		p.SMSCountries = []string{}
+	}
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
@@ -132,9 +158,9 @@ func (s *Store) SetStore(ctx context.Context, tenantID uuid.UUID, p StoreSetting
 			return err
 		}
 		err := tx.QueryRow(ctx, `
-			UPDATE tenants SET name = $2, theme = $3, domains = $4 WHERE id = $1
-			RETURNING slug, name, theme, domains`, tenantID, p.Name, theme, p.Domains).
-			Scan(&out.Slug, &out.Name, &out.Theme, &out.Domains)
+			UPDATE tenants SET name = $2, theme = $3, domains = $4, sms_countries = $5 WHERE id = $1
+			RETURNING slug, name, theme, domains, sms_countries`, tenantID, p.Name, theme, p.Domains, p.SMSCountries).
+			Scan(&out.Slug, &out.Name, &out.Theme, &out.Domains, &out.SMSCountries)
 		if err != nil {
 			return fmt.Errorf("set store of %s: %w", tenantID, db.NotFound(err))
 		}
@@ -149,8 +175,8 @@ func (s *Store) SetStore(ctx context.Context, tenantID uuid.UUID, p StoreSetting
 // ProfileOf returns a tenant's store profile by id.
 func (s *Store) ProfileOf(ctx context.Context, tenantID uuid.UUID) (*Profile, error) {
 	var p Profile
-	err := s.pool.QueryRow(ctx, `SELECT slug, name, theme, domains FROM tenants WHERE id = $1`, tenantID).
-		Scan(&p.Slug, &p.Name, &p.Theme, &p.Domains)
+	err := s.pool.QueryRow(ctx, `SELECT slug, name, theme, domains, sms_countries FROM tenants WHERE id = $1`, tenantID).
+		Scan(&p.Slug, &p.Name, &p.Theme, &p.Domains, &p.SMSCountries)
 	if err != nil {
 		return nil, fmt.Errorf("store of tenant %s: %w", tenantID, db.NotFound(err))
 	}
@@ -162,8 +188,8 @@ func (s *Store) ProfileOf(ctx context.Context, tenantID uuid.UUID) (*Profile, er
 func (s *Store) StoreProfile(ctx context.Context, slug string) (uuid.UUID, *Profile, error) {
 	var id uuid.UUID
 	var p Profile
-	err := s.pool.QueryRow(ctx, `SELECT id, slug, name, theme, domains FROM tenants WHERE slug = $1`, slug).
-		Scan(&id, &p.Slug, &p.Name, &p.Theme, &p.Domains)
+	err := s.pool.QueryRow(ctx, `SELECT id, slug, name, theme, domains, sms_countries FROM tenants WHERE slug = $1`, slug).
+		Scan(&id, &p.Slug, &p.Name, &p.Theme, &p.Domains, &p.SMSCountries)
 	if err != nil {
 		return uuid.Nil, nil, fmt.Errorf("store %q: %w", slug, db.NotFound(err))
 	}

@@ -897,7 +897,15 @@ function loginPage(params) {
     onsubmit: async (e) => {
       e.preventDefault();
       try {
-        await api("POST", `/v1/stores/${cfg.slug}/login`, { body: who() });
+        // Each code asked for costs a little work (the server may ask
+        // for none): cheap for a shopper, dear for a script pumping codes.
+        const headers = {};
+        const ch = await api("POST", `/v1/stores/${cfg.slug}/login/challenge`, { body: who() });
+        if (ch.bits > 0) {
+          headers["X-Queue-Challenge"] = ch.challenge;
+          headers["X-Queue-Solution"] = await solve(ch.challenge, ch.bits);
+        }
+        await api("POST", `/v1/stores/${cfg.slug}/login`, { body: who(), headers });
         msg.textContent = t("codeSent");
         step2.hidden = false;
         code.focus();
