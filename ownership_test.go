@@ -24,7 +24,7 @@ var owners = map[string][]string{
 	"internal/outbox":      {"outbox"},
 	"internal/checkout":    {"orders", "payment_attempts", "checkout_control", "webhook_events", "tickets"},
 	"internal/waitingroom": {"waiting_rooms", "queue_entries", "admission_steps"},
-	"internal/login":       {"login_codes", "login_buyers"},
+	"internal/login":       {"login_codes", "login_buyers", "login_clients", "login_sms_days"},
 	"internal/audit":       {"audit_log"},
 	"internal/session":     {"console_sessions"},
 	"internal/rehearsal":   {"rehearsals"},

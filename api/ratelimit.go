@@ -20,6 +20,9 @@ import (
 type RateLimits struct {
 	PerIP    int
 	PerBuyer int
+	// PerIPAny caps every API operation per client and second, before
+	// any credential is looked at.
+	PerIPAny int
 	// LoginPerIP caps the passwordless-login calls (asking for a code and
 	// verifying one) per client IP and minute.
 	LoginPerIP int
@@ -81,6 +84,53 @@ func (s *Server) loginLimit(l RateLimits) func(huma.Context, func(huma.Context))
 		}
 		next(ctx)
 	}
+}
+
+// anyLimit caps every API operation per client and second: nothing an
+// anonymous client calls (availability, plans, made-up credentials) is
+// free of a bound. It runs before authentication.
+func (s *Server) anyLimit(l RateLimits) func(huma.Context, func(huma.Context)) {
+	w := &fixedWindow{max: l.PerIPAny, counts: map[string]int{}}
+	return func(ctx huma.Context, next func(huma.Context)) {
+		if l.PerIPAny > 0 && !w.allow(clientNetwork(clientOf(ctx.Context())), time.Now()) {
+			s.writeProblem(ctx, tooMany())
+			return
+		}
+		next(ctx)
+	}
+}
+
+// perClient counts what each client holds open (event streams).
+type perClient struct {
+	mu   sync.Mutex
+	max  int
+	open map[string]int
+}
+
+// acquire takes one for client; false when it already holds max.
+func (p *perClient) acquire(client string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.max > 0 && p.open[client] >= p.max {
+		return false
+	}
+	p.open[client]++
+	return true
+}
+
+func (p *perClient) release(client string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.open[client]--; p.open[client] <= 0 {
+		delete(p.open, client)
+	}
+}
+
+// tooManyStreams is the problem of a client at its stream cap.
+func tooManyStreams() *Problem {
+	p := problem(http.StatusTooManyRequests, "TOO_MANY_STREAMS", "this client holds as many open streams as it may; close one")
+	p.Headers = http.Header{"Retry-After": {"5"}}
+	return p
 }
 
 // ipLimit runs before authentication: a flood is turned away before any

@@ -105,12 +105,17 @@ func (s *Server) saleStream(c *fiber.Ctx) error {
 	if err != nil {
 		return fiberProblem(c, s.salesProblem(err))
 	}
+	client := strings.Clone(clientNetwork(clientIP(c, s.RateLimits.TrustedProxies)))
+	if !s.streams.acquire(client) {
+		return fiberProblem(c, tooManyStreams())
+	}
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set("X-Accel-Buffering", "no")
 	stopping := s.stopping
 	conn := c.Context().Conn()
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer s.streams.release(client)
 		send := func(v *ops.SaleView) bool {
 			b, err := json.Marshal(v)
 			if err != nil {

@@ -6,6 +6,7 @@ package api
 import (
 	"cmp"
 	"context"
+	"errors"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -31,6 +32,7 @@ import (
 	"boxoffice/internal/audit"
 	"boxoffice/internal/cache"
 	"boxoffice/internal/checkout"
+	"boxoffice/internal/db"
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/live"
 	"boxoffice/internal/login"
@@ -79,6 +81,9 @@ type Deps struct {
 	// them. Stores are never served by the API: a tenant's files on the
 	// API's and console's origin could act as whoever is signed in there.
 	StoresURL string
+	// StreamsPerClient caps the event streams one client (an IPv4
+	// address or an IPv6 /64) holds open on this process; 0: no cap.
+	StreamsPerClient int
 	// LoginChallengeBits is the proof of work a passwordless login start
 	// asks for (0: none).
 	LoginChallengeBits int
@@ -128,6 +133,7 @@ type Server struct {
 	catalogs     *cache.Cache[string, *catalogView]
 	layouts      *cache.Cache[layoutKey, *layoutView]
 	logoUploads  *fixedWindow // presigned logo uploads per tenant and hour
+	streams      *perClient   // open event streams per client
 	live         *live.Hub
 	stopping     chan struct{} // closed when the server stops: streams end
 	stopOnce     sync.Once
@@ -149,6 +155,10 @@ const (
 // requestTimeout bounds each API operation's database work.
 const requestTimeout = 10 * time.Second
 
+// missTTL is how long an unknown key, tenant or product is remembered as
+// unknown.
+const missTTL = 5 * time.Second
+
 // New builds the API and its routes.
 func New(d Deps) *Server {
 	installProblemErrors()
@@ -156,13 +166,18 @@ func New(d Deps) *Server {
 	s := &Server{Deps: d}
 	// Short TTLs: keys and secrets are looked up on every request, and a
 	// revoked key or rotated secret must stop working soon.
+	// Unknown keys, tenants and products are kept as misses for a while:
+	// made-up credentials and ids then cost one lookup each, not one per
+	// request (a key or tenant created meanwhile is random, never one
+	// that was guessed at).
+	notFound := func(err error) bool { return errors.Is(err, db.ErrNotFound) }
 	s.keys = cache.New(keyCacheTTL, 10_000, func(ctx context.Context, key string) (tenant.KeyOwner, error) {
 		return d.Tenants.LookupKey(ctx, key)
-	})
-	s.secrets = cache.New(keyCacheTTL, 10_000, d.Tenants.BuyerTokenSecrets)
+	}).KeepMisses(notFound, missTTL)
+	s.secrets = cache.New(keyCacheTTL, 10_000, d.Tenants.BuyerTokenSecrets).KeepMisses(notFound, missTTL)
 	// Only immutable product fields (tenant, capacity, per-buyer limit) are
 	// read from this cache; the claim transaction rereads the rest.
-	s.productCache = cache.New(10*time.Second, 10_000, d.Products.GetAny)
+	s.productCache = cache.New(10*time.Second, 10_000, d.Products.GetAny).KeepMisses(notFound, missTTL)
 	// A store's home page is the most-read page of an on-sale: its catalog
 	// is built at most once a second per process, whatever the traffic.
 	s.profiles = cache.New(10*time.Second, 10_000, func(ctx context.Context, slug string) (*profileView, error) {
@@ -180,6 +195,7 @@ func New(d Deps) *Server {
 	s.live = live.NewHub(d.Pool, live.Options{Metrics: d.Metrics, Logger: d.Logger})
 	s.stopping = make(chan struct{})
 	// A venue plan is rendered once per version: a stadium's is megabytes.
+	s.streams = &perClient{max: d.StreamsPerClient, open: map[string]int{}}
 	s.logoUploads = &fixedWindow{max: logoUploadsPerHour, window: time.Hour, counts: map[string]int{}}
 	s.layouts = cache.NewSized(time.Hour, 1000, 256<<20, (*layoutView).size, s.loadLayout)
 	// Bounded by bytes: one 10,000,000-number product's view is ~1.7 MB.
@@ -229,7 +245,7 @@ func New(d Deps) *Server {
 		defer cancel()
 		c = context.WithValue(c, clientKey{}, clientIP(humafiber.Unwrap(ctx), d.RateLimits.TrustedProxies))
 		next(huma.WithContext(ctx, c))
-	}, s.ipLimit(d.RateLimits), s.loginLimit(d.RateLimits), s.authenticate, s.buyerLimit(d.RateLimits.PerBuyer), s.auditTrail)
+	}, s.anyLimit(d.RateLimits), s.ipLimit(d.RateLimits), s.loginLimit(d.RateLimits), s.authenticate, s.buyerLimit(d.RateLimits.PerBuyer), s.auditTrail)
 
 	docs, _ := fs.Sub(web.Docs, "docs")
 	s.app.Use("/docs", filesystem.New(filesystem.Config{Root: http.FS(docs), Index: "index.html", MaxAge: 300}))

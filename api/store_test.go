@@ -12,10 +12,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/api"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/tenant"
-	"boxoffice/api"
 	"boxoffice/internal/testfix"
 )
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -42,7 +43,14 @@ func (s *Server) availabilityStream(c *fiber.Ctx) error {
 			last = n
 		}
 	}
+	client := strings.Clone(clientNetwork(clientIP(c, s.RateLimits.TrustedProxies)))
+	if !s.streams.acquire(client) {
+		return fail(tooManyStreams())
+	}
 	sub, err := s.live.Subscribe(ctx, id, last)
+	if err != nil {
+		s.streams.release(client)
+	}
 	if errors.Is(err, live.ErrFull) {
 		pr := problem(http.StatusServiceUnavailable, "TOO_MANY_STREAMS", "this server streams to as many shoppers as it can; retry shortly")
 		pr.Headers = http.Header{"Retry-After": {"5"}}
@@ -61,6 +69,7 @@ func (s *Server) availabilityStream(c *fiber.Ctx) error {
 	// reading.
 	conn := c.Context().Conn()
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer s.streams.release(client)
 		defer sub.Close()
 		flush := func() bool {
 			_ = conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/api"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/testfix"
 )
@@ -112,4 +115,59 @@ func TestAvailabilityStream(t *testing.T) {
 	// Unknown products and drafts are not found.
 	r, _ := openStream(t, base, "/v1/products/00000000-0000-0000-0000-000000000000/availability/stream")
 	require.Equal(t, http.StatusNotFound, r.StatusCode)
+}
+
+// Anonymous callers are bounded: every API call counts against a
+// per-client limit (before any credential is looked at), and one client
+// holds at most so many streams open; made-up keys answer 401 every time.
+func TestAnonymousCallersBounded(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 50})
+	srv := api.New(api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products,
+		Reservations: env.Service, Logger: env.Logger, StreamsPerClient: 2,
+		RateLimits: api.RateLimits{PerIPAny: 5, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("0.0.0.0/32")}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, srv.Start(ctx))
+	t.Cleanup(cancel)
+	b := &testBundle{env: env, server: srv}
+	path := "/v1/products/" + p.ID.String() + "/availability"
+	codes := map[int]int{}
+	for range 15 {
+		codes[b.do(t, http.MethodGet, path, "", nil, "X-Forwarded-For", "203.0.113.5").status]++
+	}
+	require.GreaterOrEqual(t, codes[http.StatusTooManyRequests], 5, "five a second, even across a window: %v", codes)
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, path, "", nil, "X-Forwarded-For", "203.0.113.6").status,
+		"another client has its own allowance")
+	for range 3 {
+		r := b.do(t, http.MethodGet, "/v1/products", "bo_madeup_0123456789abcdef", nil, "X-Forwarded-For", "203.0.113.7")
+		require.Equal(t, http.StatusUnauthorized, r.status, string(r.raw))
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = srv.App().Listener(ln) }()
+	t.Cleanup(func() { cancel(); _ = srv.App().ShutdownWithTimeout(time.Second); _ = ln.Close() })
+	base := "http://" + ln.Addr().String()
+	stream := path + "/stream"
+	first, events := openStream(t, base, stream, "X-Forwarded-For", "198.51.100.1")
+	require.Equal(t, http.StatusOK, first.StatusCode)
+	require.Equal(t, "snapshot", nextEvent(t, events).name)
+	second, _ := openStream(t, base, stream, "X-Forwarded-For", "198.51.100.1")
+	require.Equal(t, http.StatusOK, second.StatusCode)
+	third, _ := openStream(t, base, stream, "X-Forwarded-For", "198.51.100.1")
+	require.Equal(t, http.StatusTooManyRequests, third.StatusCode, "a third stream from one client")
+	other, _ := openStream(t, base, stream, "X-Forwarded-For", "198.51.100.2")
+	require.Equal(t, http.StatusOK, other.StatusCode, "another client streams")
+	// Closing one frees its place, once the server's writes to it fail
+	// (deltas here; heartbeats every 15 s otherwise).
+	second.Body.Close()
+	n := int32(0)
+	require.Eventually(t, func() bool {
+		n++
+		env.Reserve(t, p, fmt.Sprint("buyer-", n), reservation.Params{Numbers: []int32{n}})
+		env.Drain(t, p, 10)
+		r, _ := openStream(t, base, stream, "X-Forwarded-For", "198.51.100.1")
+		return r.StatusCode == http.StatusOK
+	}, 20*time.Second, 500*time.Millisecond)
 }

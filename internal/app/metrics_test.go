@@ -25,6 +25,7 @@ import (
 	"boxoffice/internal/pspsim"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/testfix"
+	"boxoffice/internal/waitingroom"
 )
 
 func TestMain(m *testing.M) { testfix.VerifyNoLeaks(m) }
@@ -157,7 +158,13 @@ func TestMetricsWithEveryFeature(t *testing.T) {
 	// The store: its catalog and a login code.
 	status, _ = api.call(http.MethodGet, "/v1/stores/"+env.Tenant.Slug+"/products", "", nil)
 	require.Equal(t, http.StatusOK, status)
-	status, _ = api.call(http.MethodPost, "/v1/stores/"+env.Tenant.Slug+"/login", "", map[string]any{"email": "bo@example.test"})
+	bo := map[string]any{"email": "bo@example.test"}
+	status, ch := api.call(http.MethodPost, "/v1/stores/"+env.Tenant.Slug+"/login/challenge", "", bo)
+	require.Equal(t, http.StatusOK, status, ch)
+	challenge, bits := ch["challenge"].(string), int(ch["bits"].(float64))
+	require.Positive(t, bits, "a login code costs a proof of work by default")
+	status, _ = api.call(http.MethodPost, "/v1/stores/"+env.Tenant.Slug+"/login", "", bo,
+		"X-Queue-Challenge", challenge, "X-Queue-Solution", waitingroom.Solve(challenge, bits))
 	require.Equal(t, http.StatusAccepted, status)
 
 	// The console: a session, the live view, the report, a rehearsal.

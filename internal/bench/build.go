@@ -27,7 +27,8 @@ func build(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, o app.O
 	// Accepts one transaction each unless a scenario batches them.
 	cfg.AcceptLinger = 0
 	// The load comes from one address and a few hundred buyers.
-	cfg.RateLimitPerIP, cfg.RateLimitPerBuyer = 0, 0
+	cfg.RateLimitPerIP, cfg.RateLimitPerBuyer, cfg.RateLimitAny, cfg.StreamsPerClient = 0, 0, 0, 0
+	cfg.LoginChallengeBits = 0
 	// Simulated provider timeouts must not pause checkout mid-measurement.
 	cfg.PauseAfterUnknown = 1 << 30
 	if tune != nil {

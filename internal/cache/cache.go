@@ -27,10 +27,15 @@ type Cache[K comparable, V any] struct {
 	size     func(V) int
 	maxBytes int
 	bytes    int
+
+	// With isMiss, the errors it recognises are kept for missTTL.
+	isMiss  func(error) bool
+	missTTL time.Duration
 }
 
 type entry[V any] struct {
 	value  V
+	err    error // a kept miss
 	loaded time.Time
 	size   int
 }
@@ -41,21 +46,35 @@ func New[K comparable, V any](ttl time.Duration, maxEntries int, load func(ctx c
 	return &Cache[K, V]{ttl: ttl, load: load, now: time.Now, entries: map[K]entry[V]{}, max: maxEntries}
 }
 
+// KeepMisses makes the cache keep, for ttl, the load errors isMiss
+// recognises (a key that does not exist): a flood of unknown keys then
+// costs one load per key and ttl, not one per request. Call it once, on a
+// new cache.
+func (c *Cache[K, V]) KeepMisses(isMiss func(error) bool, ttl time.Duration) *Cache[K, V] {
+	c.isMiss, c.missTTL = isMiss, ttl
+	return c
+}
+
 // Get returns the cached value for key, loading it when missing or older than
 // the TTL. Concurrent misses for one key share one load.
 func (c *Cache[K, V]) Get(ctx context.Context, key K) (V, error) {
-	if v, ok := c.fresh(key); ok {
-		return v, nil
+	if v, err, ok := c.fresh(key); ok {
+		return v, err
 	}
 	v, err, _ := c.group.Do(keyString(key), func() (any, error) {
 		// A caller that missed while another's load was finishing joins
 		// after it: the value is there now, and loading again would be a
 		// second database read for nothing.
-		if v, ok := c.fresh(key); ok {
-			return v, nil
+		if v, err, ok := c.fresh(key); ok {
+			return v, err
 		}
 		v, err := c.load(ctx, key)
 		if err != nil {
+			if c.isMiss != nil && c.isMiss(err) {
+				c.mu.Lock()
+				c.putMiss(key, err)
+				c.mu.Unlock()
+			}
 			return v, err
 		}
 		c.mu.Lock()
@@ -70,16 +89,21 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (V, error) {
 	return v.(V), nil
 }
 
-// fresh returns key's value if it is cached and younger than the TTL.
-func (c *Cache[K, V]) fresh(key K) (V, bool) {
+// fresh returns key's value (or kept miss) if it is cached and younger
+// than its TTL.
+func (c *Cache[K, V]) fresh(key K) (V, error, bool) {
 	c.mu.Lock()
 	e, ok := c.entries[key]
 	c.mu.Unlock()
-	if ok && c.now().Sub(e.loaded) < c.ttl {
-		return e.value, true
+	ttl := c.ttl
+	if e.err != nil {
+		ttl = c.missTTL
+	}
+	if ok && c.now().Sub(e.loaded) < ttl {
+		return e.value, e.err, true
 	}
 	var zero V
-	return zero, false
+	return zero, nil, false
 }
 
 // NewSized returns a cache bounded by maxEntries values and maxBytes as
@@ -111,15 +135,25 @@ func (c *Cache[K, V]) Len() int {
 // put stores v under key, making room first: expired entries go, then the
 // oldest, until both bounds hold. Callers hold c.mu.
 func (c *Cache[K, V]) put(key K, v V) {
-	now := c.now()
-	c.remove(key)
 	sz := 0
 	if c.size != nil {
 		sz = c.size(v)
 		if sz > c.maxBytes {
+			c.remove(key)
 			return
 		}
 	}
+	c.store(key, entry[V]{value: v, size: sz})
+}
+
+// putMiss keeps a miss under key. Callers hold c.mu.
+func (c *Cache[K, V]) putMiss(key K, err error) { c.store(key, entry[V]{err: err}) }
+
+// store adds e under key, making room first. Callers hold c.mu.
+func (c *Cache[K, V]) store(key K, e entry[V]) {
+	now := c.now()
+	c.remove(key)
+	sz := e.size
 	full := func() bool { return len(c.entries) >= c.max || (c.size != nil && c.bytes+sz > c.maxBytes) }
 	if full() {
 		for k, e := range c.entries {
@@ -139,7 +173,8 @@ func (c *Cache[K, V]) put(key K, v V) {
 		}
 		c.remove(oldest)
 	}
-	c.entries[key] = entry[V]{value: v, loaded: now, size: sz}
+	e.loaded = now
+	c.entries[key] = e
 	c.bytes += sz
 }
 

@@ -54,3 +54,35 @@ func TestCache(t *testing.T) {
 	require.Error(t, err)
 	require.Equal(t, int32(4), loads.Load(), "errors are not cached")
 }
+
+// A kept miss answers from the cache for its own TTL; other errors are
+// never kept.
+func TestKeptMisses(t *testing.T) {
+	t.Parallel()
+	errMissing, errDown := errors.New("missing"), errors.New("down")
+	var loads atomic.Int32
+	c := New(time.Minute, 100, func(_ context.Context, k string) (string, error) {
+		loads.Add(1)
+		if k == "down" {
+			return "", errDown
+		}
+		return "", errMissing
+	}).KeepMisses(func(err error) bool { return errors.Is(err, errMissing) }, 5*time.Second)
+	now := time.Unix(1000, 0)
+	c.now = func() time.Time { return now }
+	ctx := context.Background()
+	for range 3 {
+		_, err := c.Get(ctx, "ghost")
+		require.ErrorIs(t, err, errMissing)
+	}
+	require.EqualValues(t, 1, loads.Load(), "one load for three asks")
+	now = now.Add(6 * time.Second)
+	_, err := c.Get(ctx, "ghost")
+	require.ErrorIs(t, err, errMissing)
+	require.EqualValues(t, 2, loads.Load(), "loaded again after the miss TTL")
+	for range 2 {
+		_, err := c.Get(ctx, "down")
+		require.ErrorIs(t, err, errDown)
+	}
+	require.EqualValues(t, 4, loads.Load(), "other errors are not kept")
+}

@@ -155,6 +155,13 @@ type Config struct {
 	// BOXOFFICE_RATE_LIMIT_BUYER (default 20); 0 turns one off.
 	RateLimitPerIP    int
 	RateLimitPerBuyer int
+	// RateLimitAny caps every API call per client (an IPv4 address or an
+	// IPv6 /64) and second, before authentication. BOXOFFICE_RATE_LIMIT_ANY;
+	// default 300; 0 turns it off.
+	RateLimitAny int
+	// StreamsPerClient caps the event streams one client holds open on a
+	// process. BOXOFFICE_STREAMS_PER_CLIENT; default 20; 0: no cap.
+	StreamsPerClient int
 	// RateLimitLogin caps passwordless-login calls per client IP and
 	// minute. BOXOFFICE_RATE_LIMIT_LOGIN; default 20; 0 turns it off.
 	RateLimitLogin int
@@ -473,6 +480,8 @@ func load(getenv func(string) string) (*Config, error) {
 	intVar(&c.RateLimitPerBuyer, "BOXOFFICE_RATE_LIMIT_BUYER", 20)
 	intVar(&c.RateLimitLogin, "BOXOFFICE_RATE_LIMIT_LOGIN", 20)
 	intVar(&c.LoginChallengeBits, "BOXOFFICE_LOGIN_CHALLENGE_BITS", 14)
+	intVar(&c.RateLimitAny, "BOXOFFICE_RATE_LIMIT_ANY", 300)
+	intVar(&c.StreamsPerClient, "BOXOFFICE_STREAMS_PER_CLIENT", 20)
 	intVar(&c.SMSDailyCap, "BOXOFFICE_SMS_DAILY_CAP", 1000)
 	intVar(&c.TenantMaxProducts, "BOXOFFICE_TENANT_MAX_PRODUCTS", 1000)
 	intVar(&c.TenantMaxCapacity, "BOXOFFICE_TENANT_MAX_CAPACITY", 20_000_000)

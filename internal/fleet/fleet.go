@@ -69,7 +69,8 @@ func NewOn(t T, c *proctest.Cluster, url string, env proctest.Env) *Fleet {
 	t.Cleanup(f.HTTP.CloseIdleConnections)
 	f.Env = proctest.Env{
 		"DATABASE_URL": f.URL, "BOXOFFICE_ADMIN_KEY": AdminKey, "BOXOFFICE_LOG_LEVEL": "info",
-		"BOXOFFICE_RATE_LIMIT_IP": "0", "BOXOFFICE_RATE_LIMIT_BUYER": "0",
+		"BOXOFFICE_RATE_LIMIT_IP": "0", "BOXOFFICE_RATE_LIMIT_BUYER": "0", "BOXOFFICE_RATE_LIMIT_ANY": "0",
+		"BOXOFFICE_STREAMS_PER_CLIENT": "0", "BOXOFFICE_LOGIN_CHALLENGE_BITS": "0",
 		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1",
 	}
 	for k, v := range env {

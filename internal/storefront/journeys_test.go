@@ -37,9 +37,11 @@ func (w *world) shopper(t *testing.T, tn *tenant.Created, store, buyer string) c
 // the state nonce (as when it sends the shopper to that login, which this
 // skips), and the login sends the token back with it.
 func handOff(store, slug, token string) chromedp.Action[chromedp.Void] {
+	// The login page first: it lists nothing, so what the caller waits
+	// for next can only be the page after the login.
 	return chromedp.Steps(
-		chromedp.Navigate(store),
-		browsertest.WaitJS(`document.readyState === "complete"`),
+		chromedp.Navigate(store+"#/login"),
+		chromedp.WaitVisible(chromedp.CSS(`#login-email`)),
 		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`sessionStorage.setItem("bo.%s.handoff", "nonce-of-the-test")`, slug)),
 		chromedp.Navigate(store+"#/login?token="+token+"&state=nonce-of-the-test"),
 	)
