@@ -133,7 +133,7 @@ func burst(t proctest.T, out io.Writer, c BurstConfig) *BurstResult {
 		"BOXOFFICE_RATE_LIMIT_IP": "200", "BOXOFFICE_RATE_LIMIT_BUYER": "20",
 		// The per-client cap of every call is not one of the limits the
 		// benchmark plays: all its shoppers come from one address.
-		"BOXOFFICE_RATE_LIMIT_ANY": "0",
+		"BOXOFFICE_RATE_LIMIT_ANY":  "0",
 		"BOXOFFICE_TRUSTED_PROXIES": "127.0.0.1/32",
 		// Sessions open before the opening, as the deployment files set.
 		"BOXOFFICE_DB_MIN_CONNS": "20",
