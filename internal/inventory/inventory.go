@@ -226,3 +226,12 @@ func Lock(ctx context.Context, tx pgx.Tx, productID uuid.UUID) error {
 	}
 	return nil
 }
+
+// Purge deletes a product's inventory row, in tx: a rehearsal's shadow,
+// once it has ended. Never for a real product.
+func Purge(ctx context.Context, tx pgx.Tx, productID uuid.UUID) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM inventory WHERE product_id = $1`, productID); err != nil {
+		return fmt.Errorf("purge inventory of %s: %w", productID, err)
+	}
+	return nil
+}

@@ -164,10 +164,10 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 	}
 	id := uuid.New()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if p.RehearsalOf == nil {
-			if err := s.checkQuota(ctx, tx, p); err != nil {
-				return err
-			}
+		// A rehearsal's shadow counts too while it exists: its numbers
+		// are as real to the database as a sale's.
+		if err := s.checkQuota(ctx, tx, p); err != nil {
+			return err
 		}
 		var onSale any = p.OnSaleAt
 		if p.OnSaleAt.IsZero() {
@@ -239,7 +239,7 @@ func (s *Store) checkQuota(ctx context.Context, tx pgx.Tx, p CreateParams) error
 	}
 	var n int
 	var capacity int64
-	if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(sum(capacity), 0) FROM products WHERE tenant_id = $1 AND rehearsal_of IS NULL`,
+	if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(sum(capacity), 0) FROM products WHERE tenant_id = $1`,
 		p.TenantID).Scan(&n, &capacity); err != nil {
 		return fmt.Errorf("count tenant's products: %w", err)
 	}
@@ -355,4 +355,21 @@ func (s *Store) ListAll(ctx context.Context, limit int) ([]*Product, error) {
 		return nil, fmt.Errorf("list all products: %w", err)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*Product, error) { return scanProduct(r) })
+}
+
+// ErrNotShadow is returned by PurgeShadow for a product that is no
+// rehearsal's shadow.
+var ErrNotShadow = errors.New("not a rehearsal's shadow")
+
+// PurgeShadow deletes a rehearsal's shadow product, in tx, after its
+// owners' purges have deleted what hangs on it. A real product is refused.
+func PurgeShadow(ctx context.Context, tx pgx.Tx, productID uuid.UUID) error {
+	tag, err := tx.Exec(ctx, `DELETE FROM products WHERE id = $1 AND rehearsal_of IS NOT NULL`, productID)
+	if err != nil {
+		return fmt.Errorf("purge shadow %s: %w", productID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("purge %s: %w", productID, ErrNotShadow)
+	}
+	return nil
 }

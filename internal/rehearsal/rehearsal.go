@@ -85,7 +85,7 @@ type Rehearsal struct {
 	ID         uuid.UUID  `json:"id"`
 	TenantID   uuid.UUID  `json:"tenantId"`
 	ProductID  uuid.UUID  `json:"productId"`
-	ShadowID   *uuid.UUID `json:"shadowId,omitempty" doc:"The shadow product: watch it on the live sale view"`
+	ShadowID   *uuid.UUID `json:"shadowId,omitempty" doc:"The shadow product: watch it on the live sale view while the rehearsal runs; it is deleted when the rehearsal ends"`
 	Params     Params     `json:"params"`
 	Status     string     `json:"status" enum:"QUEUED,RUNNING,DONE,FAILED"`
 	Result     *Result    `json:"result,omitempty"`

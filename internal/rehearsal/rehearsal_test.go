@@ -13,12 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/checkout"
+	"boxoffice/internal/db"
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/payment"
-	"boxoffice/internal/product"
 	"boxoffice/internal/pspsim"
 	"boxoffice/internal/rehearsal"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/tenant"
 	"boxoffice/internal/testfix"
 	"boxoffice/internal/waitingroom"
 )
@@ -81,16 +82,15 @@ func TestRehearsalLeavesTheRealSaleAlone(t *testing.T) {
 	require.NotEmpty(t, res.Timeline)
 	require.NotNil(t, reh.ShadowID)
 
-	// The shadow is its own product, closed now, never in the store.
-	shadow, err := env.Products.GetAny(ctx, *reh.ShadowID)
-	require.NoError(t, err)
-	require.Equal(t, p.ID, *shadow.RehearsalOf)
-	require.Equal(t, product.Closed, shadow.Publication)
-	require.True(t, shadow.HiddenFromBuyers())
-	inStore, err := env.Products.ListInStore(ctx, env.Tenant.ID)
-	require.NoError(t, err)
-	for _, s := range inStore {
-		require.NotEqual(t, shadow.ID, s.ID)
+	// The shadow was never in the store, and is gone now with all of it:
+	// it holds no numbers against the tenant's quota.
+	_, err = env.Products.GetAny(ctx, *reh.ShadowID)
+	require.ErrorIs(t, err, db.ErrNotFound, "the shadow is deleted when the rehearsal ends")
+	for _, table := range []string{"reservation_requests", "holds", "claims", "orders", "tickets", "inventory",
+		"waiting_rooms", "queue_entries"} {
+		var n int
+		require.NoError(t, env.Schema.Pool.QueryRow(ctx, `SELECT count(*) FROM `+table+` WHERE product_id = $1`, *reh.ShadowID).Scan(&n))
+		require.Zero(t, n, "%s of the shadow", table)
 	}
 	listed, err := env.Products.List(ctx, env.Tenant.ID, 100)
 	require.NoError(t, err)
@@ -109,4 +109,27 @@ func TestRehearsalLeavesTheRealSaleAlone(t *testing.T) {
 	require.Zero(t, realCalls.Load(), "the real provider was never called")
 	require.Positive(t, testCalls.Load())
 	env.RequireInvariants(t)
+}
+
+// While it runs a shadow counts against the tenant's quota like any
+// product: a rehearsal that would take the tenant over it fails, saying so,
+// and leaves nothing behind.
+func TestRehearsalCountsAgainstTheQuota(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := testfix.New(t, testfix.Options{Work: true})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 40})
+	require.NoError(t, env.Tenants.SetQuota(ctx, env.Tenant.ID, tenant.Quota{Products: 10, Capacity: 60}))
+	reh, err := env.Rehearsals.Start(ctx, env.Tenant.ID, p.ID, rehearsal.Params{Buyers: 5, DeadlineSeconds: 30})
+	require.NoError(t, err)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		reh, err = env.Rehearsals.Get(ctx, env.Tenant.ID, reh.ID)
+		assert.NoError(c, err)
+		assert.Contains(c, []string{"DONE", "FAILED"}, reh.Status)
+	}, 60*time.Second, 200*time.Millisecond)
+	require.Equal(t, "FAILED", reh.Status)
+	require.Contains(t, reh.Error, "quota")
+	var n int
+	require.NoError(t, env.Schema.Pool.QueryRow(ctx, `SELECT count(*) FROM products WHERE tenant_id = $1`, env.Tenant.ID).Scan(&n))
+	require.Equal(t, 1, n, "no shadow left")
 }

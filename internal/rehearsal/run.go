@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
@@ -74,6 +75,9 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 			return err
 		}
 		if reh.Status == "RUNNING" {
+			if err := r.purgeShadow(ctx, reh); err != nil {
+				return err
+			}
 			return r.Store.finish(ctx, reh.ID, nil, errors.New("the process running the rehearsal stopped; start it again"))
 		}
 		return nil
@@ -86,7 +90,48 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	if runErr != nil {
 		r.Logger.WarnContext(ctx, "rehearsal failed", "rehearsal", reh.ID, "error", runErr)
 	}
-	return r.Store.finish(context.WithoutCancel(ctx), reh.ID, res, runErr)
+	bg := context.WithoutCancel(ctx)
+	if reh, err = r.Store.get(bg, reh.ID); err != nil {
+		return err
+	}
+	if err := r.purgeShadow(bg, reh); err != nil {
+		return err
+	}
+	return r.Store.finish(bg, reh.ID, res, runErr)
+}
+
+// purgeShadow deletes a rehearsal's shadow and everything of it once the
+// rehearsal has ended (its figures are in the result): a shadow left
+// behind would hold numbers against the tenant's quota for ever. One
+// transaction, so a failure leaves the shadow whole for the retry.
+func (r *Runner) purgeShadow(ctx context.Context, reh *Rehearsal) error {
+	if reh.ShadowID == nil {
+		return nil
+	}
+	id := *reh.ShadowID
+	err := pgx.BeginFunc(ctx, r.Pool, func(tx pgx.Tx) error {
+		if err := checkout.PurgeProduct(ctx, tx, id); err != nil {
+			return err
+		}
+		if err := reservation.PurgeProduct(ctx, tx, id); err != nil {
+			return err
+		}
+		if err := waitingroom.PurgeProduct(ctx, tx, id); err != nil {
+			return err
+		}
+		if err := inventory.Purge(ctx, tx, id); err != nil {
+			return err
+		}
+		err := product.PurgeShadow(ctx, tx, id)
+		if errors.Is(err, product.ErrNotShadow) {
+			return nil // purged already (a retry)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("purge the shadow of rehearsal %s: %w", reh.ID, err)
+	}
+	return nil
 }
 
 // Run plays one rehearsal: it makes the shadow, lets the buyers loose and
