@@ -129,9 +129,9 @@ func (s *Server) verifyLogin(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, err
 	}
-	key, err := login.Identifier{Email: strings.TrimSpace(in.Body.Email), Phone: strings.TrimSpace(in.Body.Phone)}.Normalize()
+	key, err := loginKey(in.Body.Email, in.Body.Phone)
 	if err != nil {
-		return nil, problem(http.StatusUnprocessableEntity, "INVALID_IDENTIFIER", err.Error())
+		return nil, err
 	}
 	buyer, err := s.Login.Verify(ctx, store.tenantID, key, clientNetwork(clientOf(ctx)), in.Body.Code)
 	if errors.Is(err, login.ErrInvalidCode) {
@@ -168,9 +168,9 @@ func (s *Server) loginChallenge(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, err
 	}
-	key, err := login.Identifier{Email: strings.TrimSpace(in.Body.Email), Phone: strings.TrimSpace(in.Body.Phone)}.Normalize()
+	key, err := loginKey(in.Body.Email, in.Body.Phone)
 	if err != nil {
-		return nil, problem(http.StatusUnprocessableEntity, "INVALID_IDENTIFIER", err.Error())
+		return nil, err
 	}
 	var c waitingroom.Challenge
 	if s.LoginChallengeBits > 0 && s.WaitingRoom != nil {
@@ -197,4 +197,14 @@ func (s *Server) loginWork(store *profileView, key, challenge, solution string) 
 		return problem(http.StatusForbidden, "CHALLENGE_FAILED", err.Error())
 	}
 	return nil
+}
+
+// loginKey is the canonical key of the address a login call names, or a
+// 422 INVALID_IDENTIFIER.
+func loginKey(email, phone string) (string, error) {
+	key, err := login.Identifier{Email: strings.TrimSpace(email), Phone: strings.TrimSpace(phone)}.Normalize()
+	if err != nil {
+		return "", problem(http.StatusUnprocessableEntity, "INVALID_IDENTIFIER", err.Error())
+	}
+	return key, nil
 }

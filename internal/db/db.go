@@ -54,6 +54,17 @@ type PoolOptions struct {
 	Fence *Fence
 }
 
+// ExecEach runs statements in order in tx, each with args: a sequence of
+// deletes or updates that belong together.
+func ExecEach(ctx context.Context, tx pgx.Tx, statements []string, args ...any) error {
+	for _, q := range statements {
+		if _, err := tx.Exec(ctx, q, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // PlanEachTime is the query mode of a statement whose best plan depends on
 // its parameters and on tables that grow fast: pass it as the first
 // argument after the SQL. pgx otherwise prepares and caches every

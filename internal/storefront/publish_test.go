@@ -14,22 +14,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// call makes one API request as the tenant's admin.
+// call makes one API request as the tenant's admin, which must succeed.
 func (w *world) call(t *testing.T, method, path string, body any) map[string]any {
 	t.Helper()
-	b, err := json.Marshal(body)
-	require.NoError(t, err)
-	req, err := http.NewRequest(method, w.base+path, bytes.NewReader(b))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+w.env.Tenant.APIKey)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	require.Less(t, resp.StatusCode, 300, string(raw))
+	status, raw := w.try(t, method, path, body)
+	require.Less(t, status, 300, raw)
 	var out map[string]any
-	require.NoError(t, json.Unmarshal(raw, &out))
+	require.NoError(t, json.Unmarshal([]byte(raw), &out))
 	return out
 }
 
