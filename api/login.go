@@ -125,11 +125,7 @@ func (s *Server) verifyLogin(ctx context.Context, in *struct {
 	StorePath
 	Body VerifyBody
 }) (*secretOutput[LoginToken], error) {
-	store, err := s.storeTenant(ctx, in.Slug)
-	if err != nil {
-		return nil, err
-	}
-	key, err := loginKey(in.Body.Email, in.Body.Phone)
+	store, key, err := s.loginTarget(ctx, in.Slug, in.Body.Email, in.Body.Phone)
 	if err != nil {
 		return nil, err
 	}
@@ -164,11 +160,7 @@ func (s *Server) loginChallenge(ctx context.Context, in *struct {
 	CacheControl string `header:"Cache-Control"`
 	Body         waitingroom.Challenge
 }, error) {
-	store, err := s.storeTenant(ctx, in.Slug)
-	if err != nil {
-		return nil, err
-	}
-	key, err := loginKey(in.Body.Email, in.Body.Phone)
+	store, key, err := s.loginTarget(ctx, in.Slug, in.Body.Email, in.Body.Phone)
 	if err != nil {
 		return nil, err
 	}
@@ -197,6 +189,17 @@ func (s *Server) loginWork(store *profileView, key, challenge, solution string) 
 		return problem(http.StatusForbidden, "CHALLENGE_FAILED", err.Error())
 	}
 	return nil
+}
+
+// loginTarget is the store and the canonical address key a login call
+// names.
+func (s *Server) loginTarget(ctx context.Context, slug, email, phone string) (*profileView, string, error) {
+	store, err := s.storeTenant(ctx, slug)
+	if err != nil {
+		return nil, "", err
+	}
+	key, err := loginKey(email, phone)
+	return store, key, err
 }
 
 // loginKey is the canonical key of the address a login call names, or a
