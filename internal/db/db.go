@@ -65,19 +65,6 @@ func ExecEach(ctx context.Context, tx pgx.Tx, statements []string, args ...any) 
 	return nil
 }
 
-// PlanEachTime is the query mode of a statement whose best plan depends on
-// its parameters and on tables that grow fast: pass it as the first
-// argument after the SQL. pgx otherwise prepares and caches every
-// statement, and after five executions PostgreSQL may keep a generic plan
-// costed without the parameters; one made while a sale's tables were small
-// goes stale within seconds (the claim's read of a product's expired holds,
-// generic, took seconds under the inventory lock once holds expired, and
-// decisions fell 17 s behind at 400 requests a second). An unnamed
-// statement is planned for its parameters every time. Only where it
-// matters: planning every statement of the claim path cost a third of its
-// throughput.
-const PlanEachTime = pgx.QueryExecModeExec
-
 // Open connects to url and checks the connection.
 func Open(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
@@ -100,6 +87,15 @@ func Open(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool, err
 			cfg.ConnConfig.RuntimeParams[name] = strconv.FormatInt(d.Milliseconds(), 10)
 		}
 	}
+	// pgx prepares and caches every statement, and after five executions
+	// PostgreSQL may switch one to a generic plan costed without its
+	// parameters. A sale's tables grow by thousands of rows a second, so a
+	// plan picked while they were small goes stale: the claim's read of a
+	// product's expired holds, generic, took seconds under the inventory
+	// lock once holds began to expire, and decisions fell 17 s behind.
+	// Planning each execution for its parameters costs well under a
+	// millisecond.
+	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	cfg.ConnConfig.Tracer = opts.Tracer
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		registerUUID(conn.TypeMap())

@@ -432,10 +432,7 @@ func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID,
 	// The first condition is a one-time filter on the earliest expiry (an
 	// index probe): in a burst no hold has expired, and the holds table
 	// grows faster than its statistics — the planner, thinking it small,
-	// scanned every hold of the product for each claim transaction. For
-	// the same reason it is planned for its product every time
-	// (db.PlanEachTime): a cached generic plan, made while nothing had
-	// expired, took seconds once thousands had.
+	// scanned every hold of the product for each claim transaction.
 	rows, err := tx.Query(ctx, `
 		SELECT c.number
 		FROM holds h
@@ -443,7 +440,7 @@ func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID,
 		JOIN claims c ON c.product_id = h.product_id AND c.number = n.number AND c.hold_id = h.id
 		WHERE (SELECT expires_at FROM holds WHERE product_id = $1 AND state = 'ACTIVE'
 		       ORDER BY expires_at LIMIT 1) <= now()
-		  AND h.product_id = $1 AND h.state = 'ACTIVE' AND h.expires_at <= now()`, db.PlanEachTime, productID)
+		  AND h.product_id = $1 AND h.state = 'ACTIVE' AND h.expires_at <= now()`, productID)
 	if err != nil {
 		return nil, fmt.Errorf("read expired claims: %w", err)
 	}
