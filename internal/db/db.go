@@ -87,17 +87,6 @@ func Open(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool, err
 			cfg.ConnConfig.RuntimeParams[name] = strconv.FormatInt(d.Milliseconds(), 10)
 		}
 	}
-	// pgx prepares and caches every statement, and after five executions
-	// PostgreSQL may switch one to a generic plan costed without its
-	// parameters. A sale's tables grow by thousands of rows a second, so a
-	// plan picked while they were small goes stale: the claim's read of a
-	// product's expired holds, generic, took seconds under the inventory
-	// lock once holds began to expire, and decisions fell 17 s behind.
-	// Planning only that statement each time was not enough (p99 1.4 s
-	// against 0.45 s at 400 requests a second): others of the claim path
-	// go stale the same way. Planning an execution costs well under a
-	// millisecond.
-	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	cfg.ConnConfig.Tracer = opts.Tracer
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		registerUUID(conn.TypeMap())

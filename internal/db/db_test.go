@@ -40,27 +40,3 @@ func TestMinConnsOpenedAtStart(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	require.GreaterOrEqual(t, sessions(), 4)
 }
-
-// A statement run again and again is planned for its parameters every
-// time, never switched to a generic plan: a plan made while a sale's tables
-// were small once kept scanning every hold of a product after they grew.
-func TestStatementsPlannedForTheirParameters(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	pool, err := db.Open(ctx, dbtest.URL(t), db.PoolOptions{MaxConns: 1})
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	conn, err := pool.Acquire(ctx)
-	require.NoError(t, err)
-	defer conn.Release()
-	const query = `SELECT count(*) FROM pg_class WHERE relname = $1 AND relpages >= $2`
-	for i := range 20 {
-		var n int
-		require.NoError(t, conn.QueryRow(ctx, query, "pg_class", i).Scan(&n))
-	}
-	var generic, custom int64
-	require.NoError(t, conn.QueryRow(ctx, `
-		SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1`, query).Scan(&generic, &custom))
-	require.Zero(t, generic, "executions planned generically")
-	require.Equal(t, int64(20), custom)
-}

@@ -154,3 +154,34 @@ func TestSweepBesideTakeover(t *testing.T) {
 	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT state FROM holds WHERE id = $1`, old).Scan(&state))
 	require.Equal(t, HoldExpired, state)
 }
+
+// A claim transaction that meets expired holds plans its statements for
+// their parameters (a cached generic plan, made before anything expired,
+// took seconds once thousands had); one that meets none keeps the cheap
+// cached plans.
+func TestClaimPlansForExpiredHolds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := dbtest.NewSchema(t, 2)
+	fresh, stale := uuid.New(), uuid.New()
+	for product, expires := range map[uuid.UUID]string{fresh: "now() + interval '1 minute'", stale: "now() - interval '1 minute'"} {
+		_, err := s.Pool.Exec(ctx, `INSERT INTO holds (id, tenant_id, product_id, buyer_id, request_id, numbers, expires_at)
+			VALUES (gen_random_uuid(), $1, $1, 'b', gen_random_uuid(), '{1}', `+expires+`)`, product)
+		require.NoError(t, err)
+	}
+	mode := func(product uuid.UUID) string {
+		var m string
+		require.NoError(t, pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+			if err := planForExpiredHolds(ctx, tx, product); err != nil {
+				return err
+			}
+			return tx.QueryRow(ctx, `SELECT current_setting('plan_cache_mode')`).Scan(&m)
+		}))
+		return m
+	}
+	require.Equal(t, "force_custom_plan", mode(stale))
+	require.Equal(t, "auto", mode(fresh))
+	var after string
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT current_setting('plan_cache_mode')`).Scan(&after))
+	require.Equal(t, "auto", after, "the setting ends with its transaction")
+}
