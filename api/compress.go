@@ -37,7 +37,7 @@ type encoded struct {
 	plain, gzipped []byte
 }
 
-// encode renders v at a gzip level: the best for what is encoded once
+// encode renders v at a gzip level: the default for what is encoded once
 // (a plan version), a fast one for what is encoded every second.
 func encode(v any, level int) (*encoded, error) {
 	plain, err := json.Marshal(v)

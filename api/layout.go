@@ -76,7 +76,7 @@ func (s *Server) loadLayout(ctx context.Context, key layoutKey) (*layoutView, er
 		}
 		out.Sections[si] = sv
 	}
-	body, err := encode(out, gzip.BestCompression)
+	body, err := encode(out, gzip.DefaultCompression)
 	if err != nil {
 		return nil, err
 	}
