@@ -16,6 +16,7 @@ import (
 	"boxoffice/internal/app"
 	"boxoffice/internal/config"
 	"boxoffice/internal/db"
+	"boxoffice/internal/tenant"
 	"boxoffice/internal/tracing"
 	"boxoffice/migrations"
 )
@@ -51,6 +52,9 @@ func withConfig(ctx context.Context, run func(context.Context, *config.Config, *
 // serve, work and migrate a missing database is more likely a typo in
 // DATABASE_URL than a wish, and is reported as such.
 func migrate(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
+	if cfg.SecretsKey == nil {
+		return app.ErrNoSecretsKey
+	}
 	pool, fence, err := openDatabase(ctx, cfg, logger, db.PoolOptions{MaxConns: 4})
 	if err != nil {
 		return err
@@ -65,7 +69,19 @@ func migrate(ctx context.Context, cfg *config.Config, logger *slog.Logger) error
 		return err
 	}
 	defer m.Close()
-	return m.Up(ctx)
+	if err := m.Up(ctx); err != nil {
+		return err
+	}
+	// Secrets left in clear, or sealed under a key being rotated out, are
+	// sealed under the first key of BOXOFFICE_SECRETS_KEY.
+	n, err := tenant.NewStore(pool, cfg.SecretsKey).Reseal(ctx)
+	if err != nil {
+		return fmt.Errorf("seal tenant secrets: %w", err)
+	}
+	if n > 0 {
+		logger.Info("tenant secrets sealed under the current key", "tenants", n)
+	}
+	return nil
 }
 
 func runMigrate(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {

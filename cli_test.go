@@ -22,9 +22,14 @@ func TestCommandLine(t *testing.T) {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 
+	var runWith func(env []string, args ...string) (string, string, int)
 	run := func(args ...string) (string, string, int) {
+		return runWith(nil, args...)
+	}
+	runWith = func(env []string, args ...string) (string, string, int) {
 		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), "DATABASE_URL=postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
+		cmd.Env = append(os.Environ(), "DATABASE_URL=postgres://nobody@127.0.0.1:1/none?connect_timeout=1", "BOXOFFICE_SECRETS_KEY=")
+		cmd.Env = append(cmd.Env, env...)
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
@@ -55,6 +60,15 @@ func TestCommandLine(t *testing.T) {
 		require.Equal(t, 2, code, "%v: stderr %s", args, stderr)
 		require.NotContains(t, stderr, `"level":"ERROR"`, "%v: a usage error is not a failure log", args)
 	}
+	// migrate seals secrets: without the key, or with a malformed one, it
+	// stops before touching the database, and never shows the key.
+	_, stderr, code := run("migrate")
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, stderr, "BOXOFFICE_SECRETS_KEY is required")
+	_, stderr, code = runWith([]string{"BOXOFFICE_SECRETS_KEY=k1:c2hvcnQta2V5LXZhbHVl"}, "migrate")
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, stderr, `BOXOFFICE_SECRETS_KEY: key \"k1\": 15 bytes, want 32`)
+	require.NotContains(t, stderr, "c2hvcnQta2V5LXZhbHVl")
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		stdout, _, code := run(args...)
 		require.Zero(t, code)

@@ -15,7 +15,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -26,6 +29,7 @@ import (
 	"github.com/sivchari/kumo"
 
 	"boxoffice/internal/app"
+	"boxoffice/internal/atrest"
 	"boxoffice/internal/config"
 	"boxoffice/internal/db"
 	"boxoffice/internal/demo"
@@ -54,6 +58,13 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 	}
 	if cfg.AccessTokenSecret == "" {
 		cfg.AccessTokenSecret = randomToken()
+	}
+	if cfg.SecretsKey == nil {
+		keys, err := devSecretsKey(devSecretsKeyFile)
+		if err != nil {
+			return err
+		}
+		cfg.SecretsKey = keys
 	}
 	inboxURL := "(SMTP_ADDR is set: mail goes there)"
 	if cfg.SMTPAddr == "" {
@@ -90,6 +101,10 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 		return fmt.Errorf("DATABASE_URL %s: %w", db.Redact(cfg.DatabaseURL), err)
 	}
 	if err := migrate(ctx, cfg, logger); err != nil {
+		if errors.Is(err, atrest.ErrOpen) {
+			return fmt.Errorf("%w: the dev database's secrets were sealed under another key than %s "+
+				"(removed?): put that file back, or start afresh with dropdb on DATABASE_URL's database", err, devSecretsKeyFile)
+		}
 		return err
 	}
 	if cfg.QueueBackend == "sqs" && cfg.SQSQueueURL == "" && cfg.SQSEndpoint == "" {
@@ -369,4 +384,31 @@ func demoProduct(ctx context.Context, a *app.App, tenantID uuid.UUID, p product.
 		return a.Products.GetBySlug(ctx, tenantID, p.Slug)
 	}
 	return created, err
+}
+
+// devSecretsKeyFile keeps dev's BOXOFFICE_SECRETS_KEY between runs, under the
+// git-ignored .data/ of the folder dev runs in: the tenants' sealed secrets
+// in the dev database must open after a restart.
+const devSecretsKeyFile = ".data/secrets-key"
+
+// devSecretsKey reads the key in path, or makes one there (readable by its
+// owner only) when there is none.
+func devSecretsKey(path string) (*atrest.Keyring, error) {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		raw = []byte(atrest.Generate("dev"))
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("dev secrets key: %w", err)
+		}
+		if err := os.WriteFile(path, raw, 0o600); err != nil {
+			return nil, fmt.Errorf("dev secrets key: %w", err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("dev secrets key: %w", err)
+	}
+	keys, err := atrest.Parse(strings.TrimSpace(string(raw)))
+	if err != nil {
+		return nil, fmt.Errorf("dev secrets key in %s: %w", path, err)
+	}
+	return keys, nil
 }

@@ -47,7 +47,7 @@ func runStore(ctx context.Context, args []string) error {
 			return err
 		}
 		defer pool.Close()
-		pub := &storefront.Publisher{Tenants: tenant.NewStore(pool), APIBase: *apiBase, StripeKey: cfg.StoreStripeKey}
+		pub := &storefront.Publisher{Tenants: tenant.NewStore(pool, cfg.SecretsKey), APIBase: *apiBase, StripeKey: cfg.StoreStripeKey}
 		if args[0] == "publish" {
 			client, err := storefront.NewS3(ctx, cfg.S3Endpoint, cfg.SQSRegion)
 			if err != nil {

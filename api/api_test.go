@@ -88,7 +88,7 @@ func (b *testBundle) newServerWithAdminKey(t *testing.T, adminKey string) *api.S
 		Metrics: b.metrics, Logger: env.Logger, AdminKey: adminKey,
 		Ready: func(ctx context.Context) error { return env.Schema.Pool.Ping(ctx) },
 		River: env.River, Reporter: b.reporter, DLQ: b.dlq, WaitingRoom: env.Rooms,
-		Checkout: env.Checkout, Login: login.NewStore(env.Schema.Pool), Mailer: b.mailer, SMS: b.sms,
+		Checkout: env.Checkout, Login: login.NewStore(env.Schema.Pool, env.Keys), Mailer: b.mailer, SMS: b.sms,
 		Audit: audit.New(env.Schema.Pool), Sessions: session.New(env.Schema.Pool, session.Limits{}),
 		Rehearsals: env.Rehearsals,
 	})
@@ -458,9 +458,9 @@ func TestDatabaseUnavailable(t *testing.T) {
 	pool, err := pgxpool.New(context.Background(), "postgres://postgres@127.0.0.1:1/gone?sslmode=disable&connect_timeout=2")
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	logger := testfix.New(t, testfix.Options{}).Logger
-	srv := api.New(api.Deps{Pool: pool, Tenants: tenant.NewStore(pool), Products: product.NewStore(pool),
-		Logger: logger, AdminKey: adminKey, Ready: func(ctx context.Context) error { return pool.Ping(ctx) }})
+	env := testfix.New(t, testfix.Options{})
+	srv := api.New(api.Deps{Pool: pool, Tenants: tenant.NewStore(pool, env.Keys), Products: product.NewStore(pool),
+		Logger: env.Logger, AdminKey: adminKey, Ready: func(ctx context.Context) error { return pool.Ping(ctx) }})
 	b := &testBundle{server: srv}
 
 	r := b.do(t, http.MethodPost, "/v1/tenants", adminKey, map[string]any{"slug": "acme", "name": "Acme"})

@@ -156,7 +156,7 @@ func TestLoginRateLimitPerIP(t *testing.T) {
 	t.Parallel()
 	env := testfix.New(t, testfix.Options{})
 	srv := api.New(api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products, AdminKey: adminKey,
-		Reservations: env.Service, Logger: env.Logger, Login: login.NewStore(env.Schema.Pool),
+		Reservations: env.Service, Logger: env.Logger, Login: login.NewStore(env.Schema.Pool, env.Keys),
 		RateLimits: api.RateLimits{LoginPerIP: 20}})
 	b := &testBundle{env: env, server: srv}
 	b.storeTenant(t, "login-ip")
@@ -214,7 +214,7 @@ func TestLoginCannotLockTheOwnerOut(t *testing.T) {
 	t.Cleanup(sink.Close)
 	x := &texts{sent: map[string]string{}}
 	srv := api.New(api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products, AdminKey: adminKey,
-		Reservations: env.Service, Logger: env.Logger, Login: login.NewStore(env.Schema.Pool), WaitingRoom: env.Rooms,
+		Reservations: env.Service, Logger: env.Logger, Login: login.NewStore(env.Schema.Pool, env.Keys), WaitingRoom: env.Rooms,
 		Mailer: &mail.Sender{Addr: sink.Addr(), From: "codes@boxoffice.test"}, SMS: x,
 		LoginChallengeBits: 6, SMSDailyCap: 2,
 		RateLimits: api.RateLimits{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/32")}}})

@@ -120,11 +120,19 @@ type App struct {
 	stopping chan struct{}
 }
 
+// ErrNoSecretsKey stops a process that would store or read tenant secrets
+// without the key that seals them.
+var ErrNoSecretsKey = errors.New("BOXOFFICE_SECRETS_KEY is required: it seals tenant secrets in the database " +
+	"(make one with: echo \"k1:$(openssl rand -base64 32)\"; README \"Secrets at rest\")")
+
 // New builds the services on pool (the caller's, which it closes after the
 // App is done).
 func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *slog.Logger, o Options) (*App, error) {
+	if cfg.SecretsKey == nil {
+		return nil, ErrNoSecretsKey
+	}
 	a := &App{Config: cfg, Logger: logger, Pool: pool, Metrics: o.Metrics, stopping: make(chan struct{}),
-		Tenants: tenant.NewStore(pool), Products: product.NewStore(pool), Tracer: o.Tracer, Fence: o.Fence}
+		Tenants: tenant.NewStore(pool, cfg.SecretsKey), Products: product.NewStore(pool), Tracer: o.Tracer, Fence: o.Fence}
 	if a.Tracer == nil {
 		a.Tracer = noop.NewTracerProvider()
 	}
@@ -316,7 +324,7 @@ func (a *App) API() *api.Server {
 	}
 	return api.New(api.Deps{
 		Audit: audit.New(a.Pool), Rehearsals: a.Rehearsals, Sessions: session.New(a.Pool, session.Limits{Idle: cfg.ConsoleIdle, Absolute: cfg.ConsoleMaxAge}),
-		Login: login.NewStore(a.Pool), Mailer: mailer, SMS: texts, StoresURL: cfg.StoresURL, ReservedHosts: reservedHosts(cfg),
+		Login: login.NewStore(a.Pool, cfg.SecretsKey), Mailer: mailer, SMS: texts, StoresURL: cfg.StoresURL, ReservedHosts: reservedHosts(cfg),
 		StoreBucket: a.storeBucket(),
 		Pool:        a.Pool, Tenants: a.Tenants, Products: a.Products, Reservations: a.Reservations,
 		Metrics: a.Metrics, Logger: a.Logger, AdminKey: cfg.AdminKey, DevOrigins: cfg.DevOrigins, Ready: a.Ready, Tracer: a.Tracer,

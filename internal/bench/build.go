@@ -11,6 +11,7 @@ import (
 
 	"boxoffice/api"
 	"boxoffice/internal/app"
+	"boxoffice/internal/atrest"
 	"boxoffice/internal/config"
 	"boxoffice/internal/tenant"
 )
@@ -31,15 +32,27 @@ func build(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, o app.O
 	cfg.LoginChallengeBits = 0
 	// Simulated provider timeouts must not pause checkout mid-measurement.
 	cfg.PauseAfterUnknown = 1 << 30
+	cfg.SecretsKey = secretsKey()
 	if tune != nil {
 		tune(cfg)
 	}
 	return app.New(ctx, cfg, pool, logger, o)
 }
 
+// secretsKey seals the bench tenants' secrets: a fixed key, since the
+// bench database is scratch and scenarios build their tenants and apps
+// apart.
+func secretsKey() *atrest.Keyring {
+	keys, err := atrest.New("bench", make([]byte, atrest.KeySize))
+	if err != nil {
+		panic(err) // a fixed id and size: cannot fail
+	}
+	return keys
+}
+
 // newTenant creates a tenant for one scenario, under a fresh slug.
 func newTenant(ctx context.Context, pool *pgxpool.Pool, prefix string) (*tenant.Created, error) {
-	return tenant.NewStore(pool).Create(ctx, tenant.CreateParams{Slug: prefix + uuid.NewString()[:8], Name: "Bench"})
+	return tenant.NewStore(pool, secretsKey()).Create(ctx, tenant.CreateParams{Slug: prefix + uuid.NewString()[:8], Name: "Bench"})
 }
 
 // serve runs the App's API on a loopback port until stop is called, and

@@ -52,7 +52,7 @@ func TestHoldAccessCheckFailsClosed(t *testing.T) {
 		db.PoolOptions{MaxConns: 4, Schema: b.env.Schema.Name, Tracer: failHoldLookup{}})
 	require.NoError(t, err)
 	t.Cleanup(traced.Close)
-	srv := api.New(api.Deps{Pool: traced, Tenants: tenant.NewStore(traced), Products: b.env.Products,
+	srv := api.New(api.Deps{Pool: traced, Tenants: tenant.NewStore(traced, b.env.Keys), Products: b.env.Products,
 		Reservations: b.env.Service, Logger: b.env.Logger, River: b.env.River, Checkout: b.env.Checkout,
 		WaitingRoom: b.env.Rooms, WebhookSecrets: []string{webhookSecret}})
 	tok, err := tenant.SignBuyerToken([]byte(b.env.Tenant.BuyerTokenSecret), b.env.Tenant.ID, "dora", time.Hour)

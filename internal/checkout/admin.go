@@ -185,12 +185,19 @@ func (s *Service) OrderTimeline(ctx context.Context, tenantID, orderID uuid.UUID
 	sortEvents(t.Events)
 
 	rows, err = s.pool.Query(ctx, `
-		SELECT id, number, coalesce(label, ''), code, checked_in_at, coalesce(checked_in_by, '')
+		SELECT id, product_id, number, coalesce(label, ''), checked_in_at, coalesce(checked_in_by, '')
 		FROM tickets WHERE order_id = $1 ORDER BY number`, orderID)
 	if err != nil {
 		return nil, fmt.Errorf("tickets of %s: %w", orderID, err)
 	}
-	if t.Tickets, err = pgx.CollectRows(rows, pgx.RowToStructByPos[AdminTicket]); err != nil {
+	t.Tickets, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (AdminTicket, error) {
+		var a AdminTicket
+		var productID uuid.UUID
+		err := row.Scan(&a.ID, &productID, &a.Number, &a.Seat, &a.CheckedInAt, &a.CheckedInBy)
+		a.Code = s.tickets.Code(a.ID, productID, a.Number) // derived: no code is stored
+		return a, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("tickets of %s: %w", orderID, err)
 	}
 	if t.Tickets == nil {

@@ -153,14 +153,20 @@ func (s *Service) confirm(ctx context.Context, tx pgx.Tx, orderID uuid.UUID) (bo
 	if err != nil {
 		return false, err
 	}
-	tickets := make([]Ticket, len(numbers))
+	// The event names the tickets without their codes: outbox rows are
+	// kept, and no code is kept at rest (it is derived when shown).
+	type issued struct {
+		ID     uuid.UUID `json:"id"`
+		Number int32     `json:"number"`
+		Seat   string    `json:"seat"`
+	}
+	tickets := make([]issued, len(numbers))
 	rows := make([][]any, len(numbers))
 	for i, n := range numbers {
-		id := db.NewID()
-		tickets[i] = Ticket{ID: id, Number: n, Seat: labels[i], Code: s.tickets.Code(id, productID, n)}
-		rows[i] = []any{id, orderID, productID, n, tickets[i].Code, labels[i]}
+		tickets[i] = issued{ID: db.NewID(), Number: n, Seat: labels[i]}
+		rows[i] = []any{tickets[i].ID, orderID, productID, n, labels[i]}
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"tickets"}, []string{"id", "order_id", "product_id", "number", "code", "label"},
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"tickets"}, []string{"id", "order_id", "product_id", "number", "label"},
 		pgx.CopyFromRows(rows)); err != nil {
 		return false, fmt.Errorf("issue tickets: %w", err)
 	}

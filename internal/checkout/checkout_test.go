@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -321,4 +322,52 @@ func TestZeroGraceExtendsNothing(t *testing.T) {
 		IdempotencyKey: "zero-grace", HoldID: hold, PaymentMethod: "sim_ok"})
 	require.NoError(t, err)
 	require.True(t, expiresAt().Equal(before), "no extension with Grace 0")
+}
+
+// A backup holds no ticket a gate would accept: codes are derived from the
+// ticket when shown (id and HMAC under the ticket secret) and appear in no
+// row of any table, yet the shown codes verify and check in.
+func TestNoTicketCodeAtRest(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, true)
+	hold := b.hold(t, "alice")
+	o := b.wait(t, b.order(t, "alice", hold, pspsim.MethodOK).ID, settled)
+	require.Equal(t, checkout.StatusConfirmed, o.Status)
+	require.Len(t, o.Tickets, 2)
+	ctx := context.Background()
+	// The tickets mailed, so that every job and event about them has run.
+	require.Eventually(t, func() bool {
+		return b.count(t, `SELECT count(*) FROM orders WHERE id = $1 AND tickets_sent_at IS NOT NULL`, o.ID) == 1
+	}, 20*time.Second, 20*time.Millisecond)
+
+	rows, err := b.env.Schema.Pool.Query(ctx,
+		`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE'`, b.env.Schema.Name)
+	require.NoError(t, err)
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Contains(t, tables, "tickets")
+	for _, tk := range o.Tickets {
+		for _, table := range tables {
+			require.Zero(t, b.count(t, `SELECT count(*) FROM `+pgx.Identifier{table}.Sanitize()+` x WHERE strpos(x::text, $1) > 0`, tk.Code),
+				"ticket %d's code is stored in %s", tk.Number, table)
+		}
+		v, err := b.env.Checkout.VerifyTicket(ctx, b.product.TenantID, tk.Code)
+		require.NoError(t, err)
+		require.True(t, v.Valid)
+		require.Equal(t, tk.Number, v.Number)
+	}
+	res, err := b.env.Checkout.CheckIn(ctx, b.product.TenantID, o.Tickets[0].Code, "gate 1")
+	require.NoError(t, err)
+	require.Equal(t, checkout.CheckedIn, res.Result)
+	res, err = b.env.Checkout.CheckIn(ctx, b.product.TenantID, o.Tickets[0].Code, "gate 2")
+	require.NoError(t, err)
+	require.Equal(t, checkout.AlreadyCheckedIn, res.Result)
+
+	// The same ticket id under another MAC, or another ticket's, is no ticket.
+	forged := ticket.NewSigner([]byte("not our secret")).Code(o.Tickets[1].ID, b.product.ID, o.Tickets[1].Number)
+	for _, code := range []string{forged, o.Tickets[1].Code[:22] + o.Tickets[0].Code[22:], "", "not-a-code"} {
+		v, err := b.env.Checkout.VerifyTicket(ctx, b.product.TenantID, code)
+		require.NoError(t, err)
+		require.False(t, v.Valid, code)
+	}
 }

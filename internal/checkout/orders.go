@@ -165,11 +165,16 @@ func (s *Service) Get(ctx context.Context, tenantID, id uuid.UUID, buyerID strin
 		return nil, err
 	}
 	if o.Status == StatusConfirmed || o.Status == StatusRefunded {
-		rows, err := s.pool.Query(ctx, `SELECT id, number, label, code FROM tickets WHERE order_id = $1 ORDER BY number`, id)
+		rows, err := s.pool.Query(ctx, `SELECT id, number, label FROM tickets WHERE order_id = $1 ORDER BY number`, id)
 		if err != nil {
 			return nil, fmt.Errorf("tickets of %s: %w", id, err)
 		}
-		o.Tickets, err = pgx.CollectRows(rows, pgx.RowToStructByPos[Ticket])
+		o.Tickets, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Ticket, error) {
+			var t Ticket
+			err := row.Scan(&t.ID, &t.Number, &t.Seat)
+			t.Code = s.tickets.Code(t.ID, o.ProductID, t.Number)
+			return t, err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("tickets of %s: %w", id, err)
 		}
@@ -279,13 +284,14 @@ func (s *Service) ListForBuyer(ctx context.Context, tenantID uuid.UUID, buyerID 
 // is confirmed (db.ErrNotFound otherwise: another buyer's ticket is no
 // ticket to this one).
 func (s *Service) TicketCode(ctx context.Context, tenantID uuid.UUID, buyerID string, ticketID uuid.UUID) (string, error) {
-	var code string
+	var productID uuid.UUID
+	var number int32
 	err := s.pool.QueryRow(ctx, `
-		SELECT t.code FROM tickets t JOIN orders o ON o.id = t.order_id
+		SELECT t.product_id, t.number FROM tickets t JOIN orders o ON o.id = t.order_id
 		WHERE t.id = $1 AND o.tenant_id = $2 AND o.buyer_id = $3 AND o.status = 'CONFIRMED'`,
-		ticketID, tenantID, buyerID).Scan(&code)
+		ticketID, tenantID, buyerID).Scan(&productID, &number)
 	if err != nil {
 		return "", fmt.Errorf("ticket %s: %w", ticketID, db.NotFound(err))
 	}
-	return code, nil
+	return s.tickets.Code(ticketID, productID, number), nil
 }

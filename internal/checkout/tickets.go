@@ -16,6 +16,7 @@ import (
 	"boxoffice/internal/mail"
 	"boxoffice/internal/outbox"
 	"boxoffice/internal/product"
+	"boxoffice/internal/ticket"
 )
 
 // SendTicketsArgs mails a confirmed order's tickets.
@@ -84,6 +85,7 @@ type VerifiedTicket struct {
 	Seat      string    `json:"seat,omitempty" doc:"North · Row A · Seat 7"`
 	// CheckedInAt is when the ticket was first scanned at the gate.
 	CheckedInAt *time.Time `json:"checkedInAt,omitempty"`
+	id          uuid.UUID
 }
 
 // VerifyTicket checks a ticket code of the tenant: signed by us, issued, and
@@ -100,10 +102,14 @@ func (s *Service) ticket(ctx context.Context, q db.DBTX, tenantID uuid.UUID, cod
 	if forUpdate {
 		lock = "FOR UPDATE OF t"
 	}
-	err := q.QueryRow(ctx, `
+	id, err := ticket.Parse(code)
+	if err != nil {
+		return VerifiedTicket{}, nil // a malformed code is simply not valid
+	}
+	err = q.QueryRow(ctx, `
 		SELECT t.order_id, t.product_id, t.number, t.label, t.checked_in_at, o.status
 		FROM tickets t JOIN orders o ON o.id = t.order_id
-		WHERE t.code = $1 AND o.tenant_id = $2 `+lock, code, tenantID).
+		WHERE t.id = $1 AND o.tenant_id = $2 `+lock, id, tenantID).
 		Scan(&v.OrderID, &v.ProductID, &v.Number, &v.Seat, &v.CheckedInAt, &status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return VerifiedTicket{}, nil // an unknown code is simply not valid
@@ -114,7 +120,7 @@ func (s *Service) ticket(ctx context.Context, q db.DBTX, tenantID uuid.UUID, cod
 	if s.tickets.Verify(code, v.ProductID, v.Number) != nil || status != StatusConfirmed {
 		return VerifiedTicket{}, nil
 	}
-	v.Valid = true
+	v.Valid, v.id = true, id
 	return v, nil
 }
 
@@ -152,8 +158,8 @@ func (s *Service) CheckIn(ctx context.Context, tenantID uuid.UUID, code, by stri
 		}
 		res.Result = CheckedIn
 		return tx.QueryRow(ctx, `
-			UPDATE tickets SET checked_in_at = now(), checked_in_by = $2 WHERE code = $1
-			RETURNING checked_in_at`, code, by).Scan(&res.CheckedInAt)
+			UPDATE tickets SET checked_in_at = now(), checked_in_by = $2 WHERE id = $1
+			RETURNING checked_in_at`, v.id, by).Scan(&res.CheckedInAt)
 	})
 	if err != nil {
 		return CheckInResult{}, fmt.Errorf("check in ticket: %w", err)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"boxoffice/internal/atrest"
 )
 
 // Config is the whole process configuration.
@@ -187,6 +189,12 @@ type Config struct {
 	// TicketSecret signs ticket codes. BOXOFFICE_TICKET_SECRET; `dev`
 	// generates one (tickets then verify only in that process).
 	TicketSecret string
+	// SecretsKey seals the tenants' buyer-token secrets and MACs login
+	// codes in the database: comma-separated id:base64-key entries (32
+	// random bytes each), the first sealing, all opening, so it can be
+	// rotated. BOXOFFICE_SECRETS_KEY; required by serve, work and migrate;
+	// `dev` keeps one in .data/secrets-key.
+	SecretsKey *atrest.Keyring
 	// CheckoutGrace extends a hold once when checkout starts.
 	// BOXOFFICE_CHECKOUT_GRACE; default 2m; 0 means no extension.
 	CheckoutGrace time.Duration
@@ -414,6 +422,13 @@ func load(getenv func(string) string) (*Config, error) {
 		c.TrustedProxies = append(c.TrustedProxies, prefix)
 	}
 	c.WebhookSecrets = webhookSecrets(getenv)
+	if v := getenv("BOXOFFICE_SECRETS_KEY"); v != "" {
+		keys, err := atrest.Parse(v)
+		if err != nil {
+			return nil, fmt.Errorf("BOXOFFICE_SECRETS_KEY: %w", err)
+		}
+		c.SecretsKey = keys
+	}
 	var errs []error
 	intVar := func(dst *int, name string, def int) {
 		*dst = def

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/internal/atrest"
 	"boxoffice/internal/db"
 	"boxoffice/internal/proctest"
 	"boxoffice/internal/reservation"
@@ -72,6 +73,7 @@ func NewOn(t T, c *proctest.Cluster, url string, env proctest.Env) *Fleet {
 		"BOXOFFICE_RATE_LIMIT_IP": "0", "BOXOFFICE_RATE_LIMIT_BUYER": "0", "BOXOFFICE_RATE_LIMIT_ANY": "0",
 		"BOXOFFICE_STREAMS_PER_CLIENT": "0", "BOXOFFICE_LOGIN_CHALLENGE_BITS": "0",
 		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1",
+		"BOXOFFICE_SECRETS_KEY": atrest.Generate("fleet"),
 	}
 	for k, v := range env {
 		f.Env[k] = v

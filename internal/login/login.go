@@ -2,7 +2,9 @@
 // no login of their own: a six-digit code sent by e-mail or SMS, exchanged
 // for a buyer token. It owns the login_codes and login_buyers tables.
 //
-// Codes are stored as salted hashes and compared in constant time; a code
+// Codes are stored as salted HMACs under a key from the environment (a
+// database reader cannot try the million codes offline) and compared in
+// constant time; a code
 // dies after ten minutes, once used, or after MaxCodeTries wrong tries from
 // all clients together; an identifier has one live code at a time (the
 // newest). Sends and tries are limited per identifier and client (an IPv4
@@ -17,7 +19,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"math/big"
@@ -29,6 +30,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"boxoffice/internal/atrest"
 )
 
 // Limits of the codes.
@@ -85,10 +88,11 @@ func (id Identifier) Normalize() (string, error) {
 // Store issues and checks codes.
 type Store struct {
 	pool *pgxpool.Pool
+	keys *atrest.Keyring
 }
 
-// NewStore returns a Store on pool.
-func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+// NewStore returns a Store on pool; keys MAC the codes it stores.
+func NewStore(pool *pgxpool.Pool, keys *atrest.Keyring) *Store { return &Store{pool: pool, keys: keys} }
 
 // Issue makes a new code for the identifier, asked from client, replacing
 // any live one (the newest code is the valid one), and returns it for
@@ -123,7 +127,7 @@ func (s *Store) Issue(ctx context.Context, tenantID uuid.UUID, key, client strin
 			    sends = CASE WHEN login_codes.window_start < now() - make_interval(secs => $6)
 			                 THEN 1 ELSE login_codes.sends + 1 END
 			RETURNING sends`,
-			tenantID, key, salt, hash(salt, code), CodeTTL.Seconds(), SendWindow.Seconds()).Scan(&all)
+			tenantID, key, salt, s.keys.MAC(codePurpose, salt, []byte(code)), CodeTTL.Seconds(), SendWindow.Seconds()).Scan(&all)
 		if err != nil {
 			return fmt.Errorf("issue login code: %w", err)
 		}
@@ -207,8 +211,8 @@ func (s *Store) Verify(ctx context.Context, tenantID uuid.UUID, key, client, cod
 		FROM login_codes WHERE tenant_id = $1 AND identifier = $2 FOR UPDATE`, tenantID, key).
 		Scan(&salt, &want, &live, &codeTries)
 	if errors.Is(err, pgx.ErrNoRows) {
-		// Hash and compare anyway: an unknown identifier takes as long.
-		subtle.ConstantTimeCompare(hash(make([]byte, 16), code), make([]byte, sha256.Size))
+		// MAC and compare anyway: an unknown identifier takes as long.
+		s.keys.Verify(make([]byte, sha256.Size), codePurpose, make([]byte, 16), []byte(code))
 		if err := tx.Commit(ctx); err != nil {
 			return "", fmt.Errorf("count login try: %w", err)
 		}
@@ -217,7 +221,7 @@ func (s *Store) Verify(ctx context.Context, tenantID uuid.UUID, key, client, cod
 	if err != nil {
 		return "", fmt.Errorf("read login code: %w", err)
 	}
-	if subtle.ConstantTimeCompare(hash(salt, code), want) != 1 || !live || codeTries >= MaxCodeTries {
+	if !s.keys.Verify(want, codePurpose, salt, []byte(code)) || !live || codeTries >= MaxCodeTries {
 		if _, err := tx.Exec(ctx, `UPDATE login_codes SET tries = tries + 1 WHERE tenant_id = $1 AND identifier = $2`,
 			tenantID, key); err != nil {
 			return "", fmt.Errorf("count login try: %w", err)
@@ -248,12 +252,8 @@ func (s *Store) Verify(ctx context.Context, tenantID uuid.UUID, key, client, cod
 	return buyer, nil
 }
 
-func hash(salt []byte, code string) []byte {
-	h := sha256.New()
-	h.Write(salt)
-	h.Write([]byte(code))
-	return h.Sum(nil)
-}
+// codePurpose separates login codes' MACs from any other use of the keys.
+const codePurpose = "login code"
 
 func newCode() (string, error) {
 	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000))

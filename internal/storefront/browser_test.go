@@ -79,7 +79,7 @@ func newWorldWith(t *testing.T, o testfix.Options, opts ...worldOption) *world {
 	storesSrv := httptest.NewServer(stores)
 	deps := api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products,
 		Reservations: env.Service, Logger: env.Logger, River: env.River, Checkout: env.Checkout,
-		WebhookSecrets: []string{webhookSecret}, WaitingRoom: env.Rooms, Login: login.NewStore(env.Schema.Pool),
+		WebhookSecrets: []string{webhookSecret}, WaitingRoom: env.Rooms, Login: login.NewStore(env.Schema.Pool, env.Keys),
 		Mailer: mailer, StoresURL: storesSrv.URL, StoreBucket: &bucket, DevOrigins: true, LoginChallengeBits: 8}
 	for _, opt := range opts {
 		opt(&deps)

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"boxoffice/internal/atrest"
 	"boxoffice/internal/db"
 )
 
@@ -58,10 +59,16 @@ type Created struct {
 // Store reads and writes tenants and keys.
 type Store struct {
 	pool *pgxpool.Pool
+	keys *atrest.Keyring
 }
 
-// NewStore returns a Store on pool.
-func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+// NewStore returns a Store on pool; keys seal the buyer-token secrets it
+// stores.
+func NewStore(pool *pgxpool.Pool, keys *atrest.Keyring) *Store { return &Store{pool: pool, keys: keys} }
+
+// secretContext binds a tenant's sealed buyer-token secrets to the tenant:
+// both columns share it, since rotation moves the current one to previous.
+func secretContext(tenantID uuid.UUID) string { return "tenants.buyer_token_secret:" + tenantID.String() }
 
 // Create inserts a tenant with a tenant-admin API key and a buyer-token secret.
 // Its store settings are checked as SetStore checks them.
@@ -93,7 +100,7 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Created, error) {
 		err := tx.QueryRow(ctx, `
 			INSERT INTO tenants (id, slug, name, domains, theme, buyer_token_secret)
 			VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at`,
-			out.ID, p.Slug, p.Name, p.Domains, theme, out.BuyerTokenSecret).Scan(&out.CreatedAt)
+			out.ID, p.Slug, p.Name, p.Domains, theme, s.keys.Seal(out.BuyerTokenSecret, secretContext(out.ID))).Scan(&out.CreatedAt)
 		if db.IsUniqueViolation(err, "tenants_slug_key") {
 			return ErrSlugTaken
 		}
@@ -192,7 +199,8 @@ func (s *Store) RotateBuyerTokenSecret(ctx context.Context, tenantID uuid.UUID, 
 		UPDATE tenants SET previous_buyer_token_secret = buyer_token_secret,
 		                   previous_secret_expires_at = now() + $3 * interval '1 microsecond',
 		                   buyer_token_secret = $2
-		WHERE id = $1 RETURNING previous_secret_expires_at`, tenantID, secret, overlap.Microseconds()).Scan(&until)
+		WHERE id = $1 RETURNING previous_secret_expires_at`,
+		tenantID, s.keys.Seal(secret, secretContext(tenantID)), overlap.Microseconds()).Scan(&until)
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("rotate buyer token secret of %s: %w", tenantID, db.NotFound(err))
 	}
@@ -250,11 +258,91 @@ func (s *Store) BuyerTokenSecrets(ctx context.Context, tenantID uuid.UUID) ([][]
 	if err != nil {
 		return nil, fmt.Errorf("look up tenant %s: %w", tenantID, db.NotFound(err))
 	}
-	out := [][]byte{[]byte(secret)}
+	plain, err := s.keys.Open(secret, secretContext(tenantID))
+	if err != nil {
+		return nil, fmt.Errorf("buyer token secret of tenant %s: %w", tenantID, err)
+	}
+	out := [][]byte{[]byte(plain)}
 	if previous != nil {
-		out = append(out, []byte(*previous))
+		if plain, err = s.keys.Open(*previous, secretContext(tenantID)); err != nil {
+			return nil, fmt.Errorf("previous buyer token secret of tenant %s: %w", tenantID, err)
+		}
+		out = append(out, []byte(plain))
 	}
 	return out, nil
+}
+
+// Reseal seals every stored buyer-token secret that is not sealed under the
+// keyring's first key: those left in clear by a version before sealing and
+// those sealed under a key being rotated out. `migrate` runs it; it returns
+// how many tenants it resealed.
+func (s *Store) Reseal(ctx context.Context) (int, error) {
+	current := s.keys.CurrentPrefix()
+	resealed := 0
+	for {
+		// A batch at a time, each row locked and rewritten in one
+		// transaction, so that a rotation racing this sees either value. A
+		// previous secret past its overlap is dropped, not resealed: it
+		// verifies nothing, and may be under a key already retired.
+		n := 0
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, `
+				SELECT id, buyer_token_secret,
+				       CASE WHEN previous_secret_expires_at > now() THEN previous_buyer_token_secret END
+				FROM tenants
+				WHERE NOT starts_with(buyer_token_secret, $1)
+				   OR NOT starts_with(coalesce(previous_buyer_token_secret, $1), $1)
+				   OR previous_buyer_token_secret IS NOT NULL AND NOT previous_secret_expires_at > now()
+				ORDER BY id LIMIT 100 FOR UPDATE`, current)
+			if err != nil {
+				return fmt.Errorf("tenants to reseal: %w", err)
+			}
+			type row struct {
+				ID       uuid.UUID
+				Secret   string
+				Previous *string
+			}
+			list, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
+			if err != nil {
+				return fmt.Errorf("tenants to reseal: %w", err)
+			}
+			for _, r := range list {
+				secret, err := s.reseal(r.ID, r.Secret)
+				if err != nil {
+					return err
+				}
+				var previous *string
+				if r.Previous != nil {
+					p, err := s.reseal(r.ID, *r.Previous)
+					if err != nil {
+						return err
+					}
+					previous = &p
+				}
+				if _, err := tx.Exec(ctx, `UPDATE tenants SET buyer_token_secret = $2, previous_buyer_token_secret = $3 WHERE id = $1`,
+					r.ID, secret, previous); err != nil {
+					return fmt.Errorf("reseal tenant %s: %w", r.ID, err)
+				}
+			}
+			n = len(list)
+			return nil
+		})
+		if err != nil {
+			return resealed, err
+		}
+		resealed += n
+		if n < 100 {
+			return resealed, nil
+		}
+	}
+}
+
+func (s *Store) reseal(tenantID uuid.UUID, v string) (string, error) {
+	plain, err := s.keys.Open(v, secretContext(tenantID))
+	if err != nil {
+		return "", fmt.Errorf("reseal tenant %s: %w", tenantID, err)
+	}
+	return s.keys.Seal(plain, secretContext(tenantID)), nil
 }
 
 // APIKeyPrefix starts every API key so it can be told apart from a JWT.

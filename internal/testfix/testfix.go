@@ -25,6 +25,7 @@ import (
 	"go.uber.org/goleak"
 
 	"boxoffice/internal/app"
+	"boxoffice/internal/atrest"
 	"boxoffice/internal/checkout"
 	"boxoffice/internal/config"
 	"boxoffice/internal/db"
@@ -56,6 +57,8 @@ type Env struct {
 	River    *river.Client[pgx.Tx]
 	Tenant   *tenant.Created
 	Logger   *slog.Logger
+	// Keys seal and MAC the secrets the services store (BOXOFFICE_SECRETS_KEY).
+	Keys *atrest.Keyring
 	// Rehearsals starts rehearsals (the work processes run them).
 	Rehearsals *rehearsal.Store
 }
@@ -118,12 +121,15 @@ func New(t testing.TB, o Options) *Env {
 	cfg.SweepInterval, cfg.AuditInterval = o.SweepInterval, o.AuditInterval
 	cfg.RequeueAfter, cfg.RepublishAfter = o.RequeueAfter, o.RequeueAfter
 	cfg.AccessTokenSecret, cfg.TicketSecret = "test access secret", "test ticket secret"
+	keys, err := atrest.Parse(atrest.Generate("test"))
+	require.NoError(t, err)
+	cfg.SecretsKey = keys
 	cfg.PaymentResolveAfter = time.Second
 	// Each accept in a transaction of its own: tests count what one
 	// request does.
 	cfg.AcceptLinger = 0
 	if o.Stores != nil {
-		o.Stores.Tenants = tenant.NewStore(schema.Pool)
+		o.Stores.Tenants = tenant.NewStore(schema.Pool, keys)
 	}
 	pool := schema.Pool
 	if o.Tracer != nil {
@@ -149,6 +155,7 @@ func New(t testing.TB, o Options) *Env {
 		River:      a.River,
 		Service:    a.Reservations,
 		Logger:     logger,
+		Keys:       keys,
 	}
 	if o.Work {
 		e.StartWorkers(t)

@@ -115,6 +115,7 @@ locals {
     BOXOFFICE_WEBHOOK_SECRETS     = "webhook-secrets"
     BOXOFFICE_TICKET_SECRET       = "ticket-secret"
     BOXOFFICE_ACCESS_TOKEN_SECRET = "access-token-secret"
+    BOXOFFICE_SECRETS_KEY         = "secrets-key"
     STRIPE_SECRET_KEY             = "stripe-secret-key"
   }
 }
