@@ -68,7 +68,9 @@ func NewStore(pool *pgxpool.Pool, keys *atrest.Keyring) *Store { return &Store{p
 
 // secretContext binds a tenant's sealed buyer-token secrets to the tenant:
 // both columns share it, since rotation moves the current one to previous.
-func secretContext(tenantID uuid.UUID) string { return "tenants.buyer_token_secret:" + tenantID.String() }
+func secretContext(tenantID uuid.UUID) string {
+	return "tenants.buyer_token_secret:" + tenantID.String()
+}
 
 // Create inserts a tenant with a tenant-admin API key and a buyer-token secret.
 // Its store settings are checked as SetStore checks them.
