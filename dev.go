@@ -22,8 +22,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sivchari/kumo"
@@ -33,6 +31,7 @@ import (
 	"boxoffice/internal/config"
 	"boxoffice/internal/db"
 	"boxoffice/internal/demo"
+	"boxoffice/internal/devs3"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/product"
 	"boxoffice/internal/pspsim"
@@ -124,12 +123,12 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 		cfg.StoreAPIURL = "http://" + cfg.Addr
 	}
 	if cfg.S3Endpoint == "" {
-		endpoint, stop, err := startS3(ctx)
+		s3srv, err := devs3.Start()
 		if err != nil {
 			return err
 		}
-		defer stop()
-		cfg.S3Endpoint = endpoint
+		defer s3srv.Close()
+		cfg.S3Endpoint, cfg.S3Credentials = s3srv.URL, s3srv.Provider()
 	}
 	cfg.StoreAutoPublish = true
 	a, closeDB, err := build(ctx, cfg, logger, true)
@@ -230,18 +229,6 @@ func randomToken() string {
 	buf := make([]byte, 24)
 	_, _ = rand.Read(buf)
 	return base64.RawURLEncoding.EncodeToString(buf)
-}
-
-// startS3 runs an S3-compatible server (gofakes3, in memory) in this
-// process on a loopback port.
-func startS3(ctx context.Context) (string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, fmt.Errorf("s3 server: %w", err)
-	}
-	srv := &http.Server{Handler: gofakes3.New(s3mem.New()).Server(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() { _ = srv.Shutdown(context.WithoutCancel(ctx)) }, nil
 }
 
 // startPaymentSimulator runs the payment provider simulator in this process

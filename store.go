@@ -49,7 +49,7 @@ func runStore(ctx context.Context, args []string) error {
 		defer pool.Close()
 		pub := &storefront.Publisher{Tenants: tenant.NewStore(pool, cfg.SecretsKey), APIBase: *apiBase, StripeKey: cfg.StoreStripeKey}
 		if args[0] == "publish" {
-			client, err := storefront.NewS3(ctx, cfg.S3Endpoint, cfg.SQSRegion)
+			client, err := storefront.NewS3(ctx, cfg.S3Endpoint, cfg.SQSRegion, cfg.S3Credentials)
 			if err != nil {
 				return err
 			}

@@ -14,14 +14,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/api"
 	"boxoffice/internal/audit"
 	"boxoffice/internal/browsertest"
+	"boxoffice/internal/devs3"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/ops"
 	"boxoffice/internal/payment"
@@ -68,9 +67,10 @@ func newDeployment(t *testing.T, o deploymentOpts) *deployment {
 		TestModeProvider: payment.NewSim(testSimSrv.URL, 5*time.Second)}
 	deps := api.Deps{AdminKey: adminKey, DevOrigins: true, WebhookSecrets: []string{"whsec_console"}}
 	if o.Stores {
-		s3srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
+		s3srv, err := devs3.Start()
+		require.NoError(t, err)
 		t.Cleanup(s3srv.Close)
-		client, err := storefront.NewS3(context.Background(), s3srv.URL, "us-east-1")
+		client, err := storefront.NewS3(context.Background(), s3srv.URL, "us-east-1", s3srv.Provider())
 		require.NoError(t, err)
 		d.bucket = storefront.Bucket{Client: client, Name: "stores"}
 		require.NoError(t, d.bucket.Ensure(context.Background()))

@@ -190,7 +190,7 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 	}
 	a.StorePublisher = o.StorePublisher
 	if a.StorePublisher == nil && cfg.StoreAutoPublish {
-		client, err := storefront.NewS3(ctx, cfg.S3Endpoint, cfg.SQSRegion)
+		client, err := storefront.NewS3(ctx, cfg.S3Endpoint, cfg.SQSRegion, cfg.S3Credentials)
 		if err != nil {
 			return nil, err
 		}

@@ -13,15 +13,20 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 )
 
-// Load returns the configuration for region (default us-east-1). A
-// non-empty endpoint is an emulator's: static dummy credentials stand in
-// when none are configured; the caller points its client at the endpoint.
-func Load(ctx context.Context, endpoint, region string) (aws.Config, error) {
+// Load returns the configuration for region (default us-east-1). creds,
+// when not nil, are the credentials to sign with (those an in-process
+// server checks). Otherwise a non-empty endpoint is an emulator's that
+// checks none, and static dummy credentials stand in; the caller points its
+// client at the endpoint.
+func Load(ctx context.Context, endpoint, region string, creds aws.CredentialsProvider) (aws.Config, error) {
 	opts := []func(*awsconfig.LoadOptions) error{}
 	if region != "" {
 		opts = append(opts, awsconfig.WithRegion(region))
 	}
-	if endpoint != "" {
+	switch {
+	case creds != nil:
+		opts = append(opts, awsconfig.WithCredentialsProvider(creds))
+	case endpoint != "":
 		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)

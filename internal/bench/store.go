@@ -14,11 +14,10 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"boxoffice/internal/app"
 	"boxoffice/internal/config"
+	"boxoffice/internal/devs3"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/storefront"
@@ -70,9 +69,12 @@ func Store(ctx context.Context, pool *pgxpool.Pool, seats int, out io.Writer) (*
 		}
 	}
 
-	s3srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
+	s3srv, err := devs3.Start()
+	if err != nil {
+		return nil, err
+	}
 	defer s3srv.Close()
-	client, err := storefront.NewS3(ctx, s3srv.URL, "us-east-1")
+	client, err := storefront.NewS3(ctx, s3srv.URL, "us-east-1", s3srv.Provider())
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"boxoffice/internal/atrest"
@@ -259,6 +260,10 @@ type Config struct {
 	// PAYMENT_PROVIDER=stripe: checkout takes cards with Stripe.js.
 	// STORE_STRIPE_KEY.
 	StoreStripeKey string
+	// S3Credentials, when set, are what S3 clients sign with instead of
+	// the standard AWS chain's: `dev`'s in-process S3 accepts only its
+	// own. Set by `dev`; no variable.
+	S3Credentials aws.CredentialsProvider
 	// DevOrigins lets pages on http://localhost and http://127.0.0.1 call
 	// the API from a browser (CORS), and the console's session cookie goes
 	// without Secure (dev serves plain http). Set by `dev`; no variable.

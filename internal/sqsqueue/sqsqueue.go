@@ -92,7 +92,7 @@ func (c *Config) setDefaults() {
 // address — the in-process emulator in development and tests, which also
 // gets static dummy credentials when none are configured.
 func NewClient(ctx context.Context, endpoint, region string) (*sqs.Client, error) {
-	cfg, err := awsconf.Load(ctx, endpoint, region)
+	cfg, err := awsconf.Load(ctx, endpoint, region, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -11,12 +11,11 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/api"
 	"boxoffice/internal/browsertest"
+	"boxoffice/internal/devs3"
 	"boxoffice/internal/login"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/payment"
@@ -61,8 +60,9 @@ func newWorldWith(t *testing.T, o testfix.Options, opts ...worldOption) *world {
 	sim := pspsim.New(pspsim.Config{WebhookURL: base + "/v1/webhooks/payments/sim", WebhookSecret: webhookSecret,
 		Latency: 50 * time.Millisecond})
 	simSrv := httptest.NewServer(sim.Handler())
-	s3srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
-	client, err := storefront.NewS3(context.Background(), s3srv.URL, "us-east-1")
+	s3srv, err := devs3.Start()
+	require.NoError(t, err)
+	client, err := storefront.NewS3(context.Background(), s3srv.URL, "us-east-1", s3srv.Provider())
 	require.NoError(t, err)
 	bucket := storefront.Bucket{Client: client, Name: "stores"}
 	require.NoError(t, bucket.Ensure(context.Background()))

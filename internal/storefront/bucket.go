@@ -19,11 +19,11 @@ import (
 )
 
 // NewS3 returns an S3 client from the standard AWS configuration. A
-// non-empty endpoint overrides the service address (the in-process S3
-// server of development and tests, with path-style addressing and static
-// dummy credentials when none are configured).
-func NewS3(ctx context.Context, endpoint, region string) (*s3.Client, error) {
-	cfg, err := awsconf.Load(ctx, endpoint, region)
+// non-empty endpoint overrides the service address (an S3-compatible
+// server, with path-style addressing); creds, when not nil, are what it
+// signs with (the in-process server of dev and tests checks them).
+func NewS3(ctx context.Context, endpoint, region string, creds aws.CredentialsProvider) (*s3.Client, error) {
+	cfg, err := awsconf.Load(ctx, endpoint, region, creds)
 	if err != nil {
 		return nil, err
 	}
@@ -75,8 +75,10 @@ func (b Bucket) Publish(ctx context.Context, slug string, site Site) error {
 // bucket.
 func (b Bucket) PresignPut(ctx context.Context, key, contentType string, ttl time.Duration) (string, error) {
 	req, err := s3.NewPresignClient(b.Client).PresignPutObject(ctx, &s3.PutObjectInput{
+		// Only the type is signed: every signed header is one the uploader
+		// must send as signed. The store serves the upload's caching
+		// (cacheControl).
 		Bucket: aws.String(b.Name), Key: aws.String(key), ContentType: aws.String(contentType),
-		CacheControl: aws.String(cacheControl("assets/")), // a logo's name is new each upload
 	}, s3.WithPresignExpires(ttl))
 	if err != nil {
 		return "", fmt.Errorf("presign upload: %w", err)

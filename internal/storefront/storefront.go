@@ -129,9 +129,10 @@ func Build(src Source) (Site, error) {
 }
 
 // cacheControl is how long browsers and CDNs keep a store file: hashed
-// assets for good (a new build has new names), the page a minute.
+// assets and uploaded logos for good (each build or upload has new names),
+// the page a minute.
 func cacheControl(name string) string {
-	if strings.HasPrefix(name, "assets/") {
+	if strings.HasPrefix(name, "assets/") || strings.HasPrefix(name, "logo/") {
 		return "public, max-age=31536000, immutable"
 	}
 	return "public, max-age=60"
