@@ -50,6 +50,10 @@ lint: ## gofmt check and go vet
 	go vet ./...
 	go vet -tags dev .
 
+.PHONY: docs
+docs: ## regenerate docs/configuration.md from the settings' declarations in internal/config
+	go test -count=1 -run TestConfigurationDocIsCurrent ./internal/config -update
+
 .PHONY: bench
 bench: ## run the benchmark scenarios and print figures and ratios
 	@base=$$($(PG)) && \

@@ -45,7 +45,11 @@ func withConfig(ctx context.Context, run func(context.Context, *config.Config, *
 		}
 		defer pprof.StopCPUProfile()
 	}
-	return run(ctx, cfg, newLogger(cfg.LogLevel))
+	logger := newLogger(cfg.LogLevel)
+	for _, w := range cfg.Warnings {
+		logger.Warn(w)
+	}
+	return run(ctx, cfg, logger)
 }
 
 // migrate applies migrations. Only dev creates a missing database: for

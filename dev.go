@@ -65,7 +65,7 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 		}
 		cfg.SecretsKey = keys
 	}
-	inboxURL := "(SMTP_ADDR is set: mail goes there)"
+	inboxURL := "(BOXOFFICE_SMTP_ADDR is set: mail goes there)"
 	if cfg.SMTPAddr == "" {
 		sink, err := mail.NewSink("127.0.0.1:0", logger)
 		if err != nil {
@@ -113,7 +113,7 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 		}
 		defer emulator.Close()
 	}
-	// Stores: an S3-compatible server in this process unless S3_ENDPOINT
+	// Stores: an S3-compatible server in this process unless BOXOFFICE_S3_ENDPOINT
 	// names one; stores are republished when their settings change, the
 	// demo tenant's is published now, and every published store is served
 	// at /s/{slug}/ and on its domains by a server of its own, on another

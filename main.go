@@ -26,7 +26,7 @@ Usage:
                                 mint a buyer token as a tenant's login would
   boxoffice psp-sim [flags]     run the payment provider simulator on its own
   boxoffice store build|publish -tenant SLUG [-out DIR]
-                                render a tenant's static store, or publish it to STORE_BUCKET
+                                render a tenant's static store, or publish it to BOXOFFICE_STORE_BUCKET
   boxoffice bench SCENARIO|all [flags]
                                 benchmarks (see README; -tags dev builds)
   boxoffice sqs-emulator        the SQS emulator in a process of its own (-tags dev builds)

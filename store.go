@@ -16,7 +16,7 @@ import (
 
 const storeUsage = `usage:
   boxoffice store build -tenant SLUG -out DIR [-api URL]   render the tenant's store into DIR
-  boxoffice store publish -tenant SLUG [-api URL]          build it and upload it to STORE_BUCKET under SLUG/
+  boxoffice store publish -tenant SLUG [-api URL]          build it and upload it to BOXOFFICE_STORE_BUCKET under SLUG/
 `
 
 // runStore builds or publishes a tenant's static store.
@@ -31,7 +31,7 @@ func runStore(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("store "+args[0], flag.ContinueOnError)
 	slug := fs.String("tenant", "", "the tenant's slug")
 	out := fs.String("out", "", "build: the folder to write the store to")
-	apiBase := fs.String("api", "", "the API's address built into the store (default STORE_API_URL; empty: the store's own origin)")
+	apiBase := fs.String("api", "", "the API's address built into the store (default BOXOFFICE_STORE_API_URL; empty: the store's own origin)")
 	if err := parseFlags(fs, storeUsage, args[1:]); err != nil {
 		return err
 	}

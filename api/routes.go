@@ -375,7 +375,7 @@ func (s *Server) routes() {
 		Method:        http.MethodPost,
 		Path:          "/v1/products/{id}/rehearsals",
 		Summary:       "Rehearse the on-sale against a shadow copy of the product (tenant admin)",
-		Description:   "A work process makes a shadow copy (never in a store, a list or the quota), lets the synthetic buyers arrive through the real waiting room (with the L and W given), claims and test-mode payments (a simulator: REHEARSAL_PSP_URL, or the deployment's simulator; never the real provider), and records the projected time to sell out, admission rate, conflict rate, claim backlog and payment load. Real stock, orders and the provider are untouched. One at a time per product.",
+		Description:   "A work process makes a shadow copy (never in a store, a list or the quota), lets the synthetic buyers arrive through the real waiting room (with the L and W given), claims and test-mode payments (a simulator: BOXOFFICE_REHEARSAL_PSP_URL, or the deployment's simulator; never the real provider), and records the projected time to sell out, admission rate, conflict rate, claim backlog and payment load. Real stock, orders and the provider are untouched. One at a time per product.",
 		Tags:          []string{"Rehearsals"},
 		DefaultStatus: http.StatusAccepted,
 		Security:      security(schemeAPI),

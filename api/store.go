@@ -333,7 +333,7 @@ type StorePublishQueued struct {
 // publishStore serves POST /v1/store/publish.
 func (s *Server) publishStore(ctx context.Context, _ *struct{}) (*struct{ Body StorePublishQueued }, error) {
 	if s.StoreBucket == nil || s.River == nil {
-		return nil, problem(http.StatusServiceUnavailable, "STORES_UNAVAILABLE", "this deployment publishes no stores (STORE_BUCKET)")
+		return nil, problem(http.StatusServiceUnavailable, "STORES_UNAVAILABLE", "this deployment publishes no stores (BOXOFFICE_STORE_BUCKET)")
 	}
 	p, err := s.Tenants.ProfileOf(ctx, caller(ctx).TenantID)
 	if err != nil {

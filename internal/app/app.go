@@ -106,7 +106,7 @@ type App struct {
 	Events    *sqsqueue.Events // the outbox's SQS events queue, when configured
 
 	// StorePublisher publishes tenants' stores to the bucket (nil unless
-	// STORE_AUTO_PUBLISH: then the API queues a republish on each change
+	// BOXOFFICE_STORE_AUTO_PUBLISH: then the API queues a republish on each change
 	// of a store's settings, and the work processes run it).
 	StorePublisher *storefront.Publisher
 
@@ -265,7 +265,7 @@ func checkoutConfig(cfg *config.Config) checkout.Config {
 func (a *App) setupSQS(ctx context.Context, work bool) error {
 	cfg := a.Config
 	if cfg.SQSQueueURL == "" || cfg.SQSDLQURL == "" {
-		return errors.New("QUEUE_BACKEND=sqs needs SQS_QUEUE_URL and SQS_DLQ_URL (boxoffice dev starts an emulator instead)")
+		return errors.New("BOXOFFICE_QUEUE_BACKEND=sqs needs BOXOFFICE_SQS_QUEUE_URL and BOXOFFICE_SQS_DLQ_URL (boxoffice dev starts an emulator instead)")
 	}
 	client, err := sqsqueue.NewClient(ctx, cfg.SQSEndpoint, cfg.SQSRegion)
 	if err != nil {

@@ -78,6 +78,16 @@ func Parse(s string) (*Keyring, error) {
 	return ring, nil
 }
 
+// UnmarshalText reads a keyring as Parse does, for configuration.
+func (r *Keyring) UnmarshalText(b []byte) error {
+	parsed, err := Parse(string(b))
+	if err != nil {
+		return err
+	}
+	*r = *parsed
+	return nil
+}
+
 // New returns a keyring of one key, for tests and `dev`.
 func New(id string, raw []byte) (*Keyring, error) {
 	if !keyID.MatchString(id) {

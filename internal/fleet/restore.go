@@ -52,7 +52,7 @@ func RestoreDrill(t T) Restore {
 	t.Cleanup(sink.Close)
 	pspPort := proctest.FreePort(t)
 	env := checkoutEnv(pspPort, "whsec_restore")
-	env["SMTP_ADDR"] = sink.Addr()
+	env["BOXOFFICE_SMTP_ADDR"] = sink.Addr()
 	f := New(t, env)
 	f.startPSP(pspPort, "whsec_restore")
 	serve := f.Serve("serve")

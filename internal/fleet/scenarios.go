@@ -96,8 +96,8 @@ func NewSQS(t T, more proctest.Env) *Fleet {
 	require.NoError(t, err)
 	mainURL, dlqURL, err := sqsqueue.EnsureQueues(ctx, client, "claims", 5, 30*time.Second)
 	require.NoError(t, err)
-	env := proctest.Env{"QUEUE_BACKEND": "sqs", "SQS_ENDPOINT": srv.URL, "SQS_QUEUE_URL": mainURL, "SQS_DLQ_URL": dlqURL,
-		"SQS_WAIT_TIME": "1s"}
+	env := proctest.Env{"BOXOFFICE_QUEUE_BACKEND": "sqs", "BOXOFFICE_SQS_ENDPOINT": srv.URL, "BOXOFFICE_SQS_QUEUE_URL": mainURL, "BOXOFFICE_SQS_DLQ_URL": dlqURL,
+		"BOXOFFICE_SQS_WAIT_TIME": "1s"}
 	for k, v := range more {
 		env[k] = v
 	}
@@ -142,7 +142,7 @@ func SQSConsumerKill(t T) ConsumerKill {
 	// (the live consumer keeps extending its own).
 	require.NoError(t, a.Stop(30*time.Second))
 	require.NoError(t, b.Stop(30*time.Second))
-	slow := proctest.Env{"BOXOFFICE_CLAIM_RATE_PER_PRODUCT": "100", "SQS_VISIBILITY_TIMEOUT": "10s"}
+	slow := proctest.Env{"BOXOFFICE_CLAIM_RATE_PER_PRODUCT": "100", "BOXOFFICE_SQS_VISIBILITY_TIMEOUT": "10s"}
 	c := f.Work("work-c", slow)
 	f.Work("work-d", slow)
 	f.Load(p, 600, 16)

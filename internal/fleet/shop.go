@@ -177,7 +177,7 @@ func (s *Shoppers) buy(i int) {
 // the simulator on pspPort (see startPSP).
 func checkoutEnv(pspPort int, secret string) proctest.Env {
 	return proctest.Env{
-		"PSP_SIM_URL": fmt.Sprintf("http://127.0.0.1:%d", pspPort), "BOXOFFICE_WEBHOOK_SECRETS": secret,
+		"BOXOFFICE_PSP_SIM_URL": fmt.Sprintf("http://127.0.0.1:%d", pspPort), "BOXOFFICE_WEBHOOK_SECRETS": secret,
 		"BOXOFFICE_TICKET_SECRET": "ticket-secret",
 	}
 }

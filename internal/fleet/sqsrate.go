@@ -43,7 +43,7 @@ func NewSQSSplit(t T, more proctest.Env) *Fleet {
 	require.NoError(t, err)
 	mainURL, dlqURL, err := sqsqueue.EnsureQueues(ctx, client, "claims", 5, 30*time.Second)
 	require.NoError(t, err)
-	env := proctest.Env{"QUEUE_BACKEND": "sqs", "SQS_ENDPOINT": m[1], "SQS_QUEUE_URL": mainURL, "SQS_DLQ_URL": dlqURL}
+	env := proctest.Env{"BOXOFFICE_QUEUE_BACKEND": "sqs", "BOXOFFICE_SQS_ENDPOINT": m[1], "BOXOFFICE_SQS_QUEUE_URL": mainURL, "BOXOFFICE_SQS_DLQ_URL": dlqURL}
 	for k, v := range more {
 		env[k] = v
 	}

@@ -160,7 +160,7 @@ func (r *Runner) Run(ctx context.Context, reh *Rehearsal) (*Result, error) {
 	}
 	pays := r.Checkout != nil && r.Checkout.TestMode()
 	if !pays {
-		res.Notes = append(res.Notes, "no test-mode payment provider (REHEARSAL_PSP_URL): nobody paid")
+		res.Notes = append(res.Notes, "no test-mode payment provider (BOXOFFICE_REHEARSAL_PSP_URL): nobody paid")
 	}
 
 	// A third arrives before opening; the opening leaves them time to.

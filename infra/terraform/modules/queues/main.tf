@@ -1,8 +1,8 @@
-# The SQS queues of QUEUE_BACKEND=sqs: the claim queue and its dead-letter
-# queue, and the events queue (SQS_EVENTS_QUEUE_URL) with its own. The
-# service module passes the URLs as SQS_QUEUE_URL, SQS_DLQ_URL and
-# SQS_EVENTS_QUEUE_URL; keep max_receive_count and visibility_timeout equal
-# to SQS_MAX_RECEIVE_COUNT and SQS_VISIBILITY_TIMEOUT.
+# The SQS queues of BOXOFFICE_QUEUE_BACKEND=sqs: the claim queue and its dead-letter
+# queue, and the events queue (BOXOFFICE_SQS_EVENTS_QUEUE_URL) with its own. The
+# service module passes the URLs as BOXOFFICE_SQS_QUEUE_URL, BOXOFFICE_SQS_DLQ_URL and
+# BOXOFFICE_SQS_EVENTS_QUEUE_URL; keep max_receive_count and visibility_timeout equal
+# to BOXOFFICE_SQS_MAX_RECEIVE_COUNT and BOXOFFICE_SQS_VISIBILITY_TIMEOUT.
 
 variable "name" {
   description = "Base name of the queues."
@@ -11,13 +11,13 @@ variable "name" {
 }
 
 variable "max_receive_count" {
-  description = "Deliveries before a message moves to the dead-letter queue (SQS_MAX_RECEIVE_COUNT)."
+  description = "Deliveries before a message moves to the dead-letter queue (BOXOFFICE_SQS_MAX_RECEIVE_COUNT)."
   type        = number
   default     = 5
 }
 
 variable "visibility_timeout_seconds" {
-  description = "Visibility timeout of received messages (SQS_VISIBILITY_TIMEOUT)."
+  description = "Visibility timeout of received messages (BOXOFFICE_SQS_VISIBILITY_TIMEOUT)."
   type        = number
   default     = 30
 }

@@ -116,7 +116,7 @@ locals {
     BOXOFFICE_TICKET_SECRET       = "ticket-secret"
     BOXOFFICE_ACCESS_TOKEN_SECRET = "access-token-secret"
     BOXOFFICE_SECRETS_KEY         = "secrets-key"
-    STRIPE_SECRET_KEY             = "stripe-secret-key"
+    BOXOFFICE_STRIPE_SECRET_KEY   = "stripe-secret-key"
   }
 }
 
@@ -127,16 +127,16 @@ resource "aws_secretsmanager_secret" "app" {
 
 locals {
   environment = merge({
-    DATABASE_URL           = var.database_url
-    BOXOFFICE_ADDR         = "0.0.0.0:8080"
-    BOXOFFICE_METRICS_ADDR = "0.0.0.0:9090"
-    QUEUE_BACKEND          = var.queue_backend
-    AWS_REGION             = data.aws_region.current.name
-    SQS_QUEUE_URL          = var.sqs.queue_url
-    SQS_DLQ_URL            = var.sqs.dlq_url
-    SQS_EVENTS_QUEUE_URL   = var.sqs.events_queue_url
-    STORE_BUCKET           = var.stores_bucket
-    PAYMENT_PROVIDER       = "stripe"
+    DATABASE_URL                   = var.database_url
+    BOXOFFICE_ADDR                 = "0.0.0.0:8080"
+    BOXOFFICE_METRICS_ADDR         = "0.0.0.0:9090"
+    BOXOFFICE_QUEUE_BACKEND        = var.queue_backend
+    AWS_REGION                     = data.aws_region.current.name
+    BOXOFFICE_SQS_QUEUE_URL        = var.sqs.queue_url
+    BOXOFFICE_SQS_DLQ_URL          = var.sqs.dlq_url
+    BOXOFFICE_SQS_EVENTS_QUEUE_URL = var.sqs.events_queue_url
+    BOXOFFICE_STORE_BUCKET         = var.stores_bucket
+    BOXOFFICE_PAYMENT_PROVIDER     = "stripe"
     # The load balancer's addresses are the only proxies believed.
     BOXOFFICE_TRUSTED_PROXIES = join(",", data.aws_subnet.public[*].cidr_block)
   }, var.extra_environment)

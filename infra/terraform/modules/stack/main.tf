@@ -123,8 +123,8 @@ module "service" {
   api               = var.api
   work              = var.work
   extra_environment = {
-    STORE_AUTO_PUBLISH      = "1"
-    BOXOFFICE_TENANT_CLAIMS = tostring(var.tenant_claims)
+    BOXOFFICE_STORE_AUTO_PUBLISH = "1"
+    BOXOFFICE_TENANT_CLAIMS      = tostring(var.tenant_claims)
   }
 }
 

@@ -2,11 +2,11 @@
 # `boxoffice store publish` writes), and per tenant a CloudFront distribution
 # with the tenant's domain and certificate, whose origin is that prefix.
 # Tenants are data: adding one adds an entry to var.tenants, not code.
-# Give the bucket's name to boxoffice as STORE_BUCKET; the service module
+# Give the bucket's name to boxoffice as BOXOFFICE_STORE_BUCKET; the service module
 # grants the tasks the publisher policy (they republish stores).
 
 variable "stores_bucket" {
-  description = "The bucket of every tenant's store (STORE_BUCKET)."
+  description = "The bucket of every tenant's store (BOXOFFICE_STORE_BUCKET)."
   type        = string
   default     = "boxoffice-stores"
 }
