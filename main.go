@@ -28,11 +28,11 @@ Usage:
   boxoffice store build|publish -tenant SLUG [-out DIR]
                                 render a tenant's static store, or publish it to BOXOFFICE_STORE_BUCKET
   boxoffice bench SCENARIO|all [flags]
-                                benchmarks (see README; -tags dev builds)
+                                benchmarks (docs/benchmarks.md; -tags dev builds)
   boxoffice sqs-emulator        the SQS emulator in a process of its own (-tags dev builds)
   boxoffice version|--version   the version this binary was built from
 
-Configuration is read from the environment; see README.md.
+Configuration is read from the environment; see docs/configuration.md.
 `
 
 // version is the commit the binary was built from, stamped by make build

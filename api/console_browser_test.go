@@ -172,7 +172,7 @@ func TestConsoleOperatorWatchesBurst(t *testing.T) {
 	// every 5 s).
 	require.NoError(t, chromedp.Do(ctx, browsertest.WaitJS(
 		`Number(document.querySelector('.chart[data-chart="accepted decided rejected"]')?.dataset.peak) >= 20`)))
-	// The whole page, charts included (README's picture).
+	// The whole page, charts included (the picture in docs/operations.md).
 	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 1120), chromedp.Sleep(1200*time.Millisecond)))
 	browsertest.Shot(t, ctx, "2-drained")
 }

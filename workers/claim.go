@@ -46,9 +46,8 @@ const turnEvery = 25 * time.Millisecond
 // product that has not had a turn waits for a worker (NewSaleWaiting, one
 // read of River's fetch index), and asks Turn at once if so: a sale opening
 // while every worker is busy then waits for a worker about this long, or a
-// batch. Asking only every turnEvery, the first requests of the fairness
-// scenario's small sale with 2 workers waited 19–31 ms for the hand-over,
-// its slowest — and its p99.
+// batch, rather than turnEvery: a small sale's first requests are its
+// slowest when they wait for a hand-over, and they set its p99.
 const newSaleEvery = 5 * time.Millisecond
 
 // handOverGrace is how long a tenant still counts a drain that handed over

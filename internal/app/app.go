@@ -123,7 +123,7 @@ type App struct {
 // ErrNoSecretsKey stops a process that would store or read tenant secrets
 // without the key that seals them.
 var ErrNoSecretsKey = errors.New("BOXOFFICE_SECRETS_KEY is required: it seals tenant secrets in the database " +
-	"(make one with: echo \"k1:$(openssl rand -base64 32)\"; README \"Secrets at rest\")")
+	"(make one with: echo \"k1:$(openssl rand -base64 32)\"; docs/operations.md, Secrets at rest)")
 
 // New builds the services on pool (the caller's, which it closes after the
 // App is done).

@@ -28,7 +28,7 @@ func TestRiverLeaderLoss(t *testing.T) {
 
 // More work processes share the products on sale: with 8 products queued,
 // 1, 2 and 4 workers each decide everything, and every process takes a
-// share. (Two cores cannot show a speed-up: see README "Reliability".)
+// share. (Two cores cannot show a speed-up: see docs/reliability.md.)
 func TestScaleOut(t *testing.T) {
 	for _, s := range fleet.ScaleOut(t, 150) {
 		t.Logf("%d workers: %d requests on 8 products decided at %.0f/s; %d of them ran claim jobs",

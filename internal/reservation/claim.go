@@ -251,7 +251,7 @@ type decision struct {
 	reason  string
 }
 
-// claimTx is the claim transaction (README, "How a reservation is decided"):
+// claimTx is the claim transaction (docs/architecture.md, "How a reservation is decided"):
 //
 //  1. take the oldest QUEUED requests of the product (SKIP LOCKED, so a second
 //     drainer takes the next ones instead of waiting);

@@ -65,11 +65,10 @@ type Turn struct {
 
 // pace is how long a drain over its tenant's share waits after a batch that
 // emptied its queue (Turn.Pace): its next batch gathers this much of its
-// requests, which wait this much longer for a decision. In the fairness
-// scenario (8 workers, a big sale of four products beside a small one) it
-// took the small sale's p99 from 4.2× its figure alone to 2.3× (medians of
-// six runs), with the big sale deciding as many requests; 50 and 200 ms did
-// no better (README, "And the database between tenants").
+// requests, which wait this much longer for a decision, and the
+// transactions that would have kept the database's cores from another
+// tenant's claims become one (docs/reliability.md, fairness between
+// tenants; the measurements behind the value are in the benchmark history).
 const pace = 100 * time.Millisecond
 
 // lingerPoll is how often a lingering drain looks for new requests.

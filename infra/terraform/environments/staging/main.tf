@@ -2,7 +2,7 @@
 # everything from the modules. Apply with the commit to run:
 #   terraform init && terraform apply -var image_tag=$(git rev-parse HEAD)
 # then run the migrate task (output migrate_task_definition) before the
-# services roll to the new task definitions — README "Deploying".
+# services roll to the new task definitions — docs/operations.md "Deploying".
 
 terraform {
   required_version = ">= 1.6"

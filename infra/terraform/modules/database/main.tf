@@ -24,7 +24,7 @@ variable "client_security_group_ids" {
 }
 
 variable "instance_class" {
-  description = "Sized from the benchmarks: see README \"Sizing\"."
+  description = "Sized from the benchmarks: see docs/operations.md \"Sizing\"."
   type        = string
   default     = "db.r6g.xlarge"
 }

@@ -51,7 +51,7 @@ variable "database_password_secret_arn" {
 }
 
 variable "queue_backend" {
-  description = "river or sqs (README: when to move to SQS)."
+  description = "river or sqs (docs/operations.md: when to move to SQS)."
   type        = string
   default     = "sqs"
 }
@@ -76,7 +76,7 @@ variable "stores_bucket_arn" {
 }
 
 variable "api" {
-  description = "API tasks: size and bounds. One task of 1 vCPU answers a few thousand reservations a second (README \"Sizing\")."
+  description = "API tasks: size and bounds. One task of 1 vCPU answers a few thousand reservations a second (docs/operations.md \"Sizing\")."
   type = object({
     cpu          = number
     memory       = number
@@ -100,7 +100,7 @@ variable "work" {
 }
 
 variable "extra_environment" {
-  description = "More configuration (README \"Configuration\"): name => value."
+  description = "More configuration (docs/configuration.md): name => value."
   type        = map(string)
   default     = {}
 }
