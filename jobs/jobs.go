@@ -1,7 +1,9 @@
 // Package jobs holds BoxOffice's periodic jobs, inserted by River's elected
 // leader: the hold sweeper, the invariant auditor, the queue-gap repair, the
-// payment reconciler, the outbox relay and the waiting rooms' admission
-// controller. Each is unique while it waits or runs and has a Timeout.
+// payment reconciler and the outbox relay, each unique while it waits or
+// runs and with a Timeout. It also holds the waiting rooms' admission loop,
+// which is no River job: every work process runs it (RunAdmission), so that
+// admission never waits for a leader election.
 package jobs
 
 import (
@@ -135,7 +137,6 @@ const queryTimeout = 30 * time.Second
 // ExpireHoldsArgs runs the hold sweeper.
 type ExpireHoldsArgs struct{}
 
-// Kind is River's name for the job.
 func (ExpireHoldsArgs) Kind() string { return "expire_holds" }
 
 // InsertOpts puts the job on its queue, unique while it waits or runs.
@@ -167,7 +168,6 @@ func (w *ExpireHoldsWorker) Work(ctx context.Context, _ *river.Job[ExpireHoldsAr
 // AuditArgs runs the invariant auditor.
 type AuditArgs struct{}
 
-// Kind is River's name for the job.
 func (AuditArgs) Kind() string { return "audit_invariants" }
 
 // InsertOpts puts the job on its queue, unique while it waits or runs.
@@ -201,7 +201,6 @@ func (w *AuditWorker) Work(ctx context.Context, _ *river.Job[AuditArgs]) error {
 // RepairArgs runs the commit–enqueue gap repair.
 type RepairArgs struct{}
 
-// Kind is River's name for the job.
 func (RepairArgs) Kind() string { return "repair_queue_gaps" }
 
 // InsertOpts puts the job on its queue, unique while it waits or runs.
@@ -276,7 +275,6 @@ func Repair(ctx context.Context, d Deps) (RepairResult, error) {
 // ReconcileArgs runs the payment reconciler.
 type ReconcileArgs struct{}
 
-// Kind is River's name for the job.
 func (ReconcileArgs) Kind() string { return "reconcile_payments" }
 
 // InsertOpts puts the job on its queue, unique while it waits or runs.
@@ -301,7 +299,6 @@ func (w *ReconcileWorker) Work(ctx context.Context, _ *river.Job[ReconcileArgs])
 // OutboxRelayArgs runs the outbox relay.
 type OutboxRelayArgs struct{}
 
-// Kind is River's name for the job.
 func (OutboxRelayArgs) Kind() string { return "relay_outbox" }
 
 // InsertOpts puts the job on its queue, unique while it waits or runs.

@@ -2,7 +2,9 @@
 // River's claim, payment and ticket workers with the periodic jobs of
 // package jobs; the SQS request consumer and the SQS events consumer; and
 // the liveness lock that gives a dead process's jobs back. The consumers
-// are thin: decode the message, call the owning package, complete.
+// decode the message, call the owning package and complete; the claim
+// worker also decides, from River's jobs table, when a drain owes its
+// worker to another product (Turn).
 package workers
 
 import (

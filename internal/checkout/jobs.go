@@ -24,7 +24,6 @@ type AuthorizeArgs struct {
 	AttemptID uuid.UUID `json:"attempt_id"`
 }
 
-// Kind is River's name for the job.
 func (AuthorizeArgs) Kind() string { return "payment_authorize" }
 
 // InsertOpts puts it on the payments queue, unique while live.
@@ -35,7 +34,6 @@ type ResolveArgs struct {
 	AttemptID uuid.UUID `json:"attempt_id"`
 }
 
-// Kind is River's name for the job.
 func (ResolveArgs) Kind() string { return "payment_resolve" }
 
 // InsertOpts puts it on the payments queue, unique while live.
@@ -46,7 +44,6 @@ type CaptureArgs struct {
 	OrderID uuid.UUID `json:"order_id"`
 }
 
-// Kind is River's name for the job.
 func (CaptureArgs) Kind() string { return "payment_capture" }
 
 // InsertOpts puts it on the payments queue, unique while live.
@@ -61,7 +58,6 @@ type VoidArgs struct {
 	AttemptID uuid.UUID `json:"attempt_id"`
 }
 
-// Kind is River's name for the job.
 func (VoidArgs) Kind() string { return "payment_void" }
 
 // InsertOpts puts it on the payments queue, unique while live.
@@ -73,7 +69,6 @@ type WebhookArgs struct {
 	EventID  string `json:"event_id"`
 }
 
-// Kind is River's name for the job.
 func (WebhookArgs) Kind() string { return "payment_webhook" }
 
 // InsertOpts puts it on the payments queue, unique while live.

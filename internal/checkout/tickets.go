@@ -24,7 +24,6 @@ type SendTicketsArgs struct {
 	OrderID uuid.UUID `json:"order_id"`
 }
 
-// Kind is River's name for the job.
 func (SendTicketsArgs) Kind() string { return "send_tickets" }
 
 // InsertOpts makes it unique per order while live.

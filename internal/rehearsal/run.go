@@ -29,7 +29,6 @@ type Args struct {
 	ID uuid.UUID `json:"id"`
 }
 
-// Kind is River's name for the job.
 func (Args) Kind() string { return "rehearse" }
 
 // QueueRehearsals runs rehearsals, one at a time per work process.

@@ -37,7 +37,6 @@ type ClaimArgs struct {
 	TenantID  uuid.UUID `json:"tenant_id,omitzero"`
 }
 
-// Kind is River's name for the job.
 func (ClaimArgs) Kind() string { return "claim_product" }
 
 // InsertOpts makes the job unique per product while it waits or runs.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,14 +79,36 @@ func TestDrainLingers(t *testing.T) {
 	ctx := context.Background()
 	completed := 0
 	done := make(chan reservation.DrainResult)
+	lingering, decided := make(chan struct{}), make(chan struct{})
+	var asked atomic.Int32
 	go func() {
-		res, err := env.Claimer.Drain(ctx, p.ID, reservation.DrainOptions{BatchSize: 10, Linger: 2 * time.Second,
+		// Yield is asked at the top of each round: by its second ask the
+		// drain has found the queue empty and lingers. Once the late request
+		// is decided it ends the drain (a long Linger would otherwise hold
+		// the test), which completes the job as the linger's end would.
+		res, err := env.Claimer.Drain(ctx, p.ID, reservation.DrainOptions{BatchSize: 10, Linger: time.Minute,
+			YieldEvery: time.Millisecond,
+			Yield: func(context.Context, time.Duration) reservation.Turn {
+				switch asked.Add(1) {
+				case 2:
+					close(lingering)
+				}
+				select {
+				case <-decided:
+					return reservation.Turn{HandOver: true}
+				default:
+					return reservation.Turn{}
+				}
+			},
 			Complete: func(context.Context, pgx.Tx) error { completed++; return nil }})
 		require.NoError(testfix.InGoroutine(t), err)
 		done <- res
 	}()
-	time.Sleep(100 * time.Millisecond) // the queue is empty: the drain lingers
+	<-lingering
 	r := env.Reserve(t, p, "late", reservation.Params{Quantity: 1})
+	require.Eventually(t, func() bool { return env.Get(t, p, r.ID).Status == reservation.StatusHeld }, 10*time.Second,
+		5*time.Millisecond, "the lingering drain decides the late request")
+	close(decided)
 	res := <-done
 	require.Equal(t, 1, res.Requests, "the lingering drain decided the late request")
 	require.Equal(t, 1, completed)
@@ -108,7 +131,16 @@ func TestDrainPaces(t *testing.T) {
 			env.Reserve(testfix.InGoroutine(t), p, fmt.Sprintf("b%d", i), reservation.Params{Quantity: 1})
 		}
 	}()
-	start := time.Now()
+	// When each batch commits: a paced drain's batches are the pace apart,
+	// whatever the machine's speed (a slow one only widens the gaps).
+	var mu sync.Mutex
+	var commits []time.Time
+	env.Claimer.BeforeCommit = func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		commits = append(commits, time.Now())
+		return nil
+	}
 	res, err := env.Claimer.Drain(ctx, p.ID, reservation.DrainOptions{BatchSize: 100, Linger: 500 * time.Millisecond,
 		Yield: func(context.Context, time.Duration) reservation.Turn {
 			return reservation.Turn{Pace: true}
@@ -117,10 +149,16 @@ func TestDrainPaces(t *testing.T) {
 		Complete:   func(context.Context, pgx.Tx) error { return nil }})
 	require.NoError(t, err)
 	<-arrived
-	took := time.Since(start)
 	require.Equal(t, arrivals+1, res.Requests, "every request decided by the one drain")
-	require.LessOrEqual(t, res.Batches, int(took/(100*time.Millisecond))+1,
-		"%d batches in %s: at least 100 ms apart", res.Batches, took)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, commits, res.Batches)
+	require.Greater(t, res.Batches, 2)
+	// The first batch runs before the drain is first told to pace.
+	for i := 2; i < len(commits); i++ {
+		require.GreaterOrEqual(t, commits[i].Sub(commits[i-1]), 100*time.Millisecond, "batch %d came %s after the one before",
+			i, commits[i].Sub(commits[i-1]))
+	}
 }
 
 // A drain handing its product on (out of budget, stopping, or owing its

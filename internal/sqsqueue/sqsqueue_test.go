@@ -162,8 +162,10 @@ func TestCommitWithoutPublishIsRepaired(t *testing.T) {
 	require.NoError(t, err, "the shopper's request stands even though the publish failed")
 	b.consume(t)
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM reservation_requests WHERE enqueued_at IS NULL`))
-	time.Sleep(1100 * time.Millisecond)
+	b.queueEmpty(t)
 	require.Equal(t, reservation.StatusQueued, b.env.Get(t, b.product, acc.Request.ID).Status, "nothing published it")
+	// Older than RepublishAfter, as if the process had died a while ago.
+	b.env.Exec(t, `UPDATE reservation_requests SET created_at = created_at - interval '1 minute' WHERE id = $1`, acc.Request.ID)
 
 	res, err := jobs.Repair(context.Background(), jobs.Deps{
 		Pool: b.env.Schema.Pool, Enqueuer: b.publisher, Logger: b.env.Logger,

@@ -14,7 +14,6 @@ type PublishArgs struct {
 	TenantSlug string `json:"tenant_slug"`
 }
 
-// Kind is River's name for the job.
 func (PublishArgs) Kind() string { return "publish_store" }
 
 // InsertOpts puts the job on its queue. Not unique: a change made while

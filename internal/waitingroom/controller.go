@@ -57,8 +57,10 @@ type TickResult struct {
 // Tick runs the admission controller once over every room: the draw at
 // opening, then admission at λ = L ÷ W per second, lowered while claims fall
 // behind or payments are in trouble, held when the stock left is spoken for,
-// and stopped (SOLD_OUT) when nothing is left. Run by one leader (a River
-// periodic job).
+// and stopped (SOLD_OUT) when nothing is left. Every work process runs it
+// each second: a room's step locks the room's row and admits for the time
+// since the room's last step, whoever took it, so processes admit at one
+// pace between them.
 func (s *Service) Tick(ctx context.Context) ([]TickResult, error) {
 	rows, err := s.pool.Query(ctx, `SELECT product_id FROM waiting_rooms ORDER BY product_id`)
 	if err != nil {

@@ -328,9 +328,10 @@ func TestPollsDoNotQueryTheDatabase(t *testing.T) {
 			admitted++
 		}
 	}
-	if time.Since(start) < time.Second {
-		require.Equal(t, warm, tracer.n.Load(), "5,000 polls, no query")
-	}
+	// The room is read again at most once a second, however long the polls
+	// took (warm is what one read costs).
+	refreshes := int64(time.Since(start)/time.Second) + 1
+	require.LessOrEqual(t, tracer.n.Load()-warm, warm*refreshes, "5,000 polls, no query of their own")
 	require.Equal(t, 5*5000/len(tokens), admitted, "the 5 admitted see it on every poll")
 }
 
