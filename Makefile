@@ -44,11 +44,23 @@ observe: ## run Prometheus scraping `make run` with the alert rules (UI on 127.0
 	  exec prometheus --config.file=infra/observability/prometheus.yml --storage.tsdb.path=.data/prometheus \
 	    --web.listen-address=127.0.0.1:9091
 
+# golangci-lint at a pinned version, built once into .data/tools
+# (git-ignored); its linters are chosen in .golangci.yml.
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := .data/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
+
+$(GOLANGCI_LINT):
+	@mkdir -p .data/tools && \
+	  GOBIN=$$(pwd)/.data/tools go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) && \
+	  mv .data/tools/golangci-lint $@
+
 .PHONY: lint
-lint: ## gofmt check and go vet
+lint: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint (both builds: production and -tags dev)
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	go vet ./...
 	go vet -tags dev .
+	$(GOLANGCI_LINT) run ./...
+	$(GOLANGCI_LINT) run --build-tags dev ./...
 
 .PHONY: docs
 docs: ## regenerate docs/configuration.md from the settings' declarations in internal/config

@@ -129,7 +129,7 @@ func (s *Server) consoleSignOut(ctx context.Context, in *struct {
 	if err := s.Sessions.End(ctx, in.Token); err != nil {
 		return nil, s.toProblem(err)
 	}
-	gone := s.cookie("", time.Unix(0, 0))
+	gone := s.cookie("", time.Unix(0, 0)) //nolint:gosec // G124: the session cookie (cookie), expired
 	gone.MaxAge = -1
 	return &struct {
 		SetCookie string `header:"Set-Cookie"`
@@ -153,7 +153,7 @@ func (s *Server) sessionView(ctx context.Context, sess session.Session) (*consol
 // cookie is the session cookie: Secure except in `boxoffice dev` (plain
 // http on localhost), where DevOrigins is set.
 func (s *Server) cookie(token string, expires time.Time) *http.Cookie {
-	return &http.Cookie{Name: sessionCookie, Value: token, Path: "/", Expires: expires, HttpOnly: true,
+	return &http.Cookie{Name: sessionCookie, Value: token, Path: "/", Expires: expires, HttpOnly: true, //nolint:gosec // G124: Secure but in dev, as said
 		Secure: !s.DevOrigins, SameSite: http.SameSiteStrictMode}
 }
 

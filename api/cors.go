@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strings"
 	"sync"
@@ -131,7 +132,7 @@ func (s *Server) cors(c *fiber.Ctx) error {
 		return err
 	}
 	status := c.Response().StatusCode()
-	if fe, ok := err.(*fiber.Error); ok {
+	if fe := (*fiber.Error)(nil); errors.As(err, &fe) {
 		status = fe.Code
 	}
 	o.mu.Lock()

@@ -13,12 +13,12 @@ import (
 // at the door with a clear problem instead of failing deep inside.
 func refuseUnstorableText(c *fiber.Ctx) error {
 	bad := !clean([]byte(c.Path()))
-	c.Context().QueryArgs().VisitAll(func(k, v []byte) {
+	for k, v := range c.Context().QueryArgs().All() {
 		bad = bad || !clean(k) || !clean(v)
-	})
-	c.Request().Header.VisitAll(func(k, v []byte) {
+	}
+	for k, v := range c.Request().Header.All() {
 		bad = bad || !clean(k) || !clean(v)
-	})
+	}
 	if bad {
 		return fiberProblem(c, problem(fiber.StatusBadRequest, "MALFORMED_REQUEST",
 			"the path, a query parameter or a header holds a NUL character or invalid UTF-8"))

@@ -298,7 +298,7 @@ func traceRequests(tracer trace.Tracer) fiber.Handler {
 		c.SetUserContext(ctx)
 		err := c.Next()
 		status := c.Response().StatusCode()
-		if fe, ok := err.(*fiber.Error); ok {
+		if fe := (*fiber.Error)(nil); errors.As(err, &fe) {
 			status = fe.Code
 		}
 		route := strings.Clone(c.Route().Path)
@@ -316,10 +316,8 @@ func (s *Server) observe(c *fiber.Ctx) error {
 	start := time.Now()
 	err := c.Next()
 	status := c.Response().StatusCode()
-	if err != nil {
-		if fe, ok := err.(*fiber.Error); ok {
-			status = fe.Code
-		}
+	if fe := (*fiber.Error)(nil); errors.As(err, &fe) {
+		status = fe.Code
 	}
 	route := c.Route().Path
 	if route == "/" && c.Path() != "/" {

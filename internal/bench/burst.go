@@ -375,9 +375,10 @@ func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest
 		var status, reason string
 		var n int
 		require.NoError(t, rows.Scan(&status, &reason, &n))
-		if status == "HELD" {
+		switch status {
+		case "HELD":
 			run.Held += n
-		} else if status == "REJECTED" {
+		case "REJECTED":
 			run.Rejected[reason] += n
 		}
 	}

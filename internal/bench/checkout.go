@@ -80,7 +80,7 @@ func Checkout(ctx context.Context, pool *pgxpool.Pool, c CheckoutConfig, out io.
 	for i, id := range reqs {
 		r, err := svc.Get(ctx, t.ID, id, "")
 		if err != nil || r.HoldID == nil {
-			return nil, fmt.Errorf("bench hold %d: %v", i, err)
+			return nil, fmt.Errorf("bench hold %d: %w", i, err)
 		}
 		holds[i] = *r.HoldID
 	}

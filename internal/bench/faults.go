@@ -165,7 +165,7 @@ func asScenario[R any](name string, run func(proctest.T) R) (res R, err error) {
 	defer t.cleanup()
 	defer func() {
 		if p := recover(); p != nil {
-			if p != errScenarioFailed {
+			if e, ok := p.(error); !ok || !errors.Is(e, errScenarioFailed) {
 				panic(p)
 			}
 			err = fmt.Errorf("faults: %s: %s", name, strings.Join(t.msgs, "; "))

@@ -127,7 +127,7 @@ func streamRun(ctx context.Context, pool *pgxpool.Pool, c StreamConfig, subscrib
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	lines := bufio.NewReader(stdout)
 	if line, err := lines.ReadString('\n'); err != nil || strings.TrimSpace(line) != "ready" {
-		return r, fmt.Errorf("stream client: %q %v", line, err)
+		return r, fmt.Errorf("stream client: %q %w", line, err)
 	}
 	r.Connected = time.Since(start)
 	r.BytesPerSub = float64(heapBytes()-before) / float64(subscribers)

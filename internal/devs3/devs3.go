@@ -126,7 +126,7 @@ func signable(r *http.Request, signedHeaders string, dropQuery string) (*http.Re
 		q.Del(dropQuery)
 		u.RawQuery = q.Encode()
 	}
-	c, err := http.NewRequest(r.Method, u.String(), nil)
+	c, err := http.NewRequest(r.Method, u.String(), nil) //nolint:gosec,noctx // G704: a copy to sign, never sent
 	if err != nil {
 		return nil, deny("AccessDenied", "bad request")
 	}

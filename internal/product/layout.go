@@ -299,7 +299,7 @@ func ParseCSV(r io.Reader, levels []PriceLevel) (*Layout, error) {
 	cr.FieldsPerRecord = len(csvColumns)
 	header, err := cr.Read()
 	if err != nil {
-		return nil, fmt.Errorf("%w: seat map header: %v", ErrLayout, err)
+		return nil, fmt.Errorf("%w: seat map header: %w", ErrLayout, err)
 	}
 	for i, h := range header {
 		if strings.TrimSpace(strings.ToLower(h)) != csvColumns[i] {
@@ -318,7 +318,7 @@ func ParseCSV(r io.Reader, levels []PriceLevel) (*Layout, error) {
 			return nil, fmt.Errorf("%w: a seat map holds at most %d seats", ErrLayout, MaxSeats)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: seat map line %d: %v", ErrLayout, line, err)
+			return nil, fmt.Errorf("%w: seat map line %d: %w", ErrLayout, line, err)
 		}
 		for i := range rec {
 			rec[i] = strings.TrimSpace(rec[i])

@@ -171,7 +171,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p, ok := strings.CutPrefix(r.URL.Path, "/s/"); ok {
 		slug, rest, _ = strings.Cut(p, "/")
 		if rest == "" && !strings.HasSuffix(r.URL.Path, "/") {
-			http.Redirect(w, r, r.URL.Path+"/", http.StatusMovedPermanently)
+			// The path starts with /s/: the redirect stays on this origin.
+			http.Redirect(w, r, r.URL.Path+"/", http.StatusMovedPermanently) //nolint:gosec // G710: see above
 			return
 		}
 	} else if s.SlugOfHost != nil {
