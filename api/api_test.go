@@ -459,7 +459,7 @@ func TestDatabaseUnavailable(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	env := testfix.New(t, testfix.Options{})
-	srv := api.New(api.Deps{Pool: pool, Tenants: tenant.NewStore(pool, env.Keys), Products: product.NewStore(pool),
+	srv := api.New(api.Deps{Pool: pool, Tenants: tenant.NewStore(pool, env.Keys), Products: product.NewStore(pool, tenant.Quota{}),
 		Logger: env.Logger, AdminKey: adminKey, Ready: func(ctx context.Context) error { return pool.Ping(ctx) }})
 	b := &testBundle{server: srv}
 

@@ -85,6 +85,28 @@ func (retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
 	return time.Now().Add(min(n*n*time.Second, 5*time.Minute))
 }
 
+// NewInserter returns a River client that only inserts jobs: what the
+// services that enqueue work are built with, before the client that runs
+// the workers (which needs those services) exists.
+func NewInserter(pool *pgxpool.Pool, schema string, logger *slog.Logger, tp trace.TracerProvider) (*river.Client[pgx.Tx], error) {
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Schema: schema, Logger: logger, Middleware: middleware(tp)})
+	if err != nil {
+		return nil, fmt.Errorf("river inserter: %w", err)
+	}
+	return client, nil
+}
+
+// middleware traces inserts and work with tp, when tracing is on.
+func middleware(tp trace.TracerProvider) []rivertype.Middleware {
+	if !tracing.Enabled(tp) {
+		return nil
+	}
+	return []rivertype.Middleware{otelriver.NewMiddleware(&otelriver.MiddlewareConfig{
+		TracerProvider: tp, MeterProvider: metricnoop.NewMeterProvider(), // metrics are Prometheus's
+		EnableTracePropagation: true, EnableWorkSpanJobKindSuffix: true,
+	})}
+}
+
 // NewRiverClient builds the River client of this process.
 func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], error) {
 	cfg := &river.Config{
@@ -98,12 +120,7 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 	if cfg.Logger == nil {
 		cfg.Logger = o.Logger
 	}
-	if tracing.Enabled(o.Tracer) {
-		cfg.Middleware = append(cfg.Middleware, otelriver.NewMiddleware(&otelriver.MiddlewareConfig{
-			TracerProvider: o.Tracer, MeterProvider: metricnoop.NewMeterProvider(), // metrics are Prometheus's
-			EnableTracePropagation: true, EnableWorkSpanJobKindSuffix: true,
-		}))
-	}
+	cfg.Middleware = middleware(o.Tracer)
 	if o.Work {
 		w := river.NewWorkers()
 		river.AddWorker(w, &ClaimWorker{Claimer: o.Claimer, BatchSize: o.BatchSize, Logger: o.Logger, Stopping: o.Stopping, Pool: pool})

@@ -132,7 +132,7 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 		return nil, ErrNoSecretsKey
 	}
 	a := &App{Config: cfg, Logger: logger, Pool: pool, Metrics: o.Metrics, stopping: make(chan struct{}),
-		Tenants: tenant.NewStore(pool, cfg.SecretsKey), Products: product.NewStore(pool), Tracer: o.Tracer, Fence: o.Fence}
+		Tenants: tenant.NewStore(pool, cfg.SecretsKey), Products: product.NewStore(pool, TenantQuota(cfg)), Tracer: o.Tracer, Fence: o.Fence}
 	if a.Tracer == nil {
 		a.Tracer = noop.NewTracerProvider()
 	}
@@ -145,13 +145,17 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 			a.Metrics.Registry.MustRegister(ops.NewFenceCollector(o.Fence))
 		}
 	}
-	a.Products.SetDefaultQuota(tenant.Quota{Products: cfg.TenantMaxProducts, Capacity: int64(cfg.TenantMaxCapacity)})
-	a.Claimer = reservation.NewClaimer(pool, logger, a.Metrics)
-	a.Claimer.SetLimits(reservation.Limits{Global: cfg.ClaimRate, PerProduct: cfg.ClaimRatePerProduct})
-	a.Claimer.SetTenantClaims(cfg.TenantClaims)
-	a.Claimer.SetTracer(a.Tracer)
+	a.Claimer = reservation.NewClaimer(pool, logger, a.Metrics, reservation.ClaimerOptions{
+		Limits:       reservation.Limits{Global: cfg.ClaimRate, PerProduct: cfg.ClaimRatePerProduct},
+		TenantClaims: cfg.TenantClaims, Tracer: a.Tracer})
 
-	var enqueuer reservation.Enqueuer // nil: River's, once its client exists
+	// Services that enqueue jobs insert them with a client of their own
+	// that runs nothing: River's working client, built last, needs them.
+	inserter, err := workers.NewInserter(pool, o.Schema, logger, a.Tracer)
+	if err != nil {
+		return nil, err
+	}
+	var enqueuer reservation.Enqueuer = reservation.RiverEnqueuer{Client: inserter}
 	if cfg.QueueBackend == "sqs" {
 		if err := a.setupSQS(ctx, o.Work); err != nil {
 			return nil, err
@@ -171,22 +175,13 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 		provider = payment.Traced(provider, a.Tracer)
 	}
 	if provider != nil {
-		a.Checkout = checkout.NewService(pool, nil, provider, ticket.NewSigner([]byte(cfg.TicketSecret)),
-			a.Metrics, logger, checkoutConfig(cfg))
-		if testMode := testModeProvider(cfg, o); testMode != nil {
-			if tracing.Enabled(a.Tracer) {
-				testMode = payment.Traced(testMode, a.Tracer)
-			}
-			a.Checkout.SetTestMode(testMode)
-		}
-		if cfg.SMTPAddr != "" {
-			a.Checkout.SetMailer(&mail.Sender{Addr: cfg.SMTPAddr, From: cfg.MailFrom})
-		}
+		a.Checkout = checkout.NewService(pool, inserter, provider, ticket.NewSigner([]byte(cfg.TicketSecret)),
+			a.Metrics, logger, checkoutConfig(cfg, o, a.Tracer))
 	}
 	if cfg.AccessTokenSecret != "" {
-		a.Rooms = waitingroom.NewService(pool, waitingroom.NewTokens([]byte(cfg.AccessTokenSecret)), admission.Signals{}, logger)
-		a.Rooms.SetFeedback(waitingroom.Feedback{SlowClaimsAfter: cfg.AdmissionSlowClaims,
-			PaymentTroubleAt: int64(cfg.AdmissionPaymentTrouble)})
+		a.Rooms = waitingroom.NewService(pool, waitingroom.NewTokens([]byte(cfg.AccessTokenSecret)), admission.Signals{},
+			waitingroom.Feedback{SlowClaimsAfter: cfg.AdmissionSlowClaims, PaymentTroubleAt: int64(cfg.AdmissionPaymentTrouble)},
+			logger)
 	}
 	a.StorePublisher = o.StorePublisher
 	if a.StorePublisher == nil && cfg.StoreAutoPublish {
@@ -197,14 +192,19 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 		a.StorePublisher = &storefront.Publisher{Tenants: a.Tenants, APIBase: cfg.StoreAPIURL, StripeKey: cfg.StoreStripeKey,
 			Bucket: storefront.Bucket{Client: client, Name: cfg.StoreBucket}}
 	}
-	// Rehearsals run in the work processes with this process's services;
-	// the parts made after River's client are filled in below.
-	runner := &rehearsal.Runner{Pool: pool, Products: a.Products, Rooms: a.Rooms, Checkout: a.Checkout, Logger: logger}
+	accept := reservation.ServiceOptions{Linger: cfg.AcceptLinger, Transactions: cfg.AcceptTransactions, Tracer: a.Tracer}
+	if cfg.ClaimInRequest {
+		accept.ClaimInRequest = a.Claimer
+	}
+	a.Reservations = reservation.NewService(pool, enqueuer, a.Metrics, logger, accept)
+	a.Rehearsals = rehearsal.NewStore(pool, inserter)
+	// Rehearsals run in the work processes with this process's services.
+	runner := &rehearsal.Runner{Store: a.Rehearsals, Pool: pool, Products: a.Products, Rooms: a.Rooms,
+		Reservations: a.Reservations, Checkout: a.Checkout, Logger: logger}
 	var events outbox.Publisher
 	if a.Events != nil {
 		events = a.Events
 	}
-	var err error
 	a.River, err = workers.NewRiverClient(pool, workers.RiverOptions{
 		Events: events, Schema: o.Schema,
 		Work: o.Work, Workers: cfg.Workers, BatchSize: cfg.ClaimBatchSize,
@@ -218,25 +218,16 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 	if err != nil {
 		return nil, err
 	}
-	if a.Checkout != nil {
-		a.Checkout.SetRiver(a.River)
-	}
-	if enqueuer == nil {
-		enqueuer = reservation.RiverEnqueuer{Client: a.River}
-	}
-	a.Reservations = reservation.NewService(pool, enqueuer, a.Metrics, logger)
-	a.Reservations.SetBatching(cfg.AcceptLinger, cfg.AcceptTransactions)
-	if cfg.ClaimInRequest {
-		a.Reservations.SetClaimInRequest(a.Claimer)
-	}
-	a.Reservations.SetTracer(a.Tracer)
-	a.Rehearsals = rehearsal.NewStore(pool, a.River)
-	runner.Store, runner.Reservations = a.Rehearsals, a.Reservations
 	a.Reporter = ops.NewReporter(pool, cfg.QueueBackend, a.SQSOps)
 	if o.Work {
 		a.Liveness = workers.NewLiveness(pool, a.River, a.Metrics, logger)
 	}
 	return a, nil
+}
+
+// TenantQuota is the quota of tenants without one of their own.
+func TenantQuota(cfg *config.Config) tenant.Quota {
+	return tenant.Quota{Products: cfg.TenantMaxProducts, Capacity: int64(cfg.TenantMaxCapacity)}
 }
 
 // testModeProvider is the simulator rehearsals pay with: the one named
@@ -255,9 +246,15 @@ func testModeProvider(cfg *config.Config, o Options) payment.Provider {
 }
 
 // checkoutConfig is checkout's configuration from the process's.
-func checkoutConfig(cfg *config.Config) checkout.Config {
+func checkoutConfig(cfg *config.Config, o Options, tp trace.TracerProvider) checkout.Config {
 	c := checkout.DefaultConfig()
 	c.Grace, c.PauseAfterUnknown, c.ResolveAfter = cfg.CheckoutGrace, cfg.PauseAfterUnknown, cfg.PaymentResolveAfter
+	if c.TestMode = testModeProvider(cfg, o); c.TestMode != nil && tracing.Enabled(tp) {
+		c.TestMode = payment.Traced(c.TestMode, tp)
+	}
+	if cfg.SMTPAddr != "" {
+		c.Mailer = &mail.Sender{Addr: cfg.SMTPAddr, From: cfg.MailFrom}
+	}
 	return c
 }
 

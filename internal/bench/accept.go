@@ -65,7 +65,7 @@ func SQSAccept(ctx context.Context, pool *pgxpool.Pool, c AcceptConfig, out io.W
 		if err != nil {
 			return nil, err
 		}
-		p, err := product.NewStore(pool).Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "a-" + uuid.NewString()[:8],
+		p, err := newProducts(pool).Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "a-" + uuid.NewString()[:8],
 			Name: "Accept bench", Kind: product.KindNumbered, Capacity: c.Requests, PriceCents: 100, Currency: "EUR"})
 		if err != nil {
 			return nil, err

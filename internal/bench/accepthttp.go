@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"boxoffice/internal/app"
+	"boxoffice/internal/config"
 	"boxoffice/internal/product"
 	"boxoffice/internal/tenant"
 )
@@ -52,24 +53,11 @@ func HTTPAccept(ctx context.Context, pool *pgxpool.Pool, c HTTPAcceptConfig, out
 	if err != nil {
 		return nil, err
 	}
-	p, err := product.NewStore(pool).Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "ah-" + uuid.NewString()[:8],
+	p, err := newProducts(pool).Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "ah-" + uuid.NewString()[:8],
 		Name: "Accept bench", Kind: product.KindNumbered, Capacity: 10_000_000, PriceCents: 100, Currency: "EUR"})
 	if err != nil {
 		return nil, err
 	}
-	// Without workers: the benchmark measures accepting, not claiming.
-	a, err := build(ctx, pool, logger, app.Options{}, nil)
-	if err != nil {
-		return nil, err
-	}
-	svc := a.Reservations
-	_, base, stop, err := serve(ctx, a)
-	if err != nil {
-		return nil, err
-	}
-	defer stop()
-	url := base + "/v1/products/" + p.ID.String() + "/reservations"
-
 	maxC := slices.Max(c.Concurrency)
 	tokens := make([]string, maxC)
 	for i := range tokens {
@@ -85,7 +73,21 @@ func HTTPAccept(ctx context.Context, pool *pgxpool.Pool, c HTTPAcceptConfig, out
 	fmt.Fprintf(out, "accept: POST reservations over loopback HTTP, %s per step\n", c.Duration)
 	var steps []HTTPAcceptStep
 	for _, mode := range []string{"batched", "one-tx"} {
-		svc.SetBatching(map[string]time.Duration{"batched": c.Linger, "one-tx": 0}[mode], c.Transactions)
+		// An API of its own for each mode, as a process configured so would
+		// be; without workers: the benchmark measures accepting, not
+		// claiming.
+		linger := map[string]time.Duration{"batched": c.Linger, "one-tx": 0}[mode]
+		a, err := build(ctx, pool, logger, app.Options{}, func(cfg *config.Config) {
+			cfg.AcceptLinger, cfg.AcceptTransactions = linger, c.Transactions
+		})
+		if err != nil {
+			return nil, err
+		}
+		_, base, stop, err := serve(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		url := base + "/v1/products/" + p.ID.String() + "/reservations"
 		for _, conc := range c.Concurrency {
 			st := HTTPAcceptStep{Mode: mode, Concurrency: conc}
 			var mu sync.Mutex
@@ -133,6 +135,7 @@ func HTTPAccept(ctx context.Context, pool *pgxpool.Pool, c HTTPAcceptConfig, out
 				mode, conc, st.PerSec, ms(st.P50), ms(st.P99), ms(st.P999), st.Errors)
 			steps = append(steps, st)
 		}
+		stop()
 	}
 	best := func(mode string) float64 {
 		v := 0.0

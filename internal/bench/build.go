@@ -13,6 +13,7 @@ import (
 	"boxoffice/internal/app"
 	"boxoffice/internal/atrest"
 	"boxoffice/internal/config"
+	"boxoffice/internal/product"
 	"boxoffice/internal/tenant"
 )
 
@@ -48,6 +49,11 @@ func secretsKey() *atrest.Keyring {
 		panic(err) // a fixed id and size: cannot fail
 	}
 	return keys
+}
+
+// newProducts is a product store with the deployment's default quota.
+func newProducts(pool *pgxpool.Pool) *product.Store {
+	return product.NewStore(pool, app.TenantQuota(config.Default()))
 }
 
 // newTenant creates a tenant for one scenario, under a fresh slug.

@@ -51,7 +51,7 @@ func Checkout(ctx context.Context, pool *pgxpool.Pool, c CheckoutConfig, out io.
 	if err != nil {
 		return nil, err
 	}
-	p, err := product.NewStore(pool).Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "c-" + uuid.NewString()[:8],
+	p, err := newProducts(pool).Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "c-" + uuid.NewString()[:8],
 		Name: "Checkout bench", Kind: product.KindNumbered, Capacity: 2 * c.Orders, PriceCents: 1000, Currency: "EUR"})
 	if err != nil {
 		return nil, err

@@ -115,7 +115,7 @@ func StadiumLayout(seats int) *product.Layout {
 
 func drainOnce(ctx context.Context, pool *pgxpool.Pool, tenantID uuid.UUID, c ClaimConfig, batch int, via string, logger *slog.Logger) (*ClaimRun, error) {
 	layout := StadiumLayout(c.Seats)
-	p, err := product.NewStore(pool).Create(ctx, product.CreateParams{
+	p, err := newProducts(pool).Create(ctx, product.CreateParams{
 		TenantID: tenantID, Slug: "claim-" + uuid.NewString()[:8], Name: "Claim bench", Kind: product.KindSeated,
 		Capacity: layout.Number(), Layout: layout, PriceCents: 1000, Currency: "EUR",
 	})

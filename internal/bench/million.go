@@ -48,7 +48,7 @@ func Million(ctx context.Context, pool *pgxpool.Pool, c MillionConfig, out io.Wr
 	if err != nil {
 		return nil, err
 	}
-	p, err := product.NewStore(pool).Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "m-" + uuid.NewString()[:8],
+	p, err := newProducts(pool).Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "m-" + uuid.NewString()[:8],
 		Name: "Raffle", Kind: product.KindNumbered, Capacity: c.Numbers, PriceCents: 100, Currency: "EUR"})
 	if err != nil {
 		return nil, err

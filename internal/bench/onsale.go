@@ -86,7 +86,7 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 	}
 	openAt := time.Now().Add(3 * time.Second)
 	layout := StadiumLayout(c.Seats)
-	p, err := product.NewStore(pool).Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "stadium-" + uuid.NewString()[:8],
+	p, err := newProducts(pool).Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "stadium-" + uuid.NewString()[:8],
 		Name: "Stadium night", Kind: product.KindSeated, Capacity: layout.Number(), Layout: layout, PriceCents: 9000,
 		Currency: "EUR", PerBuyerLimit: 2, OnSaleAt: openAt,
 		WaitingRoom: &waitingroom.Settings{Enabled: true, ActiveShoppers: c.ActiveShoppers, ShoppingSeconds: c.ShoppingSecs}})

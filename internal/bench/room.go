@@ -44,7 +44,7 @@ func Room(ctx context.Context, pool *pgxpool.Pool, c RoomConfig, out io.Writer) 
 	if err != nil {
 		return nil, err
 	}
-	products := product.NewStore(pool)
+	products := newProducts(pool)
 	p, err := products.Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "r-" + uuid.NewString()[:8],
 		Name: "Room bench", Kind: product.KindNumbered, Capacity: 60_000, PriceCents: 1000, Currency: "EUR",
 		OnSaleAt: time.Now().Add(time.Hour), WaitingRoom: &waitingroom.Settings{Enabled: true, ActiveShoppers: 1000, ShoppingSeconds: 300}})

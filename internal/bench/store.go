@@ -55,7 +55,7 @@ func Store(ctx context.Context, pool *pgxpool.Pool, seats int, out io.Writer) (*
 		return nil, err
 	}
 	layout := StadiumLayout(seats)
-	products := product.NewStore(pool)
+	products := newProducts(pool)
 	stadium, err := products.Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "stadium-" + uuid.NewString()[:8],
 		Name: "Stadium", Kind: product.KindSeated, Capacity: layout.Number(), Layout: layout, PriceCents: 4500, Currency: "EUR"})
 	if err != nil {

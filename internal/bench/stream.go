@@ -89,7 +89,7 @@ func streamRun(ctx context.Context, pool *pgxpool.Pool, c StreamConfig, subscrib
 	if err != nil {
 		return r, err
 	}
-	p, err := product.NewStore(pool).Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "s-" + uuid.NewString()[:8],
+	p, err := newProducts(pool).Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "s-" + uuid.NewString()[:8],
 		Name: "Stream bench", Kind: product.KindNumbered, Capacity: 60_000, PriceCents: 100, Currency: "EUR"})
 	if err != nil {
 		return r, err

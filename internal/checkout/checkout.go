@@ -53,6 +53,11 @@ type Config struct {
 	// ResolveAfter is how old a pending or unknown attempt must be before the
 	// reconciler asks the provider (default 1m).
 	ResolveAfter time.Duration
+	// TestMode is the provider rehearsals' orders pay with (a payment
+	// simulator: never the real provider); nil: rehearsals do not pay.
+	TestMode payment.Provider
+	// Mailer sends the tickets; nil: none are sent.
+	Mailer *mail.Sender
 }
 
 // DefaultConfig is checkout's configuration with every default.
@@ -73,20 +78,20 @@ type Service struct {
 	cfg      Config
 }
 
-// NewService returns the checkout service.
+// NewService returns the checkout service; it inserts its jobs with
+// riverClient (an insert-only client will do: the workers run elsewhere).
 func NewService(pool *pgxpool.Pool, riverClient *river.Client[pgx.Tx], provider payment.Provider, tickets *ticket.Signer,
 	m *metrics.Metrics, logger *slog.Logger, cfg Config) *Service {
-	return &Service{pool: pool, river: riverClient, provider: provider, tickets: tickets, metrics: m, logger: logger, cfg: cfg}
+	s := &Service{pool: pool, river: riverClient, provider: provider, tickets: tickets, mailer: cfg.Mailer,
+		metrics: m, logger: logger, cfg: cfg}
+	if cfg.TestMode != nil {
+		s.testMode = payment.Named(cfg.TestMode, payment.TestModeName)
+	}
+	return s
 }
 
 // Provider is the payment provider in use.
 func (s *Service) Provider() payment.Provider { return s.provider }
-
-// SetTestMode names the test-mode provider that rehearsals' orders pay
-// with (a payment simulator: never the real provider); call it before use.
-func (s *Service) SetTestMode(p payment.Provider) {
-	s.testMode = payment.Named(p, payment.TestModeName)
-}
 
 // TestMode reports whether rehearsals can pay here.
 func (s *Service) TestMode() bool { return s.testMode != nil }
@@ -102,10 +107,6 @@ func (s *Service) providerOf(name string) payment.Provider {
 	}
 	return s.provider
 }
-
-// SetRiver sets the River client once it exists (the client's workers need
-// the service, the service inserts jobs with the client).
-func (s *Service) SetRiver(c *river.Client[pgx.Tx]) { s.river = c }
 
 // Order is an order as a shopper sees it.
 type Order struct {

@@ -2,6 +2,7 @@ package checkout_test
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"net/http/httptest"
 	"testing"
@@ -43,11 +44,10 @@ func setup(t *testing.T, sim pspsim.Config, start bool) *testBundle {
 	s := pspsim.New(sim)
 	simSrv := httptest.NewServer(s.Handler())
 
-	env := testfix.New(t, testfix.Options{Provider: payment.NewSim(simSrv.URL, 2*time.Second)})
-	sink, err := mail.NewSink("127.0.0.1:0", env.Logger)
+	sink, err := mail.NewSink("127.0.0.1:0", slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	t.Cleanup(sink.Close)
-	env.Checkout.SetMailer(&mail.Sender{Addr: sink.Addr(), From: "tickets@boxoffice.test"})
+	env := testfix.New(t, testfix.Options{Provider: payment.NewSim(simSrv.URL, 2*time.Second), SMTPAddr: sink.Addr()})
 	srv := api.New(api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products,
 		Reservations: env.Service, Logger: env.Logger, River: env.River, Checkout: env.Checkout,
 		WebhookSecrets: []string{webhookSecret}})

@@ -13,7 +13,6 @@ import (
 	"github.com/riverqueue/river"
 
 	"boxoffice/internal/db"
-	"boxoffice/internal/mail"
 	"boxoffice/internal/outbox"
 	"boxoffice/internal/product"
 	"boxoffice/internal/ticket"
@@ -28,9 +27,6 @@ func (SendTicketsArgs) Kind() string { return "send_tickets" }
 
 // InsertOpts makes it unique per order while live.
 func (SendTicketsArgs) InsertOpts() river.InsertOpts { return uniqueWhileLive() }
-
-// SetMailer sets where ticket e-mails go; without one none are sent.
-func (s *Service) SetMailer(m *mail.Sender) { s.mailer = m }
 
 // SendTickets mails the tickets of a confirmed order once: the order records
 // when they were sent, so a retried job does not send them again (a crash

@@ -105,15 +105,9 @@ type Store struct {
 	quota tenant.Quota
 }
 
-// NewStore returns a Store on pool.
-func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool, quota: DefaultQuota} }
-
-// DefaultQuota is what a tenant may create unless the deployment or the
-// tenant's own quota says otherwise.
-var DefaultQuota = tenant.Quota{Products: 1000, Capacity: 20_000_000}
-
-// SetDefaultQuota sets the quota of tenants without one of their own.
-func (s *Store) SetDefaultQuota(q tenant.Quota) { s.quota = q }
+// NewStore returns a Store on pool; quota is what tenants without one of
+// their own may create (BOXOFFICE_TENANT_MAX_PRODUCTS and _CAPACITY).
+func NewStore(pool *pgxpool.Pool, quota tenant.Quota) *Store { return &Store{pool: pool, quota: quota} }
 
 // QuotaError is returned when a product would take a tenant over its quota.
 type QuotaError struct {

@@ -47,7 +47,7 @@ type Claimer struct {
 	limiter *limiter
 	tracer  trace.Tracer
 	// tenantClaims caps a tenant's claim transactions running at once,
-	// across the fleet (0: no cap); see SetTenantClaims.
+	// across the fleet (0: no cap); see ClaimerOptions.TenantClaims.
 	tenantClaims int
 
 	// BeforeCommit, when set, runs just before each claim transaction commits;
@@ -56,31 +56,34 @@ type Claimer struct {
 	BeforeCommit func(ctx context.Context) error
 }
 
-// NewClaimer returns a Claimer.
-func NewClaimer(pool *pgxpool.Pool, logger *slog.Logger, m *metrics.Metrics) *Claimer {
-	return &Claimer{
-		pool:    pool,
-		logger:  logger,
-		metrics: m,
-		rng:     rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
-		limiter: newLimiter(Limits{}),
-		tracer:  tracing.Tracer(nil),
-	}
+// ClaimerOptions tunes a Claimer; the zero value claims without limits or
+// tracing.
+type ClaimerOptions struct {
+	// Limits caps the numbers claimed per second.
+	Limits Limits
+	// TenantClaims caps how many of one tenant's claim transactions run at
+	// once across every process (0: no cap). Claims of one product already
+	// run one at a time; a tenant selling many products at once could
+	// otherwise keep as many transactions running as there are workers and
+	// take the database's cores from everyone else's sales. The synchronous
+	// mode's claims, inside requests, are not capped.
+	TenantClaims int
+	// Tracer traces claim transactions (nil: not traced).
+	Tracer trace.TracerProvider
 }
 
-// SetTracer traces claim transactions with tp; call it before use.
-func (c *Claimer) SetTracer(tp trace.TracerProvider) { c.tracer = tracing.Tracer(tp) }
-
-// SetLimits sets the claim-rate limits; call it before the claimer is used.
-func (c *Claimer) SetLimits(l Limits) { c.limiter = newLimiter(l) }
-
-// SetTenantClaims caps how many of one tenant's claim transactions run at
-// once across every process (0, the default: no cap); call it before use.
-// Claims of one product already run one at a time; a tenant selling many
-// products at once could otherwise keep as many transactions running as
-// there are workers and take the database's cores from everyone else's
-// sales. The synchronous mode's claims, inside requests, are not capped.
-func (c *Claimer) SetTenantClaims(n int) { c.tenantClaims = n }
+// NewClaimer returns a Claimer.
+func NewClaimer(pool *pgxpool.Pool, logger *slog.Logger, m *metrics.Metrics, o ClaimerOptions) *Claimer {
+	return &Claimer{
+		pool:         pool,
+		logger:       logger,
+		metrics:      m,
+		rng:          rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		limiter:      newLimiter(o.Limits),
+		tenantClaims: o.TenantClaims,
+		tracer:       tracing.Tracer(o.Tracer),
+	}
+}
 
 // BatchResult summarises one claim transaction.
 type BatchResult struct {

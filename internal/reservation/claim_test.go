@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/internal/metrics"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/testfix"
@@ -320,7 +321,7 @@ func TestTenantClaimsCapped(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	env := testfix.New(t, testfix.Options{})
-	env.Claimer.SetTenantClaims(1)
+	claimer := reservation.NewClaimer(env.Schema.Pool, env.Logger, metrics.New(), reservation.ClaimerOptions{TenantClaims: 1})
 	other := env.NewTenant(t).ID
 	p1, p2 := env.Product(t, testfix.ProductOpts{}), env.Product(t, testfix.ProductOpts{})
 	p3 := env.Product(t, testfix.ProductOpts{Tenant: other})
@@ -333,7 +334,7 @@ func TestTenantClaimsCapped(t *testing.T) {
 	release := sync.OnceFunc(func() { close(unblock) })
 	t.Cleanup(release) // before the schema's cleanup, should the test fail early
 	var calls atomic.Int32
-	env.Claimer.BeforeCommit = func(context.Context) error {
+	claimer.BeforeCommit = func(context.Context) error {
 		if calls.Add(1) == 1 {
 			close(held)
 			<-unblock
@@ -343,7 +344,7 @@ func TestTenantClaimsCapped(t *testing.T) {
 	claim := func(p *product.Product) <-chan reservation.BatchResult {
 		done := make(chan reservation.BatchResult, 1)
 		go func() {
-			res, err := env.Claimer.ClaimBatch(ctx, p.ID, 10)
+			res, err := claimer.ClaimBatch(ctx, p.ID, 10)
 			assert.NoError(t, err)
 			done <- res
 		}()

@@ -98,7 +98,7 @@ func TestSweepBesideTakeover(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := dbtest.NewSchema(t, 6)
-	c := NewClaimer(s.Pool, slog.New(slog.DiscardHandler), metrics.New())
+	c := NewClaimer(s.Pool, slog.New(slog.DiscardHandler), metrics.New(), ClaimerOptions{})
 	product, old, taker := uuid.New(), uuid.New(), uuid.New()
 	exec := func(q db.DBTX, sql string, args ...any) {
 		t.Helper()

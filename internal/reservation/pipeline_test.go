@@ -98,13 +98,10 @@ func TestRequeueRepairsLostJob(t *testing.T) {
 func TestAcceptBatching(t *testing.T) {
 	t.Parallel()
 	env := testfix.New(t, testfix.Options{})
-	// Two services stand for two API processes batching independently.
-	services := []*reservation.Service{env.Service,
-		reservation.NewService(env.Schema.Pool, reservation.RiverEnqueuer{Client: env.River}, nil, env.Logger)}
-	// One bounds its accept transactions, as an API process does by
-	// default; the other does not.
-	services[0].SetBatching(2*time.Millisecond, 1)
-	services[1].SetBatching(2*time.Millisecond, 0)
+	// Accepts batched as an API process batches them by default: one
+	// transaction at a time.
+	svc := reservation.NewService(env.Schema.Pool, reservation.RiverEnqueuer{Client: env.River}, nil, env.Logger,
+		reservation.ServiceOptions{Linger: 2 * time.Millisecond, Transactions: 1})
 	p := env.Product(t, testfix.ProductOpts{Capacity: 1000})
 	const n = 300
 	ids := make([]uuid.UUID, n)
@@ -115,7 +112,7 @@ func TestAcceptBatching(t *testing.T) {
 			defer wg.Done()
 			// Buyers 0..149 each send their request twice with the same key.
 			buyer := fmt.Sprintf("buyer-%d", i%150)
-			acc, err := env.Service.Accept(context.Background(), reservation.AcceptParams{Product: p, BuyerID: buyer,
+			acc, err := svc.Accept(context.Background(), reservation.AcceptParams{Product: p, BuyerID: buyer,
 				IdempotencyKey: "k", Params: reservation.Params{Quantity: 1}})
 			if assert.NoError(t, err) {
 				ids[i] = acc.Request.ID
@@ -146,12 +143,14 @@ func TestAcceptTwoProductsConcurrently(t *testing.T) {
 	t.Parallel()
 	env := testfix.New(t, testfix.Options{MaxConns: 20})
 	// Two services stand for two API processes batching independently.
-	services := []*reservation.Service{env.Service,
-		reservation.NewService(env.Schema.Pool, reservation.RiverEnqueuer{Client: env.River}, nil, env.Logger)}
+	enqueuer := reservation.RiverEnqueuer{Client: env.River}
 	// One bounds its accept transactions, as an API process does by
 	// default; the other does not.
-	services[0].SetBatching(2*time.Millisecond, 1)
-	services[1].SetBatching(2*time.Millisecond, 0)
+	services := []*reservation.Service{
+		reservation.NewService(env.Schema.Pool, enqueuer, nil, env.Logger,
+			reservation.ServiceOptions{Linger: 2 * time.Millisecond, Transactions: 1}),
+		reservation.NewService(env.Schema.Pool, enqueuer, nil, env.Logger,
+			reservation.ServiceOptions{Linger: 2 * time.Millisecond, Transactions: 0})}
 	products := []*product.Product{env.Product(t, testfix.ProductOpts{Capacity: 1000}), env.Product(t, testfix.ProductOpts{Capacity: 1000})}
 
 	var wg sync.WaitGroup

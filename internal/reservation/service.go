@@ -46,20 +46,24 @@ type Service struct {
 	decider *Claimer
 }
 
-// SetTracer traces accepts with tp; call it before use.
-func (s *Service) SetTracer(tp trace.TracerProvider) { s.tracer = tracing.Tracer(tp) }
-
-// SetBatching coalesces concurrent accepts: the first of a burst waits up
-// to linger, then everyone who arrived meanwhile is recorded — and their
-// claim jobs enqueued — in one transaction, one commit. Zero turns it off.
-// At most txs such transactions run at once (0: no limit); accepts that
-// arrive while they run wait together and form the next.
-func (s *Service) SetBatching(linger time.Duration, txs int) {
-	s.accepts = nil
-	if linger > 0 {
-		s.accepts = &batch.Coalescer[*acceptRow, *time.Time]{Linger: linger, MaxRuns: txs,
-			Timeout: 10 * time.Second, Run: s.recordBatch}
-	}
+// ServiceOptions tunes a Service; the zero value records each request in a
+// transaction of its own, untraced, and queues it.
+type ServiceOptions struct {
+	// Linger coalesces concurrent accepts: the first of a burst waits up to
+	// this long, then everyone who arrived meanwhile is recorded — and
+	// their claim jobs enqueued — in one transaction, one commit (0: off).
+	Linger time.Duration
+	// Transactions bounds the coalesced transactions running at once (0:
+	// no limit); accepts that arrive while they run wait together and form
+	// the next.
+	Transactions int
+	// ClaimInRequest, when set, decides each request in its own
+	// transaction, in the request, with this claimer: the synchronous
+	// design the burst benchmark compares the queue with
+	// (BOXOFFICE_CLAIM_IN_REQUEST). No claim job is queued then.
+	ClaimInRequest *Claimer
+	// Tracer traces accepts (nil: not traced).
+	Tracer trace.TracerProvider
 }
 
 // acceptRow is one request to record.
@@ -175,8 +179,16 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, rows []*acceptRow) (*
 }
 
 // NewService returns a Service that hands requests to enqueuer.
-func NewService(pool *pgxpool.Pool, enqueuer Enqueuer, m *metrics.Metrics, logger *slog.Logger) *Service {
-	return &Service{pool: pool, enqueuer: enqueuer, metrics: m, logger: logger, tracer: tracing.Tracer(nil)}
+func NewService(pool *pgxpool.Pool, enqueuer Enqueuer, m *metrics.Metrics, logger *slog.Logger, o ServiceOptions) *Service {
+	s := &Service{pool: pool, enqueuer: enqueuer, metrics: m, logger: logger, tracer: tracing.Tracer(o.Tracer)}
+	if o.Linger > 0 {
+		s.accepts = &batch.Coalescer[*acceptRow, *time.Time]{Linger: o.Linger, MaxRuns: o.Transactions,
+			Timeout: 10 * time.Second, Run: s.recordBatch}
+	}
+	if o.ClaimInRequest != nil {
+		s.decider, s.enqueuer = o.ClaimInRequest, noQueue{}
+	}
+	return s
 }
 
 // publishTimeout bounds how long an accept waits for a post-commit publish.
@@ -287,15 +299,6 @@ func (s *Service) Accept(ctx context.Context, p AcceptParams) (_ *Accepted, err 
 		return nil, err
 	}
 	return &Accepted{Request: req, Replayed: true}, nil
-}
-
-// SetClaimInRequest makes Accept decide each request in its own
-// transaction, in the request, with c: the synchronous design the burst
-// benchmark compares the queue with (BOXOFFICE_CLAIM_IN_REQUEST). No claim
-// job is queued then; call it before use.
-func (s *Service) SetClaimInRequest(c *Claimer) {
-	s.decider = c
-	s.enqueuer = noQueue{}
 }
 
 // noQueue queues nothing: requests are decided as they are recorded.

@@ -24,8 +24,7 @@ func TestClaimInRequest(t *testing.T) {
 	t.Parallel()
 	env := testfix.New(t, testfix.Options{})
 	p := env.Product(t, testfix.ProductOpts{Capacity: 10})
-	svc := reservation.NewService(env.Schema.Pool, nil, nil, env.Logger)
-	svc.SetClaimInRequest(env.Claimer)
+	svc := reservation.NewService(env.Schema.Pool, nil, nil, env.Logger, reservation.ServiceOptions{ClaimInRequest: env.Claimer})
 
 	ctx := context.Background()
 	outcomes := make([]*reservation.Request, 40)

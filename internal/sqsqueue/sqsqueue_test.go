@@ -50,7 +50,7 @@ func setup(t *testing.T) *testBundle {
 	t.Cleanup(func() { cancel(); publisher.Wait() })
 	return &testBundle{
 		env: env, client: client, cfg: cfg, publisher: publisher,
-		service: reservation.NewService(env.Schema.Pool, publisher, nil, env.Logger),
+		service: reservation.NewService(env.Schema.Pool, publisher, nil, env.Logger, reservation.ServiceOptions{}),
 		ops:     sqsqueue.NewOps(client, cfg, env.Schema.Pool),
 		product: env.Product(t, testfix.ProductOpts{Capacity: 100}),
 	}
@@ -156,7 +156,7 @@ func (failingEnqueuer) Publish(context.Context, []reservation.Ref) error {
 func TestCommitWithoutPublishIsRepaired(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	lossy := reservation.NewService(b.env.Schema.Pool, failingEnqueuer{b.publisher}, nil, b.env.Logger)
+	lossy := reservation.NewService(b.env.Schema.Pool, failingEnqueuer{b.publisher}, nil, b.env.Logger, reservation.ServiceOptions{})
 	acc, err := lossy.Accept(context.Background(), reservation.AcceptParams{
 		Product: b.product, BuyerID: "alice", IdempotencyKey: "k", Params: reservation.Params{Quantity: 1}})
 	require.NoError(t, err, "the shopper's request stands even though the publish failed")

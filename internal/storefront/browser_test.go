@@ -3,6 +3,7 @@ package storefront_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -68,11 +69,11 @@ func newWorldWith(t *testing.T, o testfix.Options, opts ...worldOption) *world {
 	require.NoError(t, bucket.Ensure(context.Background()))
 	o.Provider = payment.NewSim(simSrv.URL, 5*time.Second)
 	o.Stores = &storefront.Publisher{Bucket: bucket}
-	env := testfix.New(t, o)
-	sink, err := mail.NewSink("127.0.0.1:0", env.Logger)
+	sink, err := mail.NewSink("127.0.0.1:0", slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	mailer := &mail.Sender{Addr: sink.Addr(), From: "tickets@boxoffice.test"}
-	env.Checkout.SetMailer(mailer)
+	o.SMTPAddr = sink.Addr()
+	env := testfix.New(t, o)
 
 	stores := &storefront.Server{Bucket: bucket, SlugOfHost: storefront.HostSlugs(env.Tenants)}
 

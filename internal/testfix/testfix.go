@@ -92,6 +92,8 @@ type Options struct {
 	Tracer trace.TracerProvider
 	// TestModeProvider, when set, is what rehearsals pay with.
 	TestModeProvider payment.Provider
+	// SMTPAddr, when set, is where checkout mails tickets (a mail.Sink's).
+	SMTPAddr string
 }
 
 var slugs atomic.Int64
@@ -125,6 +127,7 @@ func New(t testing.TB, o Options) *Env {
 	require.NoError(t, err)
 	cfg.SecretsKey = keys
 	cfg.PaymentResolveAfter = time.Second
+	cfg.SMTPAddr, cfg.MailFrom = o.SMTPAddr, "tickets@boxoffice.test"
 	// Each accept in a transaction of its own: tests count what one
 	// request does.
 	cfg.AcceptLinger = 0

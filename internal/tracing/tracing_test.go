@@ -183,8 +183,7 @@ func TestReservationTraceSQS(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = consumer.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done; publisher.Wait() })
-	service := reservation.NewService(env.App.Pool, publisher, nil, env.Logger)
-	service.SetTracer(tp)
+	service := reservation.NewService(env.App.Pool, publisher, nil, env.Logger, reservation.ServiceOptions{Tracer: tp})
 
 	rctx, caller := tp.Tracer("shopper").Start(context.Background(), "shopper clicks reserve")
 	acc, err := service.Accept(rctx, reservation.AcceptParams{Product: p, BuyerID: "ana", IdempotencyKey: "k1",

@@ -109,26 +109,22 @@ type Service struct {
 	draws *cache.Cache[uuid.UUID, []uuid.UUID] // drawn orders, computed once
 }
 
-// NewService returns the waiting room service with the default feedback;
-// signals feed its admission controller.
-func NewService(pool *pgxpool.Pool, tokens *Tokens, signals Signals, logger *slog.Logger) *Service {
+// NewService returns the waiting room service; signals feed its admission
+// controller, and feedback's thresholds slow it (zero fields take the
+// defaults: 5 s, 10).
+func NewService(pool *pgxpool.Pool, tokens *Tokens, signals Signals, feedback Feedback, logger *slog.Logger) *Service {
+	if feedback.SlowClaimsAfter <= 0 {
+		feedback.SlowClaimsAfter = 5 * time.Second
+	}
+	if feedback.PaymentTroubleAt <= 0 {
+		feedback.PaymentTroubleAt = 10
+	}
 	s := &Service{pool: pool, tokens: tokens, signals: signals, logger: logger, rooms: map[uuid.UUID]*roomState{}, carry: map[uuid.UUID]float64{},
-		feedback: Feedback{SlowClaimsAfter: 5 * time.Second, PaymentTroubleAt: 10}}
+		feedback: feedback}
 	s.joins = &batch.Coalescer[joinRequest, joined]{Linger: joinLinger, Timeout: 10 * time.Second, Run: s.joinBatch}
 	// 16 bytes an entrant: 64 MiB holds four million entrants' draws.
 	s.draws = cache.NewSized(24*time.Hour, 1000, 64<<20, func(o []uuid.UUID) int { return 16*len(o) + 64 }, s.computeDraw)
 	return s
-}
-
-// SetFeedback sets the thresholds that slow admission; zero fields keep
-// their defaults.
-func (s *Service) SetFeedback(f Feedback) {
-	if f.SlowClaimsAfter > 0 {
-		s.feedback.SlowClaimsAfter = f.SlowClaimsAfter
-	}
-	if f.PaymentTroubleAt > 0 {
-		s.feedback.PaymentTroubleAt = f.PaymentTroubleAt
-	}
 }
 
 // Tokens is the token signer.

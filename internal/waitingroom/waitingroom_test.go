@@ -187,7 +187,7 @@ func TestTwoProcessesStepOneRoom(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 1000, waitingroom.Settings{ActiveShoppers: 100, ShoppingSeconds: 10}, time.Now().Add(time.Hour))
 	b.drawn(t, 200)
-	other := waitingroom.NewService(b.env.Schema.Pool, b.rooms.Tokens(), admission.Signals{}, b.env.Logger)
+	other := waitingroom.NewService(b.env.Schema.Pool, b.rooms.Tokens(), admission.Signals{}, waitingroom.Feedback{}, b.env.Logger)
 	// λ = 100 ÷ 10 = 10 a second, 2 s since the last step: 20 to admit.
 	b.env.Exec(t, `UPDATE waiting_rooms SET updated_at = now() - interval '2 seconds' WHERE product_id = $1`, b.product.ID)
 	var wg sync.WaitGroup
@@ -210,7 +210,7 @@ func TestTwoProcessesStepOneRoom(t *testing.T) {
 // pollFresh polls through a new service so the cache is cold.
 func (b *testBundle) pollFresh(t *testing.T, e waitingroom.Entry) *waitingroom.Status {
 	t.Helper()
-	svc := waitingroom.NewService(b.env.Schema.Pool, b.rooms.Tokens(), admission.Signals{}, b.env.Logger)
+	svc := waitingroom.NewService(b.env.Schema.Pool, b.rooms.Tokens(), admission.Signals{}, waitingroom.Feedback{}, b.env.Logger)
 	st, err := svc.Poll(context.Background(), b.rooms.QueueToken(e))
 	require.NoError(t, err)
 	return st
@@ -309,7 +309,7 @@ func TestPollsDoNotQueryTheDatabase(t *testing.T) {
 	pool, err := db.Open(context.Background(), b.env.Schema.URL, db.PoolOptions{MaxConns: 2, Schema: b.env.Schema.Name, Tracer: tracer})
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	svc := waitingroom.NewService(pool, b.rooms.Tokens(), admission.Signals{}, b.env.Logger)
+	svc := waitingroom.NewService(pool, b.rooms.Tokens(), admission.Signals{}, waitingroom.Feedback{}, b.env.Logger)
 	tokens := make([]string, len(entries))
 	for i, e := range entries {
 		tokens[i] = b.rooms.QueueToken(e)
@@ -392,7 +392,7 @@ func TestLeaveAndReclaimEndTurns(t *testing.T) {
 	// Leaving ends the turn at once for polls and the access check.
 	require.NoError(t, b.rooms.Leave(context.Background(), b.rooms.QueueToken(leaver)))
 	require.Equal(t, waitingroom.StatusLeft, b.pollFresh(t, leaver).Status)
-	why, err := waitingroom.NewService(b.env.Schema.Pool, b.rooms.Tokens(), admission.Signals{}, b.env.Logger).Ended(context.Background(), b.product.ID, leaver.BuyerID)
+	why, err := waitingroom.NewService(b.env.Schema.Pool, b.rooms.Tokens(), admission.Signals{}, waitingroom.Feedback{}, b.env.Logger).Ended(context.Background(), b.product.ID, leaver.BuyerID)
 	require.NoError(t, err)
 	require.Equal(t, waitingroom.StatusLeft, why)
 
