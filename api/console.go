@@ -231,20 +231,22 @@ func (s *Server) withSession(ctx huma.Context, allowed func(string) bool) (princ
 	return who, context.WithValue(ctx.Context(), sessionKey{}, sess), nil
 }
 
-// mountConsole serves the console's pages at /console/ (embedded; they
+// consolePages serves the console's pages at /console/ (embedded; they
 // call the API with the session cookie).
-func (s *Server) mountConsole() {
+func consolePages() fiber.Handler {
 	pages, _ := fs.Sub(web.Console, "console")
-	s.app.Use("/console", func(c *fiber.Ctx) error {
-		if c.Path() == "/console" {
-			return c.Redirect("/console/", http.StatusMovedPermanently) // the pages' links are relative
-		}
-		// The console is never framed (clickjacking) and runs only its own
-		// scripts.
-		c.Set("X-Frame-Options", "DENY")
-		c.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: https:; style-src 'self'; "+
-			"script-src 'self'; connect-src 'self'; frame-src 'self'; frame-ancestors 'none'")
-		c.Set("Referrer-Policy", "no-referrer")
-		return c.Next()
-	}, filesystem.New(filesystem.Config{Root: http.FS(pages), Index: "index.html", MaxAge: 60}))
+	return filesystem.New(filesystem.Config{Root: http.FS(pages), Index: "index.html", MaxAge: 60})
+}
+
+// consoleHeaders keeps the console from being framed (clickjacking) and
+// lets it run only its own scripts.
+func consoleHeaders(c *fiber.Ctx) error {
+	if c.Path() == "/console" {
+		return c.Redirect("/console/", http.StatusMovedPermanently) // the pages' links are relative
+	}
+	c.Set("X-Frame-Options", "DENY")
+	c.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: https:; style-src 'self'; "+
+		"script-src 'self'; connect-src 'self'; frame-src 'self'; frame-ancestors 'none'")
+	c.Set("Referrer-Policy", "no-referrer")
+	return c.Next()
 }

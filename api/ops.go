@@ -164,8 +164,12 @@ func (s *Server) opsRiverRetry(ctx context.Context, in *struct {
 	return out, nil
 }
 
-// mountRiverUI serves River's UI under /ops/river to the platform admin.
-func (s *Server) mountRiverUI() {
+// riverUI is River's UI, served under /ops/river to the platform admin; nil
+// without a River client.
+func (s *Server) riverUI() fiber.Handler {
+	if s.River == nil {
+		return nil
+	}
 	h, err := riverui.NewHandler(&riverui.HandlerOpts{
 		Endpoints: riverui.NewEndpoints(s.River, nil),
 		Logger:    s.Logger,
@@ -173,12 +177,10 @@ func (s *Server) mountRiverUI() {
 	})
 	if err != nil {
 		s.Logger.Error("river ui unavailable", "error", err)
-		return
+		return nil
 	}
-	s.riverUI = h
-	ui := adaptor.HTTPHandler(h)
-	s.app.All("/ops/river", s.requireAdminBasic, sameOriginJSON, ui)
-	s.app.All("/ops/river/*", s.requireAdminBasic, sameOriginJSON, ui)
+	s.riverUIHandler = h
+	return adaptor.HTTPHandler(h)
 }
 
 // jobOfTenant reports whether a claim job belongs to one of the tenant's

@@ -124,23 +124,23 @@ type Deps struct {
 // Server is the API.
 type Server struct {
 	Deps
-	app          *fiber.App
-	api          huma.API
-	keys         *cache.Cache[string, tenant.KeyOwner]
-	secrets      *cache.Cache[uuid.UUID, [][]byte]
-	productCache *cache.Cache[uuid.UUID, *product.Product]
-	profiles     *cache.Cache[string, *profileView]
-	catalogs     *cache.Cache[string, *catalogView]
-	layouts      *cache.Cache[layoutKey, *layoutView]
-	logoUploads  *fixedWindow // presigned logo uploads per tenant and hour
-	streams      *perClient   // open event streams per client
-	live         *live.Hub
-	stopping     chan struct{} // closed when the server stops: streams end
-	stopOnce     sync.Once
-	domains      storeDomains
-	availability *cache.Cache[uuid.UUID, *availabilityView]
-	riverUI      *riverui.Handler
-	sales        *ops.Live // the console's live sale views and reports
+	app            *fiber.App
+	api            huma.API
+	keys           *cache.Cache[string, tenant.KeyOwner]
+	secrets        *cache.Cache[uuid.UUID, [][]byte]
+	productCache   *cache.Cache[uuid.UUID, *product.Product]
+	profiles       *cache.Cache[string, *profileView]
+	catalogs       *cache.Cache[string, *catalogView]
+	layouts        *cache.Cache[layoutKey, *layoutView]
+	logoUploads    *fixedWindow // presigned logo uploads per tenant and hour
+	streams        *perClient   // open event streams per client
+	live           *live.Hub
+	stopping       chan struct{} // closed when the server stops: streams end
+	stopOnce       sync.Once
+	domains        storeDomains
+	availability   *cache.Cache[uuid.UUID, *availabilityView]
+	riverUIHandler *riverui.Handler
+	sales          *ops.Live // the console's live sale views and reports
 }
 
 // Body size caps: reservations and tenants are small; a stadium's layout is
@@ -247,14 +247,18 @@ func New(d Deps) *Server {
 		next(huma.WithContext(ctx, c))
 	}, s.anyLimit(d.RateLimits), s.ipLimit(d.RateLimits), s.loginLimit(d.RateLimits), s.authenticate, s.buyerLimit(d.RateLimits.PerBuyer), s.auditTrail)
 
-	docs, _ := fs.Sub(web.Docs, "docs")
-	s.app.Use("/docs", filesystem.New(filesystem.Config{Root: http.FS(docs), Index: "index.html", MaxAge: 300}))
-	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
-	s.app.Get("/readyz", s.readyz)
 	s.routes()
-	s.mountConsole()
 	return s
 }
+
+// docsPages serves the API docs page (embedded; it reads /openapi.json).
+func docsPages() fiber.Handler {
+	docs, _ := fs.Sub(web.Docs, "docs")
+	return filesystem.New(filesystem.Config{Root: http.FS(docs), Index: "index.html", MaxAge: 300})
+}
+
+// healthz says the process is up.
+func healthz(c *fiber.Ctx) error { return c.SendString("ok") }
 
 // Start starts the background parts of the API (the River UI's caches) until
 // ctx ends.
@@ -264,10 +268,10 @@ func (s *Server) Start(ctx context.Context) error {
 		s.stopOnce.Do(func() { close(s.stopping) })
 		s.live.Close()
 	}()
-	if s.riverUI == nil {
+	if s.riverUIHandler == nil {
 		return nil
 	}
-	return s.riverUI.Start(ctx)
+	return s.riverUIHandler.Start(ctx)
 }
 
 // Live is the process's availability hub (the benchmark counts its queries).
