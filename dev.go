@@ -383,7 +383,10 @@ const devSecretsKeyFile = ".data/secrets-key"
 func devSecretsKey(path string) (*atrest.Keyring, error) {
 	raw, err := os.ReadFile(path) //nolint:gosec // G304: dev's own fixed path
 	if errors.Is(err, os.ErrNotExist) {
-		raw = []byte(atrest.Generate("dev"))
+		// An id of its own: a database sealed under another dev key (the
+		// file removed, or another checkout's) then fails to open at
+		// migrate, with the hint below, instead of passing for current.
+		raw = []byte(atrest.Generate("dev-" + randomToken()[:6]))
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, fmt.Errorf("dev secrets key: %w", err)
 		}
