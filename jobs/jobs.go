@@ -1,9 +1,8 @@
 // Package jobs holds BoxOffice's periodic jobs, inserted by River's elected
 // leader: the hold sweeper, the invariant auditor, the queue-gap repair, the
 // payment reconciler and the outbox relay, each unique while it waits or
-// runs and with a Timeout. It also holds the waiting rooms' admission loop,
-// which is no River job: every work process runs it (RunAdmission), so that
-// admission never waits for a leader election.
+// runs and with a Timeout. (The waiting rooms' admission is no job: every
+// work process runs it, see waitingroom.Service.RunAdmission.)
 package jobs
 
 import (
@@ -23,7 +22,6 @@ import (
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/outbox"
 	"boxoffice/internal/reservation"
-	"boxoffice/internal/waitingroom"
 )
 
 // The River queues of the periodic jobs, apart from claims so that a long
@@ -110,7 +108,7 @@ func Register(workers *river.Workers, d Deps) {
 }
 
 // Periodic returns the schedule of the periodic jobs; withCheckout adds the
-// payment reconciler. (Admission is not one: see RunAdmission.)
+// payment reconciler. (Admission is not one: see waitingroom.Service.RunAdmission.)
 func Periodic(c Config, withCheckout bool) []*river.PeriodicJob {
 	// Queue, uniqueness and attempts come from each job's InsertOpts.
 	every := func(d time.Duration, args river.JobArgs) *river.PeriodicJob {
@@ -373,35 +371,4 @@ func RelayToQueue(ctx context.Context, pool *pgxpool.Pool, events outbox.Publish
 		return 0, err
 	}
 	return len(batch), nil
-}
-
-// RunAdmission runs the waiting rooms' admission controller every second
-// until ctx ends. Every work process runs it: as a River periodic job only
-// the elected leader ran it, and when the leader died nobody was admitted
-// until River had elected another (15–20 s). A room's step locks the room's
-// row and admits for the time since the room's last step, whoever took it,
-// so the steps of several processes keep one pace between them, and when a
-// process dies the others' steps go on. It never waits behind a queue.
-func RunAdmission(ctx context.Context, rooms *waitingroom.Service, m *metrics.Metrics, logger *slog.Logger) {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		stepCtx, cancel := context.WithTimeout(ctx, queryTimeout)
-		results, err := rooms.Tick(stepCtx)
-		cancel()
-		for _, r := range results {
-			if r.Drawn > 0 {
-				logger.InfoContext(ctx, "waiting room drawn", "product", r.ProductID, "entrants", r.Drawn)
-			}
-			m.Admission(r.ProductID.String(), r.Rate, r.Admitted)
-		}
-		if err != nil && ctx.Err() == nil {
-			logger.WarnContext(ctx, "admission step failed", "error", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
 }

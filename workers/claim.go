@@ -19,6 +19,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/riverjobs"
 )
 
 // ClaimWorker drains one product's QUEUED requests in claim batches and
@@ -75,39 +76,11 @@ const handOverGrace = 500 * time.Millisecond
 // one (reservation.Turn.Pace): with workers to spare, that is how a big
 // sale's many drains leave the database's cores to a small sale's one.
 func (w *ClaimWorker) Turn(ctx context.Context, job reservation.ClaimArgs, ran time.Duration) reservation.Turn {
-	mine := tenantOf(job)
-	var turn reservation.Turn
-	err := w.Pool.QueryRow(ctx, `
-		WITH jobs AS (
-			SELECT state, priority, created_at, `+jobTenant+` AS tenant
-			FROM river_job
-			WHERE queue = $1 AND kind = $2
-			  AND (state = 'running' OR (state = 'available' AND scheduled_at <= now()))),
-		drains AS (
-			SELECT tenant, count(*) AS n FROM jobs
-			WHERE state = 'running'
-			   OR (priority = $5 AND created_at > now() - make_interval(secs => $6))
-			GROUP BY tenant),
-		mine AS (SELECT coalesce((SELECT n FROM drains WHERE tenant = $3), 0) AS n)
-		-- Most of the time nothing waits: say so from River's fetch index
-		-- alone (AND evaluates the second only when the first holds).
-		SELECT EXISTS (
-			SELECT 1 FROM river_job
-			WHERE state = 'available' AND queue = $1 AND scheduled_at <= now())
-		   AND EXISTS (
-			SELECT 1 FROM jobs j CROSS JOIN mine
-			LEFT JOIN drains d ON d.tenant = j.tenant
-			WHERE j.state = 'available'
-			  AND CASE WHEN j.tenant = $3 THEN $4
-			           ELSE coalesce(d.n, 0) < mine.n - 1 OR ($4 AND coalesce(d.n, 0) < mine.n) END),
-		       -- Pace: more drains than any other tenant running one.
-		       coalesce((SELECT m.n > max(d.n) FROM drains d, mine m WHERE d.tenant <> $3 GROUP BY m.n), false)`,
-		reservation.QueueClaims, reservation.ClaimArgs{}.Kind(), mine, ran >= drainSlice,
-		priorityHadTurn, handOverGrace.Seconds()).Scan(&turn.HandOver, &turn.Pace)
+	handOver, pace, err := riverjobs.Turn(ctx, w.Pool, w.turnQuery(job, ran))
 	if err != nil {
-		return reservation.Turn{}
+		return reservation.Turn{} // keep draining: the next ask may fare better
 	}
-	return turn
+	return reservation.Turn{HandOver: handOver, Pace: pace}
 }
 
 // NewSaleWaiting says whether a claim job whose product has not had a turn
@@ -117,28 +90,24 @@ func (w *ClaimWorker) Turn(ctx context.Context, job reservation.ClaimArgs, ran t
 // (A drain watching the emptied queue of a sale that has ended held its
 // worker for up to turnEvery while its tenant's next sale waited.)
 func (w *ClaimWorker) NewSaleWaiting(ctx context.Context, job reservation.ClaimArgs, ran time.Duration) bool {
-	var waiting bool
-	err := w.Pool.QueryRow(ctx, `
-		SELECT EXISTS (
-			SELECT 1 FROM river_job
-			WHERE state = 'available' AND queue = $1 AND priority < $2 AND scheduled_at <= now()
-			  AND kind = $3 AND ($5 OR `+jobTenant+` <> $4))`,
-		reservation.QueueClaims, priorityHadTurn, reservation.ClaimArgs{}.Kind(), tenantOf(job),
-		ran >= drainSlice).Scan(&waiting)
+	waiting, err := riverjobs.NewSaleWaiting(ctx, w.Pool, w.turnQuery(job, ran))
 	return err == nil && waiting
 }
 
-// tenantOf is the tenant a claim job counts for in Turn. A job inserted
-// before jobs named their tenant counts as a tenant of its own.
+func (w *ClaimWorker) turnQuery(job reservation.ClaimArgs, ran time.Duration) riverjobs.TurnQuery {
+	return riverjobs.TurnQuery{Queue: reservation.QueueClaims, Kind: reservation.ClaimArgs{}.Kind(), Tenant: tenantOf(job),
+		PastSlice: ran >= drainSlice, HadTurn: priorityHadTurn, HandOverGrace: handOverGrace}
+}
+
+// tenantOf is the tenant a claim job counts for in Turn, as
+// riverjobs.JobTenant reads it from River's table. A job inserted before
+// jobs named their tenant counts as a tenant of its own.
 func tenantOf(job reservation.ClaimArgs) string {
 	if job.TenantID != uuid.Nil {
 		return job.TenantID.String()
 	}
 	return job.ProductID.String()
 }
-
-// jobTenant is tenantOf in SQL, of a river_job row's args.
-const jobTenant = `coalesce(args->>'tenant_id', args->>'product_id')`
 
 // priorityHadTurn is the River priority of a drain's follow-up job; jobs
 // inserted by accepts have River's default, 1, and are fetched first.

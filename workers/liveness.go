@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"boxoffice/internal/metrics"
+	"boxoffice/internal/riverjobs"
 )
 
 // Liveness lets the other worker processes see at once that this one died,
@@ -227,18 +228,7 @@ const deathsForgiven = 10
 // River counts rescues in the job's metadata (river:rescue_count, raised by
 // JobRescueMany just before).
 func (l *Liveness) refundAttempts(ctx context.Context, tx pgx.Tx, ids []int64) error {
-	table := "river_job"
-	if schema := l.client.Schema(); schema != "" {
-		table = pgx.Identifier{schema, "river_job"}.Sanitize()
-	}
-	_, err := tx.Exec(ctx, `
-		UPDATE `+table+` SET attempt = greatest(attempt - 1, 0)
-		WHERE id = ANY($1) AND state = 'available'
-		  AND coalesce((metadata->>'river:rescue_count')::int, 0) <= $2`, ids, deathsForgiven)
-	if err != nil {
-		return fmt.Errorf("refund the attempts of rescued jobs: %w", err)
-	}
-	return nil
+	return riverjobs.RefundAttempts(ctx, tx, l.client.Schema(), ids, deathsForgiven)
 }
 
 // FrozenAfter is how long a process's liveness connection may stay silent

@@ -420,7 +420,7 @@ func (a *App) RunWorkers(ctx context.Context) error {
 			return nil
 		})
 	}
-	// Admission in every work process (see jobs.RunAdmission).
+	// Admission in every work process (see waitingroom.Service.RunAdmission).
 	stopAdmission := a.StartAdmission()
 	g.Go(func() error {
 		<-gctx.Done()
@@ -455,7 +455,7 @@ func (a *App) RunWorkers(ctx context.Context) error {
 	return g.Wait()
 }
 
-// StartAdmission runs the waiting rooms' admission (jobs.RunAdmission)
+// StartAdmission runs the waiting rooms' admission (Service.RunAdmission)
 // until the returned stop, which waits for the last step to end. Work
 // processes run it with River's workers; tests and benchmarks that start
 // River themselves start it too. Nothing to run without waiting rooms.
@@ -467,7 +467,7 @@ func (a *App) StartAdmission() (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		jobs.RunAdmission(ctx, a.Rooms, a.Metrics, a.Logger)
+		a.Rooms.RunAdmission(ctx, a.Metrics)
 	}()
 	return func() {
 		cancel()

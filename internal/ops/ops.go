@@ -15,9 +15,9 @@ import (
 	"boxoffice/internal/outbox"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/riverjobs"
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/waitingroom"
-	"boxoffice/workers"
 )
 
 // Scope limits a report to one tenant; the zero Scope is the platform.
@@ -144,7 +144,7 @@ func (r *Reporter) riverQueues(ctx context.Context, scope Scope) ([]RiverQueue, 
 			return nil, err
 		}
 	}
-	counts, err := workers.QueueCounts(ctx, r.pool, !scope.platform(), products)
+	counts, err := riverjobs.QueueCounts(ctx, r.pool, reservation.ClaimArgs{}.Kind(), !scope.platform(), products)
 	if err != nil {
 		return nil, err
 	}

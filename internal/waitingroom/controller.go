@@ -2,6 +2,7 @@ package waitingroom
 
 import (
 	"boxoffice/internal/db"
+	"boxoffice/internal/metrics"
 	"context"
 	"fmt"
 	"time"
@@ -319,4 +320,39 @@ func ReadFigures(ctx context.Context, q db.DBTX, tenantID uuid.UUID) ([]Figures,
 		return nil, fmt.Errorf("waiting rooms: %w", err)
 	}
 	return out, nil
+}
+
+// stepTimeout bounds one admission step.
+const stepTimeout = 30 * time.Second
+
+// RunAdmission steps every room (Tick) each second until ctx ends,
+// recording each room's rate and admissions in m. Every work process runs
+// it, not River's elected leader: when a leader dies River elects another
+// only after 15–20 s, and nobody would be admitted meanwhile. A room's step
+// locks the room's row and admits for the time since its last step,
+// whoever took it, so the steps of several processes keep one pace between
+// them and a dead process's share goes on in the others'. It never waits
+// behind a queue.
+func (s *Service) RunAdmission(ctx context.Context, m *metrics.Metrics) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		stepCtx, cancel := context.WithTimeout(ctx, stepTimeout)
+		results, err := s.Tick(stepCtx)
+		cancel()
+		for _, r := range results {
+			if r.Drawn > 0 {
+				s.logger.InfoContext(ctx, "waiting room drawn", "product", r.ProductID, "entrants", r.Drawn)
+			}
+			m.Admission(r.ProductID.String(), r.Rate, r.Admitted)
+		}
+		if err != nil && ctx.Err() == nil {
+			s.logger.WarnContext(ctx, "admission step failed", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
