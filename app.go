@@ -11,7 +11,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"golang.org/x/sync/errgroup"
 
 	"boxoffice/internal/app"
 	"boxoffice/internal/config"
@@ -210,10 +209,7 @@ func runServe(ctx context.Context, cfg *config.Config, logger *slog.Logger) erro
 		return err
 	}
 	logger.Info("API listening", "addr", cfg.Addr, "metrics", cfg.MetricsAddr)
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return a.ServeAPI(ctx, a.API(), ln) })
-	g.Go(func() error { return a.ServeMetrics(ctx, mln) })
-	return g.Wait()
+	return app.Run(ctx, a.APIPart(a.API(), ln), a.MetricsPart(mln))
 }
 
 func runWork(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
@@ -228,8 +224,5 @@ func runWork(ctx context.Context, cfg *config.Config, logger *slog.Logger) error
 	}
 	logger.Info("workers running", "workers", cfg.Workers, "claim_batch", cfg.ClaimBatchSize,
 		"metrics", cfg.MetricsAddr, "client", a.River.ID())
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return a.RunWorkers(ctx) })
-	g.Go(func() error { return a.ServeMetrics(ctx, mln) })
-	return g.Wait()
+	return app.Run(ctx, a.WorkersPart(), a.MetricsPart(mln))
 }

@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/sivchari/kumo"
 
@@ -218,11 +217,7 @@ Store API (public, for the demo tenant's store):
 		demo.stadium.ID, demo.stadium.Capacity, demo.raffle.ID, demo.raffle.Capacity, queues,
 		cfg.PaymentProviderURL, inboxURL, cfg.MetricsAddr, demo.operatorKey, cfg.StoresURL)
 
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return a.RunWorkers(ctx) })
-	g.Go(func() error { return a.ServeAPI(ctx, a.API(), ln) })
-	g.Go(func() error { return a.ServeMetrics(ctx, mln) })
-	return g.Wait()
+	return app.Run(ctx, a.WorkersPart(), a.APIPart(a.API(), ln), a.MetricsPart(mln))
 }
 
 func randomToken() string {

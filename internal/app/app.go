@@ -375,12 +375,47 @@ func (a *App) waitForOneWriter(ctx context.Context) error {
 	return nil
 }
 
-// RunWorkers starts River's workers and periodic jobs, the liveness loop,
-// the waiting rooms' admission, and the SQS consumers with their publisher
-// (the repair job publishes), and adds the database gauges to the metrics.
-// When ctx ends it stops them: consumers first, then River (in-flight
-// batches finish within its stop timeout); the caller closes the pool after
-// this returns. A part that fails stops the others with its error.
+// A Part is one thing a process runs: Run works until ctx ends, then stops
+// and returns (nil on a clean stop), or returns early with the error that
+// stops the process.
+type Part struct {
+	Name string
+	Run  func(ctx context.Context) error
+}
+
+// Run runs the parts together until ctx ends or one of them fails, which
+// stops the others; it returns once every part has returned.
+func Run(ctx context.Context, parts ...Part) error {
+	g, ctx := errgroup.WithContext(ctx)
+	for _, p := range parts {
+		g.Go(func() error {
+			if err := p.Run(ctx); err != nil {
+				return fmt.Errorf("%s: %w", p.Name, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// APIPart serves the API (srv) on ln.
+func (a *App) APIPart(srv *api.Server, ln net.Listener) Part {
+	return Part{"api", func(ctx context.Context) error { return a.ServeAPI(ctx, srv, ln) }}
+}
+
+// MetricsPart serves this process's /metrics on ln (nothing when nil).
+func (a *App) MetricsPart(ln net.Listener) Part {
+	return Part{"metrics", func(ctx context.Context) error { return a.ServeMetrics(ctx, ln) }}
+}
+
+// WorkersPart runs what a work process runs (RunWorkers).
+func (a *App) WorkersPart() Part { return Part{"workers", a.RunWorkers} }
+
+// RunWorkers runs a work process's parts (workerParts) once this process
+// may: it waits while two database hosts accept writes, and takes its
+// liveness lock first, since no job may run without it. It also adds the
+// database gauges to the metrics. A part that fails stops the others with
+// its error; the caller closes the pool after this returns.
 func (a *App) RunWorkers(ctx context.Context) error {
 	// Gauges read from the database: only River's leader reports them, so a
 	// fleet does not report N copies (and the API none).
@@ -394,71 +429,86 @@ func (a *App) RunWorkers(ctx context.Context) error {
 	if err := a.waitForOneWriter(ctx); err != nil {
 		return err
 	}
-	// The liveness lock comes first: no job may run without it.
 	if err := a.Liveness.Lock(ctx); err != nil {
 		return err
 	}
+	return Run(ctx, a.workerParts()...)
+}
+
+// workerParts is what a work process runs: River's workers and periodic
+// jobs, and, when the process has them, the SQS consumer with the
+// publisher its repair job publishes with, the waiting rooms' admission,
+// and the SQS events consumer.
+func (a *App) workerParts() []Part {
+	parts := []Part{{"river", a.runRiver}}
+	if a.Consumer != nil {
+		parts = append(parts, Part{"sqs publisher", a.Publisher.Run}, Part{"sqs consumer", a.Consumer.Run})
+	}
+	if a.Rooms != nil {
+		parts = append(parts, Part{"admission", a.runAdmission})
+	}
+	if a.Events != nil && a.Checkout != nil {
+		parts = append(parts, Part{"sqs events", func(ctx context.Context) error {
+			workers.ConsumeEvents(ctx, a.Events, a.Config.SQSWaitTime, a.Checkout.HandleEvent, a.Logger)
+			return nil
+		}})
+	}
+	return parts
+}
+
+// runRiver runs River's client with the liveness loop until ctx ends, then
+// stops it: drains hand their products over first, River waits for the
+// batches running (within its stop timeout), and the liveness lock is
+// released only then — released earlier, another process would take this
+// one's running jobs while they finish.
+func (a *App) runRiver(ctx context.Context) error {
 	// River runs on a context of its own: cancelling the one given to Start
 	// would cancel the jobs running, and a stop should let their batches
-	// commit. It is stopped below, when ctx ends.
+	// commit.
 	if err := a.River.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start workers: %w", err)
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	// The liveness lock is held until River has stopped: released earlier,
-	// another process would take this one's running jobs while they finish.
 	livenessCtx, stopLiveness := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopLiveness()
-	g.Go(func() error { return a.Liveness.Run(livenessCtx) })
-	if a.Consumer != nil {
-		a.Publisher.Start(gctx)
-		g.Go(func() error {
-			defer a.Publisher.Wait()
-			if err := a.Consumer.Run(gctx); err != nil {
-				return fmt.Errorf("sqs consumer: %w", err)
-			}
-			return nil
-		})
+	liveness := make(chan error, 1)
+	go func() { liveness <- a.Liveness.Run(livenessCtx) }()
+	select {
+	case err := <-liveness:
+		return errors.Join(err, a.stopRiver(ctx))
+	case <-ctx.Done():
 	}
-	// Admission in every work process (see waitingroom.Service.RunAdmission).
-	stopAdmission := a.StartAdmission()
-	g.Go(func() error {
-		<-gctx.Done()
-		stopAdmission()
-		return nil
-	})
-	if a.Events != nil && a.Checkout != nil {
-		g.Go(func() error {
-			workers.ConsumeEvents(gctx, a.Events, a.Config.SQSWaitTime, a.Checkout.HandleEvent, a.Logger)
-			return nil
-		})
-	}
-	g.Go(func() error {
-		<-gctx.Done()
-		a.Logger.Info("stopping workers")
-		// Drains hand their products over first: River's stop then waits
-		// for batches, not for queues to empty.
-		close(a.stopping)
-		defer stopLiveness()
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(gctx), 30*time.Second)
-		defer cancel()
-		if err := a.River.Stop(stopCtx); err != nil {
-			// Jobs still running after the stop timeout are cancelled (they
-			// are retried) rather than left running in a process that exits.
-			cancelCtx, cancel := context.WithTimeout(context.WithoutCancel(gctx), 10*time.Second)
-			defer cancel()
-			_ = a.River.StopAndCancel(cancelCtx)
-			return fmt.Errorf("stop workers: %w", err)
-		}
-		return nil
-	})
-	return g.Wait()
+	a.Logger.Info("stopping workers")
+	err := a.stopRiver(ctx)
+	stopLiveness()
+	return errors.Join(err, <-liveness)
 }
 
-// StartAdmission runs the waiting rooms' admission (Service.RunAdmission)
-// until the returned stop, which waits for the last step to end. Work
-// processes run it with River's workers; tests and benchmarks that start
-// River themselves start it too. Nothing to run without waiting rooms.
+// stopRiver stops River's client: drains hand over first, then River waits
+// for their batches; jobs still running after the stop timeout are
+// cancelled (they are retried) rather than left running in a process that
+// exits.
+func (a *App) stopRiver(ctx context.Context) error {
+	close(a.stopping)
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := a.River.Stop(stopCtx); err != nil {
+		cancelCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = a.River.StopAndCancel(cancelCtx)
+		return fmt.Errorf("stop workers: %w", err)
+	}
+	return nil
+}
+
+// runAdmission steps the waiting rooms until ctx ends.
+func (a *App) runAdmission(ctx context.Context) error {
+	a.Rooms.RunAdmission(ctx, a.Metrics)
+	return nil
+}
+
+// StartAdmission runs the waiting rooms' admission until the returned stop,
+// which waits for the last step to end: for tests and benchmarks that start
+// River themselves. Nothing to run without waiting rooms.
 func (a *App) StartAdmission() (stop func()) {
 	if a.Rooms == nil {
 		return func() {}
@@ -467,7 +517,7 @@ func (a *App) StartAdmission() (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		a.Rooms.RunAdmission(ctx, a.Metrics)
+		_ = a.runAdmission(ctx)
 	}()
 	return func() {
 		cancel()

@@ -93,6 +93,14 @@ func (p *Publisher) start(ctx context.Context) {
 // Wait blocks until the publisher has stopped and its last batches are sent.
 func (p *Publisher) Wait() { p.wg.Wait() }
 
+// Run publishes until ctx ends, then waits for the batches in flight.
+func (p *Publisher) Run(ctx context.Context) error {
+	p.Start(ctx)
+	<-ctx.Done()
+	p.Wait()
+	return nil
+}
+
 func (p *Publisher) collect(ctx context.Context, out chan<- []pending) {
 	for {
 		var first pending
