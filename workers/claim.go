@@ -3,8 +3,7 @@
 // package jobs; the SQS request consumer and the SQS events consumer; and
 // the liveness lock that gives a dead process's jobs back. The consumers
 // decode the message, call the owning package and complete; the claim
-// worker also decides, from River's jobs table, when a drain owes its
-// worker to another product (Turn).
+// worker drains by the rules of package schedule.
 package workers
 
 import (
@@ -19,7 +18,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"boxoffice/internal/reservation"
-	"boxoffice/internal/riverjobs"
+	"boxoffice/internal/schedule"
 )
 
 // ClaimWorker drains one product's QUEUED requests in claim batches and
@@ -37,66 +36,20 @@ type ClaimWorker struct {
 	Pool *pgxpool.Pool
 }
 
-// drainSlice is how long a drain runs before it gives its worker to a
-// waiting job of its own tenant's other products.
-const drainSlice = 250 * time.Millisecond
-
-// turnEvery is how often a drain asks whether it owes its worker to a
-// waiting job or a pace (Turn).
-const turnEvery = 25 * time.Millisecond
-
-// newSaleEvery is how often, between those, a drain looks whether a
-// product that has not had a turn waits for a worker (NewSaleWaiting, one
-// read of River's fetch index), and asks Turn at once if so: a sale opening
-// while every worker is busy then waits for a worker about this long, or a
-// batch, rather than turnEvery: a small sale's first requests are its
-// slowest when they wait for a hand-over, and they set its p99.
-const newSaleEvery = 5 * time.Millisecond
-
-// handOverGrace is how long a tenant still counts a drain that handed over
-// to its next product: from the follow-up's insert until River has started
-// the next job (80 ms and more on a busy machine) the tenant seems to run
-// one drain fewer, and another tenant's drain would yield to it for nothing.
-const handOverGrace = 500 * time.Millisecond
-
 // Turn says what the drain of job, which has run for ran, owes other
-// products' drains.
-//
-// Its worker, to a claim job waiting for one: at once to a tenant running at
-// least two drains fewer than this drain's tenant (after the swap it still
-// runs no more); after the drain's slice, to a tenant running one fewer
-// (tenants with equal shares take turns) and to another product of its own
-// tenant. So workers are shared first between tenants, then between a
-// tenant's products: one tenant's big on-sale of many products keeps as many
-// workers as any other busy tenant, not one per product, and a small sale
-// beside it gets a worker within newSaleEvery (or the batch running) and
-// keeps it instead of queueing behind the big sale's turns.
-//
-// A pace, when its tenant runs more drains than any other tenant running
-// one (reservation.Turn.Pace): with workers to spare, that is how a big
-// sale's many drains leave the database's cores to a small sale's one.
-func (w *ClaimWorker) Turn(ctx context.Context, job reservation.ClaimArgs, ran time.Duration) reservation.Turn {
-	handOver, pace, err := riverjobs.Turn(ctx, w.Pool, w.turnQuery(job, ran))
-	if err != nil {
-		return reservation.Turn{} // keep draining: the next ask may fare better
-	}
-	return reservation.Turn{HandOver: handOver, Pace: pace}
+// products' drains (schedule.Scheduler.Turn).
+func (w *ClaimWorker) Turn(ctx context.Context, job reservation.ClaimArgs, ran time.Duration) schedule.Turn {
+	return w.scheduler().Turn(ctx, tenantOf(job), ran)
 }
 
-// NewSaleWaiting says whether a claim job whose product has not had a turn
-// yet waits for a worker — of another tenant, or, once the drain has run
-// for its slice, of its own (Turn gives the worker to either then): when
-// one does, the drain asks Turn at once instead of at its next turnEvery.
-// (A drain watching the emptied queue of a sale that has ended held its
-// worker for up to turnEvery while its tenant's next sale waited.)
+// NewSaleWaiting says whether a product that has not had a turn waits for
+// the worker of job's drain (schedule.Scheduler.NewSaleWaiting).
 func (w *ClaimWorker) NewSaleWaiting(ctx context.Context, job reservation.ClaimArgs, ran time.Duration) bool {
-	waiting, err := riverjobs.NewSaleWaiting(ctx, w.Pool, w.turnQuery(job, ran))
-	return err == nil && waiting
+	return w.scheduler().NewSaleWaiting(ctx, tenantOf(job), ran)
 }
 
-func (w *ClaimWorker) turnQuery(job reservation.ClaimArgs, ran time.Duration) riverjobs.TurnQuery {
-	return riverjobs.TurnQuery{Queue: reservation.QueueClaims, Kind: reservation.ClaimArgs{}.Kind(), Tenant: tenantOf(job),
-		PastSlice: ran >= drainSlice, HadTurn: priorityHadTurn, HandOverGrace: handOverGrace}
+func (w *ClaimWorker) scheduler() schedule.Scheduler {
+	return schedule.Scheduler{Pool: w.Pool, Queue: reservation.QueueClaims, Kind: reservation.ClaimArgs{}.Kind()}
 }
 
 // tenantOf is the tenant a claim job counts for in Turn, as
@@ -109,40 +62,21 @@ func tenantOf(job reservation.ClaimArgs) string {
 	return job.ProductID.String()
 }
 
-// priorityHadTurn is the River priority of a drain's follow-up job; jobs
-// inserted by accepts have River's default, 1, and are fetched first.
-const priorityHadTurn = 2
-
-// drainLinger is how long a drain watches an emptied queue before its job
-// ends (see reservation.DrainOptions.Linger).
-const drainLinger = 250 * time.Millisecond
-
-// drainBudget is how long one claim job drains before handing on to a fresh
-// job. Bounded so River's job timeout and stuck-job rescue stay meaningful.
-const drainBudget = 30 * time.Second
-
 // Timeout leaves the drain its budget plus time for a last slow batch.
 func (w *ClaimWorker) Timeout(*river.Job[reservation.ClaimArgs]) time.Duration {
-	return drainBudget + 2*time.Minute
+	return schedule.Budget + 2*time.Minute
 }
 
 // Work drains the product.
 func (w *ClaimWorker) Work(ctx context.Context, job *river.Job[reservation.ClaimArgs]) error {
-	var turn reservation.Turn // the last Turn asked, at asked
-	var asked time.Time
 	res, err := w.Claimer.Drain(ctx, job.Args.ProductID, reservation.DrainOptions{
 		BatchSize: w.BatchSize,
-		Budget:    drainBudget,
-		Linger:    drainLinger,
+		Budget:    schedule.Budget,
+		Linger:    schedule.Linger,
 		Stop:      w.Stopping,
 		// Shared fairly between tenants, then between products.
-		Yield: func(ctx context.Context, ran time.Duration) reservation.Turn {
-			if time.Since(asked) >= turnEvery || w.NewSaleWaiting(ctx, job.Args, ran) {
-				turn, asked = w.Turn(ctx, job.Args, ran), time.Now()
-			}
-			return turn
-		},
-		YieldEvery: newSaleEvery,
+		Yield:      w.scheduler().Yield(tenantOf(job.Args)),
+		YieldEvery: schedule.LookEvery,
 		Complete: func(ctx context.Context, tx pgx.Tx) error {
 			_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
 			return err
@@ -154,7 +88,7 @@ func (w *ClaimWorker) Work(ctx context.Context, job *river.Job[reservation.Claim
 		// every worker is busy gets the first worker handed over.
 		Continue: func(ctx context.Context, tx pgx.Tx) error {
 			_, err := river.ClientFromContext[pgx.Tx](ctx).InsertTx(ctx, tx, job.Args,
-				&river.InsertOpts{Priority: priorityHadTurn})
+				&river.InsertOpts{Priority: schedule.PriorityHadTurn})
 			return err
 		},
 	})

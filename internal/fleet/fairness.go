@@ -40,7 +40,7 @@ type Fairness struct {
 // so the small sale gets one within a yield check and keeps it. With more
 // workers than products nothing waits for a worker, and what the big sale
 // takes from the small one is the machine: the big tenant's drains, more
-// than the small one's, pace themselves (reservation.Turn.Pace), and
+// than the small one's, pace themselves (schedule.Turn.Pace), and
 // tenantClaims, when not 0, caps a tenant's claim transactions running at
 // once (BOXOFFICE_TENANT_CLAIMS).
 //

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"boxoffice/internal/db"
+	"boxoffice/internal/schedule"
 )
 
 // DrainResult sums the batches of one Drain.
@@ -33,46 +34,18 @@ type DrainOptions struct {
 	// budget ran out with requests left.
 	Continue func(ctx context.Context, tx pgx.Tx) error
 	// Yield, when set, is asked between batches, at most every YieldEvery,
-	// with how long the drain has run, what the drain owes the others (see
-	// Turn).
-	Yield      func(ctx context.Context, ran time.Duration) Turn
+	// with how long the drain has run, what the drain owes the others
+	// (schedule.Scheduler.Yield).
+	Yield      func(ctx context.Context, ran time.Duration) schedule.Turn
 	YieldEvery time.Duration
 	// Stop, when closed, ends the drain as if its budget had run out: the
 	// process is stopping, and Continue hands the queue to a job another
 	// process fetches at once, instead of one left running for a rescuer.
 	Stop <-chan struct{}
-	// Linger is how long an emptied queue is watched before the drain ends:
-	// in a burst the next requests come within milliseconds, and ending the
-	// job would leave them to wait for a new job to be fetched.
+	// Linger is how long an emptied queue is watched before the drain ends
+	// (schedule.Linger).
 	Linger time.Duration
 }
-
-// Turn is what a drain owes other products' drains.
-type Turn struct {
-	// HandOver: the worker is owed to another product's job waiting for
-	// one. The drain hands over as if its budget had run out, and its
-	// follow-up job waits behind the others. So one tenant's big sales
-	// cannot hold every worker while another's waits.
-	HandOver bool
-	// Pace: the drain's tenant runs more drains than any other tenant
-	// running one. After each batch that empties its queue the drain waits
-	// pace before the next, and its requests gather into one batch
-	// meanwhile: with workers to spare nothing waits for a worker, and what
-	// a tenant's many drains then take from another's few is the database's
-	// cores, spent on transactions of a few requests each.
-	Pace bool
-}
-
-// pace is how long a drain over its tenant's share waits after a batch that
-// emptied its queue (Turn.Pace): its next batch gathers this much of its
-// requests, which wait this much longer for a decision, and the
-// transactions that would have kept the database's cores from another
-// tenant's claims become one (docs/reliability.md, fairness between
-// tenants; the measurements behind the value are in the benchmark history).
-const pace = 100 * time.Millisecond
-
-// lingerPoll is how often a lingering drain looks for new requests.
-const lingerPoll = 5 * time.Millisecond
 
 // Drain claims the product's QUEUED requests in batches until none is left,
 // then calls Complete inside a final transaction that commits only if, with
@@ -99,10 +72,10 @@ func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 	// look: once the queue has been emptied, look for requests with one
 	// plain statement before a claim transaction (three round trips) — a
 	// drain that keeps up would otherwise follow every batch with an empty
-	// one, and a quiet product's drain run one every lingerPoll.
+	// one, and a quiet product's drain run one every schedule.LingerPoll.
 	look := false
 	nextYieldCheck := started.Add(o.YieldEvery)
-	var turn Turn
+	var turn schedule.Turn
 	for {
 		// Hand over — out of budget, the process stopping, or other
 		// products waiting for this worker.
@@ -140,7 +113,7 @@ func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 					case <-ctx.Done():
 						return total, ctx.Err()
 					case <-o.Stop:
-					case <-time.After(pace):
+					case <-time.After(schedule.Pace):
 					}
 				}
 				continue
@@ -155,7 +128,7 @@ func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 			case <-ctx.Done():
 				return total, ctx.Err()
 			case <-o.Stop:
-			case <-time.After(lingerPoll):
+			case <-time.After(schedule.LingerPoll):
 			}
 			continue
 		}

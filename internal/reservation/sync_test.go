@@ -14,6 +14,7 @@ import (
 
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/schedule"
 	"boxoffice/internal/testfix"
 )
 
@@ -87,16 +88,16 @@ func TestDrainLingers(t *testing.T) {
 		// the test), which completes the job as the linger's end would.
 		res, err := env.Claimer.Drain(ctx, p.ID, reservation.DrainOptions{BatchSize: 10, Linger: time.Minute,
 			YieldEvery: time.Millisecond,
-			Yield: func(context.Context, time.Duration) reservation.Turn {
+			Yield: func(context.Context, time.Duration) schedule.Turn {
 				switch asked.Add(1) {
 				case 2:
 					close(lingering)
 				}
 				select {
 				case <-decided:
-					return reservation.Turn{HandOver: true}
+					return schedule.Turn{HandOver: true}
 				default:
-					return reservation.Turn{}
+					return schedule.Turn{}
 				}
 			},
 			Complete: func(context.Context, pgx.Tx) error { completed++; return nil }})
@@ -141,8 +142,8 @@ func TestDrainPaces(t *testing.T) {
 		return nil
 	}
 	res, err := env.Claimer.Drain(ctx, p.ID, reservation.DrainOptions{BatchSize: 100, Linger: 500 * time.Millisecond,
-		Yield: func(context.Context, time.Duration) reservation.Turn {
-			return reservation.Turn{Pace: true}
+		Yield: func(context.Context, time.Duration) schedule.Turn {
+			return schedule.Turn{Pace: true}
 		},
 		YieldEvery: time.Millisecond,
 		Complete:   func(context.Context, pgx.Tx) error { return nil }})

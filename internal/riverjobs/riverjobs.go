@@ -42,7 +42,7 @@ type TurnQuery struct {
 
 // Turn reads whether another claim job waits that the drain owes its worker
 // (handOver), and whether the drain's tenant runs more drains than any other
-// tenant running one (pace). See workers.ClaimWorker.Turn for the rules.
+// tenant running one (pace). See schedule.Scheduler.Turn for the rules.
 func Turn(ctx context.Context, q db.DBTX, t TurnQuery) (handOver, pace bool, err error) {
 	err = q.QueryRow(ctx, `
 		WITH jobs AS (
