@@ -129,14 +129,22 @@ func (b *testBundle) requireSafe(t *testing.T) {
 	b.env.RequireInvariants(t)
 }
 
+// confirmed pays buyer's two-number hold with sim_ok and returns the
+// settled order, confirmed with its two tickets, and the hold.
+func (b *testBundle) confirmed(t *testing.T, buyer string) (*checkout.Order, uuid.UUID) {
+	t.Helper()
+	hold := b.hold(t, buyer)
+	o := b.wait(t, b.order(t, buyer, hold, pspsim.MethodOK).ID, settled)
+	require.Equal(t, checkout.StatusConfirmed, o.Status)
+	require.Len(t, o.Tickets, 2)
+	return o, hold
+}
+
 func TestSuccess(t *testing.T) {
 	t.Parallel()
 	b := setup(t, pspsim.Config{}, true)
-	hold := b.hold(t, "alice")
-	o := b.wait(t, b.order(t, "alice", hold, pspsim.MethodOK).ID, settled)
-	require.Equal(t, checkout.StatusConfirmed, o.Status)
+	o, hold := b.confirmed(t, "alice")
 	require.Equal(t, int64(2*5000), o.AmountCents)
-	require.Len(t, o.Tickets, 2)
 	require.Equal(t, 2, b.count(t, `SELECT count(*) FROM claims WHERE hold_id = $1 AND state = 'SOLD'`, hold))
 	require.Equal(t, 2, b.count(t, `SELECT sold FROM inventory WHERE product_id = $1`, b.product.ID))
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM outbox WHERE topic = 'order.confirmed'`))
@@ -330,10 +338,7 @@ func TestZeroGraceExtendsNothing(t *testing.T) {
 func TestNoTicketCodeAtRest(t *testing.T) {
 	t.Parallel()
 	b := setup(t, pspsim.Config{}, true)
-	hold := b.hold(t, "alice")
-	o := b.wait(t, b.order(t, "alice", hold, pspsim.MethodOK).ID, settled)
-	require.Equal(t, checkout.StatusConfirmed, o.Status)
-	require.Len(t, o.Tickets, 2)
+	o, _ := b.confirmed(t, "alice")
 	ctx := context.Background()
 	// The tickets mailed, so that every job and event about them has run.
 	require.Eventually(t, func() bool {
