@@ -209,7 +209,7 @@ func runServe(ctx context.Context, cfg *config.Config, logger *slog.Logger) erro
 		return err
 	}
 	logger.Info("API listening", "addr", cfg.Addr, "metrics", cfg.MetricsAddr)
-	return app.Run(ctx, a.APIPart(a.API(), ln), a.MetricsPart(mln))
+	return app.Run(ctx, append(a.APIParts(a.API(), ln), a.MetricsPart(mln))...)
 }
 
 func runWork(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {

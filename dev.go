@@ -217,7 +217,7 @@ Store API (public, for the demo tenant's store):
 		demo.stadium.ID, demo.stadium.Capacity, demo.raffle.ID, demo.raffle.Capacity, queues,
 		cfg.PaymentProviderURL, inboxURL, cfg.MetricsAddr, demo.operatorKey, cfg.StoresURL)
 
-	return app.Run(ctx, a.WorkersPart(), a.APIPart(a.API(), ln), a.MetricsPart(mln))
+	return app.Run(ctx, append(a.APIParts(a.API(), ln), a.WorkersPart(), a.MetricsPart(mln))...)
 }
 
 func randomToken() string {

@@ -335,13 +335,8 @@ func (a *App) API() *api.Server {
 }
 
 // ServeAPI serves srv on ln until ctx ends, then stops accepting and lets
-// requests in flight finish (their accept batches commit). With SQS it also
-// runs the publisher the accept path hands requests to, and waits for it.
+// requests in flight finish (their accept batches commit).
 func (a *App) ServeAPI(ctx context.Context, srv *api.Server, ln net.Listener) error {
-	if a.Publisher != nil {
-		a.Publisher.Start(ctx)
-		defer a.Publisher.Wait()
-	}
 	if err := srv.Start(ctx); err != nil {
 		return fmt.Errorf("start API: %w", err)
 	}
@@ -398,9 +393,14 @@ func Run(ctx context.Context, parts ...Part) error {
 	return g.Wait()
 }
 
-// APIPart serves the API (srv) on ln.
-func (a *App) APIPart(srv *api.Server, ln net.Listener) Part {
-	return Part{"api", func(ctx context.Context) error { return a.ServeAPI(ctx, srv, ln) }}
+// APIParts are what an API process runs: the API (srv) on ln, and with SQS
+// the publisher its accepts hand requests to.
+func (a *App) APIParts(srv *api.Server, ln net.Listener) []Part {
+	parts := []Part{{"api", func(ctx context.Context) error { return a.ServeAPI(ctx, srv, ln) }}}
+	if a.Publisher != nil {
+		parts = append(parts, Part{"sqs publisher", a.Publisher.Run})
+	}
+	return parts
 }
 
 // MetricsPart serves this process's /metrics on ln (nothing when nil).

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/internal/app"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/pspsim"
@@ -97,15 +98,14 @@ func TestMetricsWithEveryFeature(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	metricsLn, err := a.ListenMetrics()
 	require.NoError(t, err)
-	done := make(chan error, 3)
-	go func() { done <- a.RunWorkers(ctx) }()
-	go func() { done <- a.ServeAPI(ctx, a.API(), apiLn) }()
-	go func() { done <- a.ServeMetrics(ctx, metricsLn) }()
+	// What a dev process runs: the API's parts, the workers, the metrics.
+	done := make(chan error, 1)
+	go func() {
+		done <- app.Run(ctx, append(a.APIParts(a.API(), apiLn), a.WorkersPart(), a.MetricsPart(metricsLn))...)
+	}()
 	t.Cleanup(func() {
 		cancel()
-		for range 3 {
-			<-done //nolint:errcheck // stopping: each part's error is the cancellation
-		}
+		require.NoError(t, <-done, "a clean stop")
 	})
 	metrics := client{t: t, base: "http://" + metricsLn.Addr().String()}
 
