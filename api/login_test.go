@@ -100,7 +100,8 @@ func TestPasswordlessLogin(t *testing.T) {
 	// By SMS, to a country the store sends to.
 	require.Equal(t, http.StatusOK, b.do(t, http.MethodPut, "/v1/store", keyA, map[string]any{"name": "Login A",
 		"smsCountries": []string{"+351"}}).status)
-	require.Equal(t, http.StatusAccepted, start("login-a", map[string]any{"phone": "+351 912 345 678"}).status)
+	r = start("login-a", map[string]any{"phone": "+351 912 345 678"})
+	require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
 	x.mu.Lock()
 	smsCode := codeRE.FindString(x.sent["+351912345678"])
 	x.mu.Unlock()

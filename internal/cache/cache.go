@@ -6,6 +6,7 @@ package cache
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -151,6 +152,7 @@ func (c *Cache[K, V]) putMiss(key K, err error) { c.store(key, entry[V]{err: err
 
 // store adds e under key, making room first. Callers hold c.mu.
 func (c *Cache[K, V]) store(key K, e entry[V]) {
+	key = own(key)
 	now := c.now()
 	c.remove(key)
 	sz := e.size
@@ -176,6 +178,19 @@ func (c *Cache[K, V]) store(key K, e entry[V]) {
 	e.loaded = now
 	c.entries[key] = e
 	c.bytes += sz
+}
+
+// own returns a string key with bytes of its own. Keys often come from a
+// request (a path parameter, a header), and Fiber's strings point into
+// buffers it reuses for the next request: kept as a map key, such a string
+// would change under the map, so that a lookup misses its entry, Forget
+// cannot find it, or — once the buffer holds another key of the same
+// length — a lookup of that key finds this key's value.
+func own[K comparable](key K) K {
+	if s, ok := any(key).(string); ok {
+		return any(strings.Clone(s)).(K)
+	}
+	return key
 }
 
 func (c *Cache[K, V]) remove(key K) {

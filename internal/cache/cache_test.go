@@ -3,10 +3,12 @@ package cache
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -85,4 +87,31 @@ func TestKeptMisses(t *testing.T) {
 		require.ErrorIs(t, err, errDown)
 	}
 	require.EqualValues(t, 4, loads.Load(), "other errors are not kept")
+}
+
+// A key that aliases a buffer its caller reuses (as Fiber's path
+// parameters and headers do) is kept with bytes of its own: Forget finds it
+// whatever the buffer holds by then, and the next Get loads afresh instead
+// of finding the forgotten value once the buffer holds the key again.
+func TestKeysFromReusedBuffersStayPut(t *testing.T) {
+	t.Parallel()
+	var loads atomic.Int32
+	c := New(time.Minute, 10, func(_ context.Context, k string) (string, error) {
+		return fmt.Sprintf("%s v%d", k, loads.Add(1)), nil
+	})
+	ctx := context.Background()
+	buf := []byte("login-a")
+	aliased := unsafe.String(&buf[0], len(buf))
+	v, err := c.Get(ctx, aliased)
+	require.NoError(t, err)
+	require.Equal(t, "login-a v1", v)
+	copy(buf, "/v1/sto") // another request reuses the buffer
+	c.Forget("login-a")  // the store's settings changed
+	copy(buf, "login-a") // and a request for the store comes again
+	v, err = c.Get(ctx, aliased)
+	require.NoError(t, err)
+	require.Equal(t, "login-a v2", v, "the forgotten value is gone")
+	c.mu.Lock()
+	require.Len(t, c.entries, 1)
+	c.mu.Unlock()
 }
