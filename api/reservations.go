@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -112,8 +113,11 @@ func (s *Server) createReservation(ctx context.Context, in *struct {
 				"the sale opens at "+fresh.OnSaleAt.UTC().Format(time.RFC3339))
 		}
 	}
+	// The key is cloned: Fiber's header strings alias a buffer the next
+	// request reuses, and an accept batch may still hold the row after this
+	// request has given up waiting for it (its deadline).
 	acc, err := s.Reservations.Accept(ctx, reservation.AcceptParams{
-		Product: p, BuyerID: buyer.BuyerID, IdempotencyKey: in.IdempotencyKey,
+		Product: p, BuyerID: buyer.BuyerID, IdempotencyKey: strings.Clone(in.IdempotencyKey),
 		Params: reservation.Params{Numbers: in.Body.Numbers, Quantity: in.Body.Quantity, Mode: in.Body.Mode,
 			AcceptFewer: in.Body.AcceptFewer},
 	})
