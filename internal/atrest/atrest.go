@@ -164,12 +164,6 @@ func (r *Keyring) Seal(plain, context string) string {
 // IsSealed reports whether v is a sealed value (under any key).
 func IsSealed(v string) bool { return strings.HasPrefix(v, prefix) }
 
-// SealedWithCurrent reports whether v is sealed under the first key, so
-// needs no resealing.
-func (r *Keyring) SealedWithCurrent(v string) bool {
-	return strings.HasPrefix(v, prefix+r.keys[0].id+":")
-}
-
 // CurrentPrefix is how every value sealed under the first key starts, for
 // finding in SQL the rows that still need resealing.
 func (r *Keyring) CurrentPrefix() string { return prefix + r.keys[0].id + ":" }
