@@ -18,6 +18,7 @@ var auditedOps = map[string]bool{
 	"put-layout": true, "put-seat-map": true, "put-store": true, "store-logo-upload": true, "publish-store": true, "start-rehearsal": true,
 	"ops-dlq-redrive": true, "ops-river-retry": true, "ops-checkout-pause": true, "ops-checkout-resume": true,
 	"create-api-key": true, "revoke-api-key": true, "rotate-buyer-token-secret": true,
+	"refund-order": true, "retry-refund": true, "settle-refund": true,
 }
 
 // auditTrail records the audited operations of admins and API keys after
@@ -35,16 +36,15 @@ func (s *Server) auditTrail(ctx huma.Context, next func(huma.Context)) {
 	}
 	e := audit.Entry{Action: op.OperationID, Status: ctx.Status(),
 		Target: op.Method + " " + ctx.URL().Path, From: clientOf(ctx.Context())}
+	e.Actor = who.actor()
 	switch {
 	case who.Admin:
-		e.Actor = "platform-admin"
 		if strings.HasPrefix(op.Path, "/v1/tenants/{id}") {
 			if id, err := uuid.Parse(ctx.Param("id")); err == nil {
 				e.TenantID = &id
 			}
 		}
 	default:
-		e.Actor = who.Role + " key " + who.KeyID.String()
 		e.TenantID = &who.TenantID
 	}
 	if err := s.Audit.Record(context.WithoutCancel(ctx.Context()), e); err != nil {

@@ -53,6 +53,15 @@ type principal struct {
 
 type principalKey struct{}
 
+// actor names the principal in the audit log and in what it asked for (a
+// refund's requestedBy).
+func (p principal) actor() string {
+	if p.Admin {
+		return "platform-admin"
+	}
+	return p.Role + " key " + p.KeyID.String()
+}
+
 // caller returns the principal authenticate stored for the operation.
 func caller(ctx context.Context) principal {
 	p, _ := ctx.Value(principalKey{}).(principal)

@@ -20,7 +20,7 @@ import (
 // OrderBody pays for a hold.
 type OrderBody struct {
 	HoldID        uuid.UUID `json:"holdId"`
-	PaymentMethod string    `json:"paymentMethod" minLength:"1" maxLength:"200" doc:"A provider payment method token; with the simulator sim_ok, sim_decline, sim_timeout_after_auth, sim_error_500, sim_rate_limited, sim_capture_fails"`
+	PaymentMethod string    `json:"paymentMethod" minLength:"1" maxLength:"200" doc:"A provider payment method token; with the simulator sim_ok, sim_decline, sim_timeout_after_auth, sim_error_500, sim_rate_limited, sim_capture_fails, sim_refund_timeout, sim_refund_fails"`
 	Email         string    `json:"email,omitempty" format:"email" maxLength:"320" doc:"Where the tickets are sent"`
 }
 
@@ -202,6 +202,14 @@ func checkoutProblem(err error) *Problem {
 		return problem(http.StatusConflict, "ORDER_EXISTS", err.Error())
 	case errors.Is(err, checkout.ErrIdempotencyConflict):
 		return problem(http.StatusConflict, "IDEMPOTENCY_KEY_REUSED", err.Error())
+	case errors.Is(err, checkout.ErrNotRefundable):
+		return problem(http.StatusConflict, "ORDER_NOT_REFUNDABLE", err.Error())
+	case errors.Is(err, checkout.ErrRefundInProgress):
+		return problem(http.StatusConflict, "REFUND_IN_PROGRESS", err.Error())
+	case errors.Is(err, checkout.ErrTicketNotRefundable):
+		return problem(http.StatusUnprocessableEntity, "TICKET_NOT_REFUNDABLE", err.Error())
+	case errors.Is(err, checkout.ErrRefundNotFailed):
+		return problem(http.StatusConflict, "REFUND_NOT_FAILED", err.Error())
 	}
 	return nil
 }

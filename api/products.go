@@ -34,6 +34,7 @@ type ProductBody struct {
 	ImageURL      string                `json:"imageUrl,omitempty" maxLength:"500" pattern:"^https://[^\\s\"'<>]+$" patternDescription:"an https URL"`
 	Publication   string                `json:"publication,omitempty" enum:"PUBLISHED,DRAFT" doc:"Default PUBLISHED; a DRAFT is not in the store until published"`
 	WaitingRoom   *waitingroom.Settings `json:"waitingRoom,omitempty" doc:"Turn on the virtual waiting room: buyers join the queue and need an access token to reserve and pay"`
+	RefundPolicy  string                `json:"refundPolicy,omitempty" enum:"resell,keep" doc:"Default resell: a refunded seat goes back on sale; keep leaves it off sale"`
 }
 
 // ProductList is a page of products.
@@ -114,6 +115,7 @@ func (s *Server) createProduct(ctx context.Context, in *struct {
 		TenantID: tenantID, Slug: b.Slug, Name: b.Name, Kind: b.Kind, Capacity: b.Capacity, Layout: b.Layout,
 		PriceCents: b.PriceCents, Currency: b.Currency, PerBuyerLimit: b.PerBuyerLimit, HoldSeconds: b.HoldSeconds,
 		WaitingRoom: b.WaitingRoom, Description: b.Description, ImageURL: b.ImageURL, Publication: b.Publication,
+		RefundPolicy: b.RefundPolicy,
 	}
 	if b.OnSaleAt != nil {
 		p.OnSaleAt = *b.OnSaleAt

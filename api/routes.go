@@ -99,6 +99,10 @@ func (s *Server) routes() {
 		route(s, "Checkout", get, "/v1/orders", "list-orders", s.listOrders, by(schemeBuyer), errs(401))
 		route(s, "Checkout", get, "/v1/tenant/orders", "search-orders", s.searchOrders, by(schemeAPI, schemeOperator), errs(401, 403, 422))
 		route(s, "Checkout", get, "/v1/tenant/orders/{id}", "order-timeline", s.orderTimeline, by(schemeAPI, schemeOperator), errs(401, 403, 404))
+		route(s, "Refunds", post, "/v1/tenant/orders/{id}/refunds", "refund-order", s.refundOrder, by(schemeAPI), status(202), body(maxSmallBody), errs(400, 401, 403, 404, 409, 422, 503))
+		route(s, "Refunds", get, "/v1/tenant/refunds/{id}", "get-refund", s.getRefund, by(schemeAPI, schemeOperator), errs(401, 403, 404))
+		route(s, "Refunds", post, "/v1/tenant/refunds/{id}/retry", "retry-refund", s.retryRefund, by(schemeAPI), errs(401, 403, 404, 409, 503))
+		route(s, "Refunds", post, "/v1/tenant/refunds/{id}/settle", "settle-refund", s.settleRefund, by(schemeAPI), body(maxSmallBody), errs(401, 403, 404, 409, 422, 503))
 		route(s, "Checkout", get, "/v1/tickets/{id}/qr.svg", "ticket-qr", s.ticketQR, by(schemeBuyer), responses(svgResponse("The QR code")), errs(401, 404))
 	}
 

@@ -184,7 +184,7 @@ type AuditWorker struct {
 // Work runs one audit.
 func (w *AuditWorker) Work(ctx context.Context, _ *river.Job[AuditArgs]) error {
 	w.deps.beforeRun(ctx, "audit_invariants")
-	violations, products, err := reservation.AuditAll(ctx, w.deps.Pool)
+	violations, products, err := reservation.AuditAll(ctx, w.deps.Pool, checkout.AuditSales)
 	if err != nil {
 		return err
 	}
@@ -308,7 +308,7 @@ func (*OutboxRelayWorker) Timeout(*river.Job[OutboxRelayArgs]) time.Duration { r
 // OutboxRelayWorker publishes outbox rows to their consumers. With River
 // (default) it does so in the transaction that marks them published, so each
 // row is handed on once: order.confirmed becomes a job that mails the
-// tickets; topics without a consumer are marked published as they are. With
+// tickets, order.refunded one that tells the buyer; topics without a consumer are marked published as they are. With
 // the SQS backend every row goes to the events queue, and rows are marked
 // after the send — no lock is held across that call, so a crash in between
 // sends a row twice, which consumers absorb.
@@ -334,8 +334,8 @@ func (w *OutboxRelayWorker) Work(ctx context.Context, _ *river.Job[OutboxRelayAr
 		var params []river.InsertManyParams
 		for i, ev := range events {
 			ids[i] = ev.ID
-			if ev.Topic == "order.confirmed" && w.deps.Checkout != nil {
-				if args, ok := checkout.SendTicketsFor(ev); ok {
+			if w.deps.Checkout != nil {
+				if args := checkout.JobFor(ev); args != nil {
 					params = append(params, river.InsertManyParams{Args: args})
 				}
 			}

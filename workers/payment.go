@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -89,7 +90,41 @@ func (w *SendTicketsWorker) Work(ctx context.Context, job *river.Job[checkout.Se
 	return w.Checkout.SendTickets(ctx, job.Args.OrderID)
 }
 
+// RefundWorker makes (or asks about) a refund at the provider.
+type RefundWorker struct {
+	river.WorkerDefaults[checkout.RefundArgs]
+	Checkout *checkout.Service
+}
+
+// Work refunds; a payment whose capture has not landed yet is waited for.
+func (w *RefundWorker) Work(ctx context.Context, job *river.Job[checkout.RefundArgs]) error {
+	err := w.Checkout.ProcessRefund(ctx, job.Args.RefundID)
+	if errors.Is(err, checkout.ErrNotCaptured) {
+		return river.JobSnooze(5 * time.Second)
+	}
+	return err
+}
+
+// NextRetry asks again soon at first and then backs off, capped at a
+// minute: an unknown outcome is resolved by asking with the same key.
+func (w *RefundWorker) NextRetry(job *river.Job[checkout.RefundArgs]) time.Time {
+	return time.Now().Add(min(time.Duration(job.Attempt*job.Attempt)*time.Second, time.Minute))
+}
+
+// SendRefundNoticeWorker tells a buyer that money is on its way back.
+type SendRefundNoticeWorker struct {
+	river.WorkerDefaults[checkout.SendRefundNoticeArgs]
+	Checkout *checkout.Service
+}
+
+// Work sends the mail.
+func (w *SendRefundNoticeWorker) Work(ctx context.Context, job *river.Job[checkout.SendRefundNoticeArgs]) error {
+	return w.Checkout.SendRefundNotice(ctx, job.Args.RefundID)
+}
+
 func addPaymentWorkers(w *river.Workers, c *checkout.Service) {
+	river.AddWorker(w, &RefundWorker{Checkout: c})
+	river.AddWorker(w, &SendRefundNoticeWorker{Checkout: c})
 	river.AddWorker(w, &SendTicketsWorker{Checkout: c})
 	river.AddWorker(w, &AuthorizeWorker{Checkout: c})
 	river.AddWorker(w, &ResolveWorker{Checkout: c})

@@ -28,6 +28,7 @@ type OrderSummary struct {
 	Seats         []string   `json:"seats"`
 	CreatedAt     time.Time  `json:"createdAt"`
 	ConfirmedAt   *time.Time `json:"confirmedAt,omitempty"`
+	RefundedCents int64      `json:"refundedCents"`
 }
 
 // Search finds a tenant's orders by one free-text query: an order id, an
@@ -47,7 +48,7 @@ func (s *Service) Search(ctx context.Context, tenantID uuid.UUID, query string, 
 	// An empty query lists the newest orders.
 	rows, err := s.pool.Query(ctx, `
 		SELECT id, product_id, buyer_id, coalesce(email, ''), status, capture_status, amount_cents, currency,
-		       numbers, seats, created_at, confirmed_at
+		       numbers, seats, created_at, confirmed_at, refunded_cents
 		FROM orders
 		WHERE tenant_id = $1 AND ($2 = '' OR id = $3 OR lower(email) = lower($2) OR buyer_id = $2 OR $4 = ANY(numbers)
 		      OR EXISTS (SELECT 1 FROM unnest(seats) s WHERE s ILIKE '%' || $2 || '%'))
@@ -72,13 +73,14 @@ type Timeline struct {
 	Reason  string          `json:"reason,omitempty"`
 	Events  []TimelineEvent `json:"events"`
 	Tickets []AdminTicket   `json:"tickets"`
+	Refunds []Refund        `json:"refunds"`
 }
 
 // TimelineEvent is one step: the order's, a payment attempt's or a
 // provider webhook's.
 type TimelineEvent struct {
 	At     time.Time `json:"at"`
-	Source string    `json:"source" enum:"order,attempt,webhook,tickets"`
+	Source string    `json:"source" enum:"order,attempt,webhook,tickets,refund"`
 	What   string    `json:"what"`
 	Detail string    `json:"detail,omitempty"`
 }
@@ -89,6 +91,7 @@ type AdminTicket struct {
 	ID          uuid.UUID  `json:"id"`
 	Number      int32      `json:"number"`
 	Seat        string     `json:"seat"`
+	Status      string     `json:"status" enum:"VALID,VOID,TRANSFERRED"`
 	Code        string     `json:"code"`
 	CheckedInAt *time.Time `json:"checkedInAt,omitempty"`
 	CheckedInBy string     `json:"checkedInBy,omitempty"`
@@ -112,10 +115,10 @@ func (s *Service) OrderTimeline(ctx context.Context, tenantID, orderID uuid.UUID
 	var sent *time.Time
 	err := s.pool.QueryRow(ctx, `
 		SELECT id, product_id, buyer_id, coalesce(email, ''), status, capture_status, amount_cents, currency,
-		       numbers, seats, created_at, confirmed_at, coalesce(reason, ''), updated_at, tickets_sent_at
+		       numbers, seats, created_at, confirmed_at, refunded_cents, coalesce(reason, ''), updated_at, tickets_sent_at
 		FROM orders WHERE id = $1 AND tenant_id = $2`, orderID, tenantID).
 		Scan(&o.ID, &o.ProductID, &o.BuyerID, &o.Email, &o.Status, &o.CaptureStatus, &o.AmountCents, &o.Currency,
-			&o.Numbers, &o.Seats, &o.CreatedAt, &o.ConfirmedAt, &t.Reason, &updated, &sent)
+			&o.Numbers, &o.Seats, &o.CreatedAt, &o.ConfirmedAt, &o.RefundedCents, &t.Reason, &updated, &sent)
 	if err != nil {
 		return nil, fmt.Errorf("order %s: %w", orderID, db.NotFound(err))
 	}
@@ -182,18 +185,36 @@ func (s *Service) OrderTimeline(ctx context.Context, tenantID, orderID uuid.UUID
 	if err != nil {
 		return nil, fmt.Errorf("webhooks of %s: %w", orderID, err)
 	}
+	if t.Refunds, err = s.refundsOf(ctx, orderID); err != nil {
+		return nil, err
+	}
+	for _, r := range t.Refunds {
+		t.Events = append(t.Events, TimelineEvent{At: r.CreatedAt, Source: "refund", What: "REFUND_PENDING",
+			Detail: fmt.Sprintf("%s for %s · %s · by %s · key %s", Money(r.AmountCents, r.Currency), joinNumbers(r.Numbers),
+				r.Reason, r.RequestedBy, r.ProviderKey)})
+		switch {
+		case r.RefundedAt != nil:
+			detail := "at the provider"
+			if r.SettledByHand != "" {
+				detail = "settled by hand: " + r.SettledByHand
+			}
+			t.Events = append(t.Events, TimelineEvent{At: *r.RefundedAt, Source: "refund", What: StatusRefunded, Detail: detail})
+		case r.Status == StatusRefundFailed:
+			t.Events = append(t.Events, TimelineEvent{At: updated, Source: "refund", What: StatusRefundFailed, Detail: r.LastError})
+		}
+	}
 	sortEvents(t.Events)
 
 	rows, err = s.pool.Query(ctx, `
-		SELECT id, product_id, number, coalesce(label, ''), checked_in_at, coalesce(checked_in_by, '')
-		FROM tickets WHERE order_id = $1 ORDER BY number`, orderID)
+		SELECT id, product_id, number, coalesce(label, ''), status, checked_in_at, coalesce(checked_in_by, '')
+		FROM tickets WHERE order_id = $1 ORDER BY number, issued_at`, orderID)
 	if err != nil {
 		return nil, fmt.Errorf("tickets of %s: %w", orderID, err)
 	}
 	t.Tickets, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (AdminTicket, error) {
 		var a AdminTicket
 		var productID uuid.UUID
-		err := row.Scan(&a.ID, &productID, &a.Number, &a.Seat, &a.CheckedInAt, &a.CheckedInBy)
+		err := row.Scan(&a.ID, &productID, &a.Number, &a.Seat, &a.Status, &a.CheckedInAt, &a.CheckedInBy)
 		a.Code = s.tickets.Code(a.ID, productID, a.Number) // derived: no code is stored
 		return a, err
 	})
@@ -204,6 +225,15 @@ func (s *Service) OrderTimeline(ctx context.Context, tenantID, orderID uuid.UUID
 		t.Tickets = []AdminTicket{}
 	}
 	return &t, nil
+}
+
+// joinNumbers writes numbers for people: "numbers 7, 8".
+func joinNumbers(ns []int32) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = strconv.Itoa(int(n))
+	}
+	return "numbers " + strings.Join(parts, ", ")
 }
 
 // sortEvents orders by time; stable, so an attempt's creation stays before

@@ -98,14 +98,12 @@ func (s *Service) Apply(ctx context.Context, attemptID uuid.UUID, p payment.Paym
 			return setAttempt("VOIDED")
 
 		case payment.StatusRefunded:
+			// The payment is refunded in full at the provider. The order
+			// follows its refunds (refund.go), each applied by its own key.
 			if a.Status == "REFUNDED" {
 				return nil
 			}
-			if err := setAttempt("REFUNDED"); err != nil {
-				return err
-			}
-			_, err := tx.Exec(ctx, `UPDATE orders SET status = 'REFUNDED', updated_at = now() WHERE id = $1`, a.OrderID)
-			return err
+			return setAttempt("REFUNDED")
 		}
 		return fmt.Errorf("payment %s: unknown status %q", p.ID, p.Status)
 	})

@@ -113,11 +113,12 @@ type Order struct {
 	ID            uuid.UUID  `json:"id"`
 	HoldID        uuid.UUID  `json:"holdId"`
 	ProductID     uuid.UUID  `json:"productId"`
-	Status        string     `json:"status"`
+	Status        string     `json:"status" doc:"PENDING_PAYMENT, CONFIRMED, FAILED, EXPIRED; after a sale: REFUND_PENDING (a refund at the provider), REFUND_FAILED, REFUNDED (every ticket refunded), CANCELLED"`
 	Reason        string     `json:"reason,omitempty"`
 	Payment       string     `json:"payment" doc:"State of the current payment attempt: PENDING, UNKNOWN (still being resolved), AUTHORIZED, DECLINED, CAPTURED, VOIDED, REFUNDED"`
 	CaptureStatus string     `json:"captureStatus"`
 	AmountCents   int64      `json:"amountCents"`
+	RefundedCents int64      `json:"refundedCents" doc:"How much of the amount was given back (a partly refunded order stays CONFIRMED)"`
 	Currency      string     `json:"currency"`
 	Numbers       []int32    `json:"numbers"`
 	Seats         []string   `json:"seats" doc:"The numbers' seats as people read them: North · Row A · Seat 7 (Number 7 for numbered products)"`
@@ -131,5 +132,6 @@ type Ticket struct {
 	ID     uuid.UUID `json:"id"`
 	Number int32     `json:"number"`
 	Seat   string    `json:"seat" doc:"North · Row A · Seat 7"`
-	Code   string    `json:"code"`
+	Status string    `json:"status" enum:"VALID,VOID,TRANSFERRED" doc:"VOID from the moment its refund is asked for"`
+	Code   string    `json:"code,omitempty" doc:"Only while the ticket admits (VALID)"`
 }

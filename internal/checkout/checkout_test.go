@@ -31,6 +31,7 @@ type testBundle struct {
 	product *product.Product
 	apiURL  string // the real API, listening on loopback
 	sink    *mail.Sink
+	sim     *pspsim.Server
 }
 
 // setup wires the simulator (over HTTP), its webhooks into the real API, and
@@ -60,7 +61,7 @@ func setup(t *testing.T, sim pspsim.Config, start bool) *testBundle {
 	if start {
 		env.StartWorkers(t)
 	}
-	return &testBundle{env: env, product: env.Product(t, testfix.ProductOpts{Capacity: 20}), apiURL: apiURL, sink: sink}
+	return &testBundle{env: env, product: env.Product(t, testfix.ProductOpts{Capacity: 20}), apiURL: apiURL, sink: sink, sim: s}
 }
 
 // hold reserves two numbers for buyer and returns the hold id.
@@ -117,12 +118,12 @@ func (b *testBundle) requireSafe(t *testing.T) {
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.Zero(c, b.count(c, `
 			SELECT count(*) FROM payment_attempts a JOIN orders o ON o.id = a.order_id
-			WHERE a.status = 'AUTHORIZED' AND o.status <> 'CONFIRMED'`))
+			WHERE a.status = 'AUTHORIZED' AND o.confirmed_at IS NULL`))
 	}, 20*time.Second, 50*time.Millisecond, "an authorization without a confirmed order was not voided")
 	require.Zero(t, b.count(t, `SELECT count(*) FROM (SELECT order_id FROM payment_attempts WHERE status IN ('CAPTURED', 'REFUNDED') GROUP BY order_id HAVING count(*) > 1) x`))
 	require.Zero(t, b.count(t, `
 		SELECT count(*) FROM claims c
-		WHERE c.state = 'SOLD' AND (SELECT count(*) FROM orders o WHERE o.hold_id = c.hold_id AND o.status = 'CONFIRMED') <> 1`))
+		WHERE c.state = 'SOLD' AND (SELECT count(*) FROM orders o WHERE o.hold_id = c.hold_id AND o.confirmed_at IS NOT NULL) <> 1`))
 	require.Zero(t, b.count(t, `
 		SELECT count(*) FROM orders o WHERE o.status = 'CONFIRMED' AND NOT EXISTS (
 			SELECT 1 FROM payment_attempts a WHERE a.order_id = o.id AND a.status IN ('AUTHORIZED', 'CAPTURED', 'REFUNDED'))`))

@@ -36,7 +36,7 @@ func ReadLive(ctx context.Context, q db.DBTX, productID uuid.UUID) (Live, error)
 	}
 	err = q.QueryRow(ctx, `
 		SELECT count(*) FILTER (WHERE capture_status = 'FAILED'),
-		       coalesce(sum(amount_cents) FILTER (WHERE status = 'CONFIRMED'), 0),
+		       coalesce(sum(amount_cents - refunded_cents) FILTER (WHERE confirmed_at IS NOT NULL), 0),
 		       count(*) FILTER (WHERE confirmed_at > now() - interval '1 minute')
 		FROM orders WHERE product_id = $1`, productID).Scan(&l.CapturesFailing, &l.RevenueCents, &l.PaidPerMinute)
 	if err != nil {

@@ -152,27 +152,29 @@ func (s *Service) Get(ctx context.Context, tenantID, id uuid.UUID, buyerID strin
 	var o Order
 	err := s.pool.QueryRow(ctx, `
 		SELECT o.id, o.hold_id, o.product_id, o.status, coalesce(o.reason, ''), o.capture_status, o.amount_cents,
-		       o.currency, o.numbers, o.seats, o.created_at, o.confirmed_at,
+		       o.currency, o.numbers, o.seats, o.created_at, o.confirmed_at, o.refunded_cents,
 		       coalesce((SELECT status FROM payment_attempts a WHERE a.order_id = o.id ORDER BY a.created_at DESC LIMIT 1), '')
 		FROM orders o
 		WHERE o.id = $1 AND o.tenant_id = $2 AND ($3 = '' OR o.buyer_id = $3)`, id, tenantID, buyerID).
 		Scan(&o.ID, &o.HoldID, &o.ProductID, &o.Status, &o.Reason, &o.CaptureStatus, &o.AmountCents, &o.Currency,
-			&o.Numbers, &o.Seats, &o.CreatedAt, &o.ConfirmedAt, &o.Payment)
+			&o.Numbers, &o.Seats, &o.CreatedAt, &o.ConfirmedAt, &o.RefundedCents, &o.Payment)
 	if err != nil {
 		return nil, fmt.Errorf("get order %s: %w", id, db.NotFound(err))
 	}
 	if o.Seats, err = seatsOf(ctx, s.pool, o.ProductID, o.Numbers, o.Seats); err != nil {
 		return nil, err
 	}
-	if o.Status == StatusConfirmed || o.Status == StatusRefunded {
-		rows, err := s.pool.Query(ctx, `SELECT id, number, label FROM tickets WHERE order_id = $1 ORDER BY number`, id)
+	if o.ConfirmedAt != nil {
+		rows, err := s.pool.Query(ctx, `SELECT id, number, label, status FROM tickets WHERE order_id = $1 ORDER BY number, issued_at`, id)
 		if err != nil {
 			return nil, fmt.Errorf("tickets of %s: %w", id, err)
 		}
 		o.Tickets, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Ticket, error) {
 			var t Ticket
-			err := row.Scan(&t.ID, &t.Number, &t.Seat)
-			t.Code = s.tickets.Code(t.ID, o.ProductID, t.Number)
+			err := row.Scan(&t.ID, &t.Number, &t.Seat, &t.Status)
+			if t.Status == ticketValid && admits(o.Status) {
+				t.Code = s.tickets.Code(t.ID, o.ProductID, t.Number) // only a ticket that admits shows its code
+			}
 			return t, err
 		})
 		if err != nil {
@@ -288,7 +290,8 @@ func (s *Service) TicketCode(ctx context.Context, tenantID uuid.UUID, buyerID st
 	var number int32
 	err := s.pool.QueryRow(ctx, `
 		SELECT t.product_id, t.number FROM tickets t JOIN orders o ON o.id = t.order_id
-		WHERE t.id = $1 AND o.tenant_id = $2 AND o.buyer_id = $3 AND o.status = 'CONFIRMED'`,
+		WHERE t.id = $1 AND o.tenant_id = $2 AND o.buyer_id = $3 AND t.status = 'VALID'
+		  AND o.status IN ('CONFIRMED', 'REFUND_PENDING', 'REFUND_FAILED')`,
 		ticketID, tenantID, buyerID).Scan(&productID, &number)
 	if err != nil {
 		return "", fmt.Errorf("ticket %s: %w", ticketID, db.NotFound(err))

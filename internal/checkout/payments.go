@@ -143,7 +143,7 @@ func (s *Service) Capture(ctx context.Context, orderID uuid.UUID) error {
 	err := s.pool.QueryRow(ctx, `
 		SELECT a.id, a.provider_payment_id, a.provider_key, a.status, o.capture_status, a.provider
 		FROM orders o JOIN payment_attempts a ON a.order_id = o.id AND a.status IN ('AUTHORIZED', 'CAPTURED')
-		WHERE o.id = $1 AND o.status = 'CONFIRMED'`, orderID).Scan(&attemptID, &paymentID, &key, &status, &capture, &provider)
+		WHERE o.id = $1 AND o.confirmed_at IS NOT NULL`, orderID).Scan(&attemptID, &paymentID, &key, &status, &capture, &provider)
 	if err != nil {
 		return fmt.Errorf("order to capture %s: %w", orderID, db.NotFound(err))
 	}

@@ -14,6 +14,7 @@ type ReconcileResult struct {
 	Resolved       int // pending/unknown attempts asked about
 	Voided         int // authorizations without a confirmed order, voided
 	CaptureRetried int // confirmed orders whose capture is retried
+	RefundsRetried int // refunds left pending or unknown, sent to their job again
 }
 
 // Reconcile is the periodic safety valve: attempts still PENDING or UNKNOWN
@@ -39,14 +40,14 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileResult, error) {
 
 	voids, err := s.ids(ctx, `
 		SELECT a.id FROM payment_attempts a JOIN orders o ON o.id = a.order_id
-		WHERE a.status = 'AUTHORIZED' AND o.status NOT IN ('CONFIRMED', 'PENDING_PAYMENT')
+		WHERE a.status = 'AUTHORIZED' AND o.confirmed_at IS NULL AND o.status <> 'PENDING_PAYMENT'
 		LIMIT 500`)
 	if err != nil {
 		return res, err
 	}
 	captures, err := s.ids(ctx, `
 		SELECT id FROM orders
-		WHERE status = 'CONFIRMED' AND capture_status IN ('PENDING', 'FAILED') AND updated_at < now() - make_interval(secs => $1)
+		WHERE confirmed_at IS NOT NULL AND capture_status IN ('PENDING', 'FAILED') AND updated_at < now() - make_interval(secs => $1)
 		LIMIT 500`, s.cfg.ResolveAfter.Seconds())
 	if err != nil {
 		return res, err
@@ -64,12 +65,16 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileResult, error) {
 		}
 	}
 	res.Voided, res.CaptureRetried = len(voids), len(captures)
+	if res.RefundsRetried, err = s.ReconcileRefunds(ctx); err != nil {
+		return res, err
+	}
 	s.metrics.Reconciled("resolved", res.Resolved)
+	s.metrics.Reconciled("refund_retried", res.RefundsRetried)
 	s.metrics.Reconciled("voided", res.Voided)
 	s.metrics.Reconciled("capture_retried", res.CaptureRetried)
 	if res != (ReconcileResult{}) {
 		s.logger.WarnContext(ctx, "payments reconciled", "resolved", res.Resolved, "voided", res.Voided,
-			"capture_retried", res.CaptureRetried)
+			"capture_retried", res.CaptureRetried, "refunds_retried", res.RefundsRetried)
 	}
 	return res, nil
 }

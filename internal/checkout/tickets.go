@@ -80,7 +80,10 @@ type VerifiedTicket struct {
 	Seat      string    `json:"seat,omitempty" doc:"North · Row A · Seat 7"`
 	// CheckedInAt is when the ticket was first scanned at the gate.
 	CheckedInAt *time.Time `json:"checkedInAt,omitempty"`
-	id          uuid.UUID
+	// Void says why a real ticket does not admit: it was refunded
+	// (REFUNDED) or handed to someone else (TRANSFERRED).
+	Void string `json:"void,omitempty" enum:"REFUNDED,TRANSFERRED,CANCELLED"`
+	id   uuid.UUID
 }
 
 // VerifyTicket checks a ticket code of the tenant: signed by us, issued, and
@@ -92,7 +95,7 @@ func (s *Service) VerifyTicket(ctx context.Context, tenantID uuid.UUID, code str
 // ticket reads and checks a ticket; forUpdate locks it for a check-in.
 func (s *Service) ticket(ctx context.Context, q db.DBTX, tenantID uuid.UUID, code string, forUpdate bool) (VerifiedTicket, error) {
 	var v VerifiedTicket
-	var status string
+	var status, ticketStatus string
 	lock := ""
 	if forUpdate {
 		lock = "FOR UPDATE OF t"
@@ -102,21 +105,38 @@ func (s *Service) ticket(ctx context.Context, q db.DBTX, tenantID uuid.UUID, cod
 		return VerifiedTicket{}, nil // a malformed code is simply not valid
 	}
 	err = q.QueryRow(ctx, `
-		SELECT t.order_id, t.product_id, t.number, t.label, t.checked_in_at, o.status
+		SELECT t.order_id, t.product_id, t.number, t.label, t.checked_in_at, o.status, t.status
 		FROM tickets t JOIN orders o ON o.id = t.order_id
 		WHERE t.id = $1 AND o.tenant_id = $2 `+lock, id, tenantID).
-		Scan(&v.OrderID, &v.ProductID, &v.Number, &v.Seat, &v.CheckedInAt, &status)
+		Scan(&v.OrderID, &v.ProductID, &v.Number, &v.Seat, &v.CheckedInAt, &status, &ticketStatus)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return VerifiedTicket{}, nil // an unknown code is simply not valid
 	}
 	if err != nil {
 		return VerifiedTicket{}, fmt.Errorf("verify ticket: %w", err)
 	}
-	if s.tickets.Verify(code, v.ProductID, v.Number) != nil || status != StatusConfirmed {
+	if s.tickets.Verify(code, v.ProductID, v.Number) != nil {
 		return VerifiedTicket{}, nil
+	}
+	// A real ticket that no longer admits says why, so the gate can tell
+	// the holder.
+	switch {
+	case status == StatusCancelled:
+		return VerifiedTicket{OrderID: v.OrderID, ProductID: v.ProductID, Number: v.Number, Seat: v.Seat, Void: "CANCELLED"}, nil
+	case ticketStatus == "TRANSFERRED":
+		return VerifiedTicket{OrderID: v.OrderID, ProductID: v.ProductID, Number: v.Number, Seat: v.Seat, Void: "TRANSFERRED"}, nil
+	case ticketStatus != ticketValid || !admits(status):
+		return VerifiedTicket{OrderID: v.OrderID, ProductID: v.ProductID, Number: v.Number, Seat: v.Seat, Void: "REFUNDED"}, nil
 	}
 	v.Valid, v.id = true, id
 	return v, nil
+}
+
+// admits reports whether an order's valid tickets admit: it was confirmed
+// and is not refunded in full or cancelled (a refund in flight voids only
+// its own tickets).
+func admits(orderStatus string) bool {
+	return orderStatus == StatusConfirmed || orderStatus == StatusRefundPending || orderStatus == StatusRefundFailed
 }
 
 // Check-in outcomes.
@@ -124,11 +144,12 @@ const (
 	CheckedIn        = "CHECKED_IN"
 	AlreadyCheckedIn = "ALREADY_CHECKED_IN"
 	InvalidTicket    = "INVALID"
+	VoidTicket       = "VOID"
 )
 
 // CheckInResult is what the gate shows.
 type CheckInResult struct {
-	Result string `json:"result" enum:"CHECKED_IN,ALREADY_CHECKED_IN,INVALID"`
+	Result string `json:"result" enum:"CHECKED_IN,ALREADY_CHECKED_IN,INVALID,VOID" doc:"VOID: a real ticket that was refunded, transferred or cancelled (see void)"`
 	VerifiedTicket
 }
 
@@ -144,6 +165,9 @@ func (s *Service) CheckIn(ctx context.Context, tenantID uuid.UUID, code, by stri
 		}
 		res.VerifiedTicket = v
 		switch {
+		case v.Void != "":
+			res.Result = VoidTicket
+			return nil
 		case !v.Valid:
 			res = CheckInResult{Result: InvalidTicket}
 			return nil
@@ -162,28 +186,34 @@ func (s *Service) CheckIn(ctx context.Context, tenantID uuid.UUID, code, by stri
 	return res, nil
 }
 
-// HandleEvent consumes an outbox event from the SQS events queue:
-// order.confirmed mails the tickets (once, see SendTickets); other topics
-// have no consumer here.
+// HandleEvent consumes an outbox event from the SQS events queue, as the
+// relay's jobs would (see JobFor); other topics have no consumer here.
 func (s *Service) HandleEvent(ctx context.Context, ev outbox.Event) error {
-	if ev.Topic != "order.confirmed" {
-		return nil
+	switch args := JobFor(ev).(type) {
+	case SendTicketsArgs:
+		return s.SendTickets(ctx, args.OrderID)
+	case SendRefundNoticeArgs:
+		return s.SendRefundNotice(ctx, args.RefundID)
 	}
-	args, ok := SendTicketsFor(ev)
-	if !ok {
-		return fmt.Errorf("order.confirmed event %d: no order id", ev.ID)
-	}
-	return s.SendTickets(ctx, args.OrderID)
+	return nil
 }
 
-// SendTicketsFor is the job that mails the tickets of an order.confirmed
-// event; ok is false when the payload names no order.
-func SendTicketsFor(ev outbox.Event) (args SendTicketsArgs, ok bool) {
+// JobFor is the job that consumes an outbox event: order.confirmed mails
+// the tickets, order.refunded tells the buyer; nil for other topics (or a
+// payload that names nothing).
+func JobFor(ev outbox.Event) river.JobArgs {
 	var p struct {
-		OrderID uuid.UUID `json:"orderId"`
+		OrderID  uuid.UUID `json:"orderId"`
+		RefundID uuid.UUID `json:"refundId"`
 	}
-	if err := json.Unmarshal(ev.Payload, &p); err != nil || p.OrderID == uuid.Nil {
-		return SendTicketsArgs{}, false
+	if json.Unmarshal(ev.Payload, &p) != nil {
+		return nil
 	}
-	return SendTicketsArgs{OrderID: p.OrderID}, true
+	switch {
+	case ev.Topic == "order.confirmed" && p.OrderID != uuid.Nil:
+		return SendTicketsArgs{OrderID: p.OrderID}
+	case ev.Topic == "order.refunded" && p.RefundID != uuid.Nil:
+		return SendRefundNoticeArgs{RefundID: p.RefundID}
+	}
+	return nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/atrest"
+	"boxoffice/internal/checkout"
 	"boxoffice/internal/db"
 	"boxoffice/internal/proctest"
 	"boxoffice/internal/reservation"
@@ -353,7 +354,7 @@ func (f *Fleet) RunningClaimOwner(within time.Duration) string {
 // bitmap and counters agree with the claims, every request decided.
 func (f *Fleet) RequireSound() {
 	f.t.Helper()
-	v, _, err := reservation.AuditAll(context.Background(), f.Pool)
+	v, _, err := reservation.AuditAll(context.Background(), f.Pool, checkout.AuditSales)
 	require.NoError(f.t, err)
 	require.Empty(f.t, v, "invariant violations")
 	require.Zero(f.t, f.Count(`

@@ -53,6 +53,33 @@ type AuthorizeRequest struct {
 	OrderID       string
 }
 
+// Refund outcomes at the provider.
+const (
+	RefundSucceeded = "succeeded"
+	RefundFailed    = "failed"
+)
+
+// Refund is a refund as the provider reports it.
+type Refund struct {
+	ID             string `json:"id"`
+	PaymentID      string `json:"paymentId"`
+	IdempotencyKey string `json:"idempotencyKey"`
+	AmountCents    int64  `json:"amount"`
+	Currency       string `json:"currency"`
+	Status         string `json:"status"`
+	FailureReason  string `json:"failureReason,omitempty"`
+}
+
+// RefundRequest gives back some or all of a captured payment.
+type RefundRequest struct {
+	PaymentID string
+	// Key is the refund's own idempotency key: the same key always means
+	// the same refund, so an unknown outcome is asked about with GetRefund,
+	// never refunded again under another key.
+	Key         string
+	AmountCents int64
+}
+
 // Provider is a payment provider with authorize-then-capture. Every call is
 // idempotent under its key.
 type Provider interface {
@@ -62,5 +89,9 @@ type Provider interface {
 	Get(ctx context.Context, key string) (Payment, error)
 	Capture(ctx context.Context, paymentID, key string) (Payment, error)
 	Void(ctx context.Context, paymentID, key string) (Payment, error)
-	Refund(ctx context.Context, paymentID, key string) (Payment, error)
+	// Refund refunds r.AmountCents of a captured payment; a refusal that
+	// took no money back is a Refund with status failed, not an error.
+	Refund(ctx context.Context, r RefundRequest) (Refund, error)
+	// GetRefund finds the refund made with key (ErrNotFound if none).
+	GetRefund(ctx context.Context, key string) (Refund, error)
 }

@@ -51,15 +51,29 @@ func (s *Sim) Void(ctx context.Context, paymentID, key string) (Payment, error) 
 	return s.call(ctx, http.MethodPost, "/v1/payments/"+url.PathEscape(paymentID)+"/void", key, nil)
 }
 
-// Refund refunds a capture.
-func (s *Sim) Refund(ctx context.Context, paymentID, key string) (Payment, error) {
-	return s.call(ctx, http.MethodPost, "/v1/payments/"+url.PathEscape(paymentID)+"/refund", key, nil)
+// Refund refunds some or all of a capture; a refusal is a Refund with
+// status failed.
+func (s *Sim) Refund(ctx context.Context, r RefundRequest) (Refund, error) {
+	body, _ := json.Marshal(map[string]any{"amount": r.AmountCents})
+	return simCall[Refund](ctx, s, http.MethodPost, "/v1/payments/"+url.PathEscape(r.PaymentID)+"/refunds", r.Key, body)
+}
+
+// GetRefund finds the refund made with key.
+func (s *Sim) GetRefund(ctx context.Context, key string) (Refund, error) {
+	return simCall[Refund](ctx, s, http.MethodGet, "/v1/refunds?idempotency_key="+url.QueryEscape(key), "", nil)
 }
 
 func (s *Sim) call(ctx context.Context, method, path, key string, body []byte) (Payment, error) {
+	return simCall[Payment](ctx, s, method, path, key, body)
+}
+
+// simCall makes one call and decodes its answer: a payment or a refund. 402
+// carries a declined payment or a failed refund.
+func simCall[T any](ctx context.Context, s *Sim, method, path, key string, body []byte) (T, error) {
+	var zero T
 	req, err := http.NewRequestWithContext(ctx, method, s.base+path, bytes.NewReader(body))
 	if err != nil {
-		return Payment{}, fmt.Errorf("payment request: %w", err)
+		return zero, fmt.Errorf("payment request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if key != "" {
@@ -68,28 +82,28 @@ func (s *Sim) call(ctx context.Context, method, path, key string, body []byte) (
 	resp, err := s.client.Do(req)
 	if err != nil {
 		// Timeout, refused or cut connection: the call may have happened.
-		return Payment{}, fmt.Errorf("%w: %w", ErrUnknown, err)
+		return zero, fmt.Errorf("%w: %w", ErrUnknown, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return Payment{}, fmt.Errorf("%w: reading response: %w", ErrUnknown, err)
+		return zero, fmt.Errorf("%w: reading response: %w", ErrUnknown, err)
 	}
 	switch {
 	case resp.StatusCode == http.StatusOK, resp.StatusCode == http.StatusCreated, resp.StatusCode == http.StatusPaymentRequired:
-		var p Payment
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return Payment{}, fmt.Errorf("%w: decoding response: %w", ErrUnknown, err)
+		var v T
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return zero, fmt.Errorf("%w: decoding response: %w", ErrUnknown, err)
 		}
-		return p, nil
+		return v, nil
 	case resp.StatusCode == http.StatusTooManyRequests:
-		return Payment{}, ErrRateLimited
+		return zero, ErrRateLimited
 	case resp.StatusCode == http.StatusNotFound:
-		return Payment{}, ErrNotFound
+		return zero, ErrNotFound
 	case resp.StatusCode >= 500:
-		return Payment{}, fmt.Errorf("%w: status %d", ErrUnknown, resp.StatusCode)
+		return zero, fmt.Errorf("%w: status %d", ErrUnknown, resp.StatusCode)
 	default:
-		return Payment{}, fmt.Errorf("%w: status %d: %s", ErrRejected, resp.StatusCode, bytes.TrimSpace(raw))
+		return zero, fmt.Errorf("%w: status %d: %s", ErrRejected, resp.StatusCode, bytes.TrimSpace(raw))
 	}
 }
 

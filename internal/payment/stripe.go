@@ -80,14 +80,54 @@ func (s *Stripe) Void(ctx context.Context, paymentID, key string) (Payment, erro
 	return s.result(key, pi, err)
 }
 
-// Refund refunds a captured PaymentIntent in full.
-func (s *Stripe) Refund(ctx context.Context, paymentID, key string) (Payment, error) {
-	params := &stripe.RefundCreateParams{PaymentIntent: stripe.String(paymentID)}
-	params.SetIdempotencyKey(key)
-	if _, err := s.client.V1Refunds.Create(ctx, params); err != nil {
-		return Payment{}, mapStripeError(err)
+// Refund refunds r.AmountCents of a captured PaymentIntent, with BoxOffice's
+// key in the refund's metadata so that GetRefund finds it.
+func (s *Stripe) Refund(ctx context.Context, r RefundRequest) (Refund, error) {
+	params := &stripe.RefundCreateParams{PaymentIntent: stripe.String(r.PaymentID), Amount: stripe.Int64(r.AmountCents)}
+	params.AddMetadata(metadataKey, r.Key)
+	params.SetIdempotencyKey(r.Key)
+	re, err := s.client.V1Refunds.Create(ctx, params)
+	if err != nil {
+		return Refund{}, mapStripeError(err)
 	}
-	return Payment{ID: paymentID, IdempotencyKey: key, Status: StatusRefunded}, nil
+	return refundOf(r.Key, re)
+}
+
+// GetRefund finds the refund created with key among the refunds of the
+// most recent payments (Stripe has no search over refunds): a refund is
+// looked up soon after it was asked for.
+func (s *Stripe) GetRefund(ctx context.Context, key string) (Refund, error) {
+	params := &stripe.RefundListParams{}
+	params.Limit = stripe.Int64(100)
+	n := 0
+	for re, err := range s.client.V1Refunds.List(ctx, params) {
+		if err != nil {
+			return Refund{}, mapStripeError(err)
+		}
+		if re.Metadata[metadataKey] == key {
+			return refundOf(key, re)
+		}
+		if n++; n >= 1000 {
+			break
+		}
+	}
+	return Refund{}, ErrNotFound
+}
+
+func refundOf(key string, re *stripe.Refund) (Refund, error) {
+	r := Refund{ID: re.ID, IdempotencyKey: key, AmountCents: re.Amount, Currency: strings.ToUpper(string(re.Currency))}
+	if re.PaymentIntent != nil {
+		r.PaymentID = re.PaymentIntent.ID
+	}
+	switch re.Status {
+	case stripe.RefundStatusSucceeded:
+		r.Status = RefundSucceeded
+	case stripe.RefundStatusFailed, stripe.RefundStatusCanceled:
+		r.Status, r.FailureReason = RefundFailed, string(re.FailureReason)
+	default: // pending, requires_action: not decided yet
+		return Refund{}, fmt.Errorf("%w: refund %s is %s", ErrUnknown, re.ID, re.Status)
+	}
+	return r, nil
 }
 
 func (s *Stripe) result(key string, pi *stripe.PaymentIntent, err error) (Payment, error) {

@@ -42,6 +42,12 @@ const (
 	Closed    = "CLOSED"
 )
 
+// Refund policies: whether a refunded seat goes back on sale.
+const (
+	Resell = "resell"
+	Keep   = "keep"
+)
+
 // ErrSlugTaken is returned when the tenant already has a product with the slug.
 var ErrSlugTaken = errors.New("product slug already taken")
 
@@ -68,6 +74,7 @@ type Product struct {
 	OnSaleAt      time.Time             `json:"onSaleAt"`
 	WaitingRoom   *waitingroom.Settings `json:"waitingRoom,omitempty"`
 	Publication   string                `json:"publication" enum:"DRAFT,PUBLISHED,CLOSED"`
+	RefundPolicy  string                `json:"refundPolicy" enum:"resell,keep" doc:"Whether a refunded seat goes back on sale (resell) or stays off sale (keep)"`
 	CreatedAt     time.Time             `json:"createdAt"`
 	RehearsalOf   *uuid.UUID            `json:"rehearsalOf,omitempty" doc:"Set on a rehearsal's shadow copy: the product it rehearses"`
 }
@@ -94,6 +101,8 @@ type CreateParams struct {
 	WaitingRoom   *waitingroom.Settings
 	// Publication is PUBLISHED (the default) or DRAFT.
 	Publication string
+	// RefundPolicy is Resell (the default) or Keep.
+	RefundPolicy string
 	// RehearsalOf makes a rehearsal's shadow of that product: a draft,
 	// outside the tenant's quota and lists.
 	RehearsalOf *uuid.UUID
@@ -129,6 +138,9 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 	}
 	if p.HoldSeconds == 0 {
 		p.HoldSeconds = DefaultHoldSeconds
+	}
+	if p.RefundPolicy == "" {
+		p.RefundPolicy = Resell
 	}
 	switch p.Publication {
 	case "":
@@ -171,11 +183,12 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 		err := tx.QueryRow(ctx, `
 			INSERT INTO products (id, tenant_id, slug, name, description, image_url, kind, capacity, layout,
 			                      price_cents, currency, per_buyer_limit, hold_seconds, on_sale_at, waiting_room, publication,
-			                      rehearsal_of)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, coalesce($14, now()), $15, $16, $17)
+			                      rehearsal_of, refund_policy)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, coalesce($14, now()), $15, $16, $17, $18)
 			RETURNING on_sale_at`,
 			id, p.TenantID, p.Slug, p.Name, p.Description, p.ImageURL, p.Kind, p.Capacity, layout,
-			p.PriceCents, p.Currency, p.PerBuyerLimit, p.HoldSeconds, onSale, room, p.Publication, p.RehearsalOf).Scan(&opensAt)
+			p.PriceCents, p.Currency, p.PerBuyerLimit, p.HoldSeconds, onSale, room, p.Publication, p.RehearsalOf,
+			p.RefundPolicy).Scan(&opensAt)
 		if db.IsUniqueViolation(err, "products_tenant_id_slug_key") {
 			return ErrSlugTaken
 		}
@@ -245,14 +258,16 @@ func (s *Store) checkQuota(ctx context.Context, tx pgx.Tx, p CreateParams) error
 
 const selectProduct = `
 	SELECT id, tenant_id, slug, name, description, image_url, kind, capacity, layout, price_cents, currency,
-	       per_buyer_limit, hold_seconds, on_sale_at, publication, created_at, waiting_room, layout_version, rehearsal_of
+	       per_buyer_limit, hold_seconds, on_sale_at, publication, created_at, waiting_room, layout_version, rehearsal_of,
+	       refund_policy
 	FROM products`
 
 func scanProduct(row pgx.Row) (*Product, error) {
 	var p Product
 	var layout, room []byte
 	err := row.Scan(&p.ID, &p.TenantID, &p.Slug, &p.Name, &p.Description, &p.ImageURL, &p.Kind, &p.Capacity, &layout,
-		&p.PriceCents, &p.Currency, &p.PerBuyerLimit, &p.HoldSeconds, &p.OnSaleAt, &p.Publication, &p.CreatedAt, &room, &p.LayoutVersion, &p.RehearsalOf)
+		&p.PriceCents, &p.Currency, &p.PerBuyerLimit, &p.HoldSeconds, &p.OnSaleAt, &p.Publication, &p.CreatedAt, &room, &p.LayoutVersion, &p.RehearsalOf,
+		&p.RefundPolicy)
 	if err != nil {
 		return nil, err
 	}

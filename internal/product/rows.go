@@ -71,6 +71,16 @@ func NameOf(ctx context.Context, q db.DBTX, id uuid.UUID) (string, error) {
 	return name, nil
 }
 
+// RefundPolicyOf returns whether a product's refunded seats go back on
+// sale (Resell) or stay off it (Keep).
+func RefundPolicyOf(ctx context.Context, q db.DBTX, id uuid.UUID) (string, error) {
+	var policy string
+	if err := q.QueryRow(ctx, `SELECT refund_policy FROM products WHERE id = $1`, id).Scan(&policy); err != nil {
+		return "", fmt.Errorf("refund policy of product %s: %w", id, db.NotFound(err))
+	}
+	return policy, nil
+}
+
 // Terms are what a claim transaction decides by, read in it with the
 // database's clock.
 type Terms struct {

@@ -44,6 +44,8 @@ type Update struct {
 	// turns it off; before the sale opens only.
 	WaitingRoom *waitingroom.Settings
 	Publication *string
+	// RefundPolicy applies to refunds asked for from now on.
+	RefundPolicy *string
 }
 
 // Update applies a tenant admin's change in one transaction, by the rules:
@@ -98,9 +100,11 @@ func (s *Store) Update(ctx context.Context, tenantID, id uuid.UUID, u Update) (*
 			UPDATE products SET name = coalesce($2, name), description = coalesce($3, description),
 			       image_url = coalesce($4, image_url), price_cents = coalesce($5, price_cents),
 			       on_sale_at = coalesce($6, on_sale_at), publication = coalesce($7, publication),
-			       waiting_room = CASE WHEN $8 THEN $9::jsonb ELSE waiting_room END
+			       waiting_room = CASE WHEN $8 THEN $9::jsonb ELSE waiting_room END,
+			       refund_policy = coalesce($10, refund_policy)
 			WHERE id = $1`,
-			id, u.Name, u.Description, u.ImageURL, u.PriceCents, u.OnSaleAt, u.Publication, u.WaitingRoom != nil, room)
+			id, u.Name, u.Description, u.ImageURL, u.PriceCents, u.OnSaleAt, u.Publication, u.WaitingRoom != nil, room,
+			u.RefundPolicy)
 		if err != nil {
 			return fmt.Errorf("update product %s: %w", id, err)
 		}

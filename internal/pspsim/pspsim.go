@@ -33,6 +33,8 @@ const (
 	MethodError500          = "sim_error_500"          // first call 500 without acting, then fine
 	MethodRateLimited       = "sim_rate_limited"       // first call 429, then fine
 	MethodCaptureFails      = "sim_capture_fails"      // authorizes; the first two captures fail with 500
+	MethodRefundTimeout     = "sim_refund_timeout"     // a refund takes effect, then its first answers are lost
+	MethodRefundFails       = "sim_refund_fails"       // the first refund is refused (402) without acting; the next succeeds
 	captureFailuresPerOrder = 2
 )
 
@@ -63,7 +65,8 @@ type Server struct {
 	mu       sync.Mutex
 	byKey    map[string]*record // authorization idempotency key -> payment
 	byID     map[string]*record
-	calls    map[string]int // misbehaviour counters by key and operation
+	refunds  map[string]*refundRecord // refund idempotency key -> refund
+	calls    map[string]int           // misbehaviour counters by key and operation
 	opResult map[string]payment.Payment
 	wg       sync.WaitGroup
 	inFlight atomic.Int64
@@ -73,9 +76,15 @@ type Server struct {
 func (s *Server) InFlight() int64 { return s.inFlight.Load() }
 
 type record struct {
-	p      payment.Payment
-	method string
-	params string // for idempotency: same key must come with the same params
+	p        payment.Payment
+	method   string
+	params   string // for idempotency: same key must come with the same params
+	refunded int64  // how much of the captured amount was given back
+}
+
+type refundRecord struct {
+	r      payment.Refund
+	params string
 }
 
 // New returns a simulator.
@@ -84,7 +93,7 @@ func New(cfg Config) *Server {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Server{cfg: cfg, client: &http.Client{Timeout: 10 * time.Second},
-		byKey: map[string]*record{}, byID: map[string]*record{}, calls: map[string]int{}, opResult: map[string]payment.Payment{}}
+		byKey: map[string]*record{}, byID: map[string]*record{}, refunds: map[string]*refundRecord{}, calls: map[string]int{}, opResult: map[string]payment.Payment{}}
 }
 
 // Close waits for webhooks in flight.
@@ -97,6 +106,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/authorizations", s.lookup)
 	mux.HandleFunc("GET /v1/payments/{id}", s.get)
 	mux.HandleFunc("POST /v1/payments/{id}/{op}", s.operate)
+	mux.HandleFunc("POST /v1/payments/{id}/refunds", s.refund)
+	mux.HandleFunc("GET /v1/refunds", s.lookupRefund)
 	mux.HandleFunc("POST /v1/payments/{id}/webhooks/resend", s.resend)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.inFlight.Add(1)
@@ -163,13 +174,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 
 	if in.PaymentMethod == MethodTimeoutAfterAuth && first {
 		// The authorization stands; the caller never hears of it.
-		if hj, ok := w.(http.Hijacker); ok {
-			if conn, _, err := hj.Hijack(); err == nil {
-				_ = conn.Close()
-				return
-			}
+		if !cut(w) {
+			<-r.Context().Done()
 		}
-		<-r.Context().Done()
 		return
 	}
 	writePayment(w, p)
@@ -207,7 +214,6 @@ func (s *Server) writeFound(w http.ResponseWriter, index map[string]*record, k s
 var transitions = map[string][2]string{
 	"capture": {payment.StatusAuthorized, payment.StatusCaptured},
 	"void":    {payment.StatusAuthorized, payment.StatusVoided},
-	"refund":  {payment.StatusCaptured, payment.StatusRefunded},
 }
 
 // operate applies capture, void or refund with the usual state rules.
@@ -252,6 +258,125 @@ func (s *Server) operate(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	s.emit("payment."+p.Status, p)
 	writePayment(w, p)
+}
+
+// refund gives back some or all of a captured payment, once per key: the
+// same key with the same amount returns the same refund, with another
+// amount 422. The refunds of a payment never exceed what was captured; the
+// payment is refunded once all of it is.
+func (s *Server) refund(w http.ResponseWriter, r *http.Request) {
+	key := r.Header.Get("Idempotency-Key")
+	var in struct {
+		Amount int64 `json:"amount"`
+	}
+	if key == "" || json.NewDecoder(r.Body).Decode(&in) != nil || in.Amount <= 0 {
+		writeError(w, http.StatusBadRequest, "invalid_request")
+		return
+	}
+	params := fmt.Sprintf("%s|%d", r.PathValue("id"), in.Amount)
+	out, status, lost := s.makeRefund(r.PathValue("id"), key, params, in.Amount)
+	if status != http.StatusOK {
+		writeError(w, status, out.FailureReason)
+		return
+	}
+	if lost {
+		// The refund stands; the caller gives up waiting and never hears
+		// of it. (Cutting the connection instead would not do: Go's HTTP
+		// client silently repeats a request that carries an
+		// Idempotency-Key when a reused connection drops.)
+		<-r.Context().Done()
+		return
+	}
+	writeRefund(w, out)
+}
+
+// makeRefund decides a refund call under the lock: the refund (a replay of
+// the key's, a refusal, or a new one — which sends payment.refunded once
+// the payment is refunded in full), or an HTTP status other than 200 with
+// its error code as the failure reason. lost is
+// true when the answer is to be withheld: a sim_refund_timeout payment's
+// first refund.
+func (s *Server) makeRefund(paymentID, key, params string, amount int64) (out payment.Refund, status int, lost bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.byID[paymentID]
+	if !ok {
+		return payment.Refund{FailureReason: "not_found"}, http.StatusNotFound, false
+	}
+	if rr, ok := s.refunds[key]; ok {
+		if rr.params != params {
+			return payment.Refund{FailureReason: "idempotency_key_reused"}, http.StatusUnprocessableEntity, false
+		}
+		return rr.r, http.StatusOK, false
+	}
+	switch {
+	case rec.p.Status != payment.StatusCaptured:
+		return payment.Refund{FailureReason: "invalid_state_" + rec.p.Status}, http.StatusConflict, false
+	case rec.refunded+amount > rec.p.AmountCents:
+		return payment.Refund{FailureReason: "amount_exceeds_captured"}, http.StatusUnprocessableEntity, false
+	}
+	s.calls["refund:"+paymentID]++
+	first := s.calls["refund:"+paymentID] == 1
+	if rec.method == MethodRefundFails && first {
+		// Refused before acting: nothing is kept under the key, so the same
+		// key may be tried again.
+		return payment.Refund{IdempotencyKey: key, PaymentID: paymentID, AmountCents: amount, Currency: rec.p.Currency,
+			Status: payment.RefundFailed, FailureReason: "insufficient_funds"}, http.StatusOK, false
+	}
+	rr := &refundRecord{params: params, r: payment.Refund{ID: "re_" + randomHex(8), PaymentID: paymentID,
+		IdempotencyKey: key, AmountCents: amount, Currency: rec.p.Currency, Status: payment.RefundSucceeded}}
+	s.refunds[key] = rr
+	rec.refunded += amount
+	if rec.refunded == rec.p.AmountCents {
+		rec.p.Status = payment.StatusRefunded
+		s.emit("payment."+rec.p.Status, rec.p)
+	}
+	return rr.r, http.StatusOK, rec.method == MethodRefundTimeout && first
+}
+
+func (s *Server) lookupRefund(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	rr, ok := s.refunds[r.URL.Query().Get("idempotency_key")]
+	s.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, "not_found")
+		return
+	}
+	writeRefund(w, rr.r)
+}
+
+// Refunds returns every refund made, for tests that count them.
+func (s *Server) Refunds() []payment.Refund {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]payment.Refund, 0, len(s.refunds))
+	for _, rr := range s.refunds {
+		out = append(out, rr.r)
+	}
+	return out
+}
+
+// cut closes the connection without an answer, as a timeout would leave
+// it; false when the connection cannot be taken over.
+func cut(w http.ResponseWriter) bool {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		return false
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		return false
+	}
+	_ = conn.Close()
+	return true
+}
+
+func writeRefund(w http.ResponseWriter, r payment.Refund) {
+	w.Header().Set("Content-Type", "application/json")
+	if r.Status == payment.RefundFailed {
+		w.WriteHeader(http.StatusPaymentRequired)
+	}
+	_ = json.NewEncoder(w).Encode(r)
 }
 
 // resend sends the payment's current event again, times times (default 2)

@@ -410,7 +410,7 @@ func lockBuyers(ctx context.Context, tx pgx.Tx, productID uuid.UUID, reqs []*que
 	// "buyer_id = ANY($2)" let the planner filter every hold of the product.
 	rows, err := tx.Query(ctx, `
 		SELECT b.buyer_id, (
-			SELECT coalesce(sum(cardinality(h.numbers)), 0)::int FROM holds h
+			SELECT coalesce(sum(cardinality(h.numbers) - h.refunded), 0)::int FROM holds h
 			WHERE h.product_id = $1 AND h.buyer_id = b.buyer_id
 			  AND ((h.state = 'ACTIVE' AND h.expires_at > now()) OR h.state = 'CONVERTED'))
 		FROM unnest($2::text[]) AS b(buyer_id)`, productID, buyers)

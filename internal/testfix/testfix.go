@@ -199,6 +199,7 @@ type ProductOpts struct {
 	PerBuyerLimit int
 	HoldSeconds   int
 	OnSaleAt      time.Time
+	RefundPolicy  string
 }
 
 // Product creates a numbered product (or seated when a layout is given).
@@ -221,6 +222,7 @@ func (e *Env) Product(t testing.TB, o ProductOpts) *product.Product {
 		TenantID: o.Tenant, Slug: fmt.Sprintf("p-%d", slugs.Add(1)), Name: "Product", Kind: kind,
 		Capacity: o.Capacity, Layout: o.Layout, PriceCents: 5000, Currency: "EUR",
 		PerBuyerLimit: o.PerBuyerLimit, HoldSeconds: o.HoldSeconds, OnSaleAt: o.OnSaleAt, WaitingRoom: o.WaitingRoom,
+		RefundPolicy: o.RefundPolicy,
 	})
 	require.NoError(t, err)
 	return p
@@ -267,7 +269,7 @@ func (e *Env) Drain(t testing.TB, p *product.Product, batch int) {
 // RequireInvariants audits every product and fails on any violation.
 func (e *Env) RequireInvariants(t testing.TB) {
 	t.Helper()
-	v, _, err := reservation.AuditAll(context.Background(), e.Schema.Pool)
+	v, _, err := reservation.AuditAll(context.Background(), e.Schema.Pool, checkout.AuditSales)
 	require.NoError(t, err)
 	require.Empty(t, v)
 }

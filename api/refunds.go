@@ -1,0 +1,80 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"boxoffice/internal/checkout"
+)
+
+// RefundBody asks to refund an order, in full or some of its tickets.
+type RefundBody struct {
+	TicketIDs []uuid.UUID `json:"ticketIds,omitempty" maxItems:"100" doc:"The tickets to refund; absent: every valid ticket of the order"`
+	Reason    string      `json:"reason" minLength:"1" maxLength:"500" pattern:"^[^\\p{Cc}]+$" doc:"Why: shown in the order's timeline and told to the buyer"`
+}
+
+type refundOutput struct {
+	Status   int
+	Location string `header:"Location"`
+	Body     *checkout.Refund
+}
+
+// refundOrder serves POST /v1/tenant/orders/{id}/refunds.
+func (s *Server) refundOrder(ctx context.Context, in *struct {
+	ID             uuid.UUID `path:"id" format:"uuid"`
+	IdempotencyKey string    `header:"Idempotency-Key" maxLength:"200" doc:"Required: the same key answers with the same refund"`
+	Body           RefundBody
+}) (*refundOutput, error) {
+	if in.IdempotencyKey == "" {
+		return nil, problem(http.StatusBadRequest, "IDEMPOTENCY_KEY_REQUIRED", "send an Idempotency-Key header")
+	}
+	who := caller(ctx)
+	r, replayed, err := s.Checkout.RequestRefund(ctx, checkout.RefundParams{TenantID: who.TenantID, OrderID: in.ID,
+		TicketIDs: in.Body.TicketIDs, Reason: in.Body.Reason, RequestedBy: who.actor(), IdempotencyKey: in.IdempotencyKey})
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	out := &refundOutput{Status: http.StatusAccepted, Location: "/v1/tenant/refunds/" + r.ID.String(), Body: r}
+	if replayed {
+		out.Status = http.StatusOK
+	}
+	return out, nil
+}
+
+type refundPath struct {
+	ID uuid.UUID `path:"id" format:"uuid" doc:"Refund id"`
+}
+
+// getRefund serves GET /v1/tenant/refunds/{id}.
+func (s *Server) getRefund(ctx context.Context, in *refundPath) (*struct{ Body *checkout.Refund }, error) {
+	r, err := s.Checkout.GetRefund(ctx, caller(ctx).TenantID, in.ID)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct{ Body *checkout.Refund }{r}, nil
+}
+
+// retryRefund serves POST /v1/tenant/refunds/{id}/retry.
+func (s *Server) retryRefund(ctx context.Context, in *refundPath) (*struct{ Body *checkout.Refund }, error) {
+	r, err := s.Checkout.RetryRefund(ctx, caller(ctx).TenantID, in.ID)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct{ Body *checkout.Refund }{r}, nil
+}
+
+// settleRefund serves POST /v1/tenant/refunds/{id}/settle.
+func (s *Server) settleRefund(ctx context.Context, in *struct {
+	refundPath
+	Body struct {
+		Note string `json:"note" minLength:"1" maxLength:"500" pattern:"^[^\\p{Cc}]+$" doc:"How the money was given back outside the provider"`
+	}
+}) (*struct{ Body *checkout.Refund }, error) {
+	r, err := s.Checkout.SettleRefund(ctx, caller(ctx).TenantID, in.ID, in.Body.Note)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct{ Body *checkout.Refund }{r}, nil
+}

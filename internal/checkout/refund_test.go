@@ -1,0 +1,251 @@
+package checkout_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/checkout"
+	"boxoffice/internal/db"
+	"boxoffice/internal/mail"
+	"boxoffice/internal/product"
+	"boxoffice/internal/pspsim"
+	"boxoffice/internal/reservation"
+	"boxoffice/internal/testfix"
+)
+
+// refund asks for a refund of the order (every ticket when none named).
+func (b *testBundle) refund(t *testing.T, orderID uuid.UUID, tickets ...uuid.UUID) *checkout.Refund {
+	t.Helper()
+	r, replayed, err := b.env.Checkout.RequestRefund(context.Background(), checkout.RefundParams{TenantID: b.product.TenantID,
+		OrderID: orderID, TicketIDs: tickets, Reason: "show moved", RequestedBy: "test", IdempotencyKey: uuid.NewString()})
+	require.NoError(t, err)
+	require.False(t, replayed)
+	require.Equal(t, checkout.StatusRefundPending, r.Status)
+	return r
+}
+
+func (b *testBundle) waitRefund(t *testing.T, id uuid.UUID, status string) *checkout.Refund {
+	t.Helper()
+	var r *checkout.Refund
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var err error
+		r, err = b.env.Checkout.GetRefund(context.Background(), b.product.TenantID, id)
+		if assert.NoError(c, err) {
+			assert.Equal(c, status, r.Status)
+		}
+	}, 20*time.Second, 20*time.Millisecond, "refund %s", id)
+	return r
+}
+
+// refundsAt counts the refunds the provider made under key.
+func (b *testBundle) refundsAt(key string) int {
+	n := 0
+	for _, r := range b.sim.Refunds() {
+		if r.IdempotencyKey == key {
+			n++
+		}
+	}
+	return n
+}
+
+// confirmedWith pays a two-number hold of product p with method.
+func (b *testBundle) confirmedWith(t *testing.T, p *product.Product, buyer, method string) *checkout.Order {
+	t.Helper()
+	r := b.env.Reserve(t, p, buyer, reservation.Params{Quantity: 2})
+	b.env.Drain(t, p, 10)
+	got := b.env.Get(t, p, r.ID)
+	require.Equal(t, reservation.StatusHeld, got.Status)
+	o, _, err := b.env.Checkout.Create(context.Background(), checkout.CreateParams{TenantID: p.TenantID,
+		BuyerID: buyer, IdempotencyKey: uuid.NewString(), HoldID: *got.HoldID, PaymentMethod: method, Email: buyer + "@example.test"})
+	require.NoError(t, err)
+	o = b.wait(t, o.ID, settled)
+	require.Equal(t, checkout.StatusConfirmed, o.Status)
+	return o
+}
+
+func (b *testBundle) checkIn(t *testing.T, code string) checkout.CheckInResult {
+	t.Helper()
+	res, err := b.env.Checkout.CheckIn(context.Background(), b.product.TenantID, code, "gate")
+	require.NoError(t, err)
+	return res
+}
+
+func TestFullRefundResellsTheSeats(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, true)
+	o, _ := b.confirmed(t, "alice")
+	codes := []string{o.Tickets[0].Code, o.Tickets[1].Code}
+
+	r := b.refund(t, o.ID)
+	require.Equal(t, int64(2*5000), r.AmountCents)
+	require.True(t, r.Resell, "resell is the default policy")
+	// Void from the moment it is asked for, and the seats are on sale again.
+	for _, c := range codes {
+		res := b.checkIn(t, c)
+		require.Equal(t, checkout.VoidTicket, res.Result)
+		require.Equal(t, "REFUNDED", res.Void)
+	}
+	require.Zero(t, b.count(t, `SELECT sold FROM inventory WHERE product_id = $1`, b.product.ID))
+	require.Equal(t, 20, b.count(t, `SELECT available FROM inventory WHERE product_id = $1`, b.product.ID))
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM outbox WHERE topic = 'numbers.returned'`))
+
+	r = b.waitRefund(t, r.ID, checkout.StatusRefunded)
+	require.Equal(t, 1, b.refundsAt(r.ProviderKey), "one refund at the provider")
+	got, err := b.env.Checkout.Get(context.Background(), b.product.TenantID, o.ID, "")
+	require.NoError(t, err)
+	require.Equal(t, checkout.StatusRefunded, got.Status)
+	require.Equal(t, int64(2*5000), got.RefundedCents)
+	for _, tk := range got.Tickets {
+		require.Equal(t, "VOID", tk.Status)
+		require.Empty(t, tk.Code, "a void ticket shows no code")
+	}
+	require.Eventually(t, func() bool {
+		for _, m := range b.sink.Messages() {
+			if m.To == "alice@example.test" && strings.HasPrefix(m.Subject(), "Your refund") {
+				return strings.Contains(decoded(m), "100.00 EUR")
+			}
+		}
+		return false
+	}, 10*time.Second, 20*time.Millisecond, "the buyer is told")
+
+	// Someone else buys the same two numbers: new tickets, one owner each.
+	other := b.confirmedWith(t, b.product, "bob", pspsim.MethodOK)
+	require.ElementsMatch(t, o.Numbers, other.Numbers)
+	require.Equal(t, checkout.CheckedIn, b.checkIn(t, other.Tickets[0].Code).Result)
+	require.Equal(t, checkout.VoidTicket, b.checkIn(t, codes[0]).Result, "the old code stays void")
+	b.requireSafe(t)
+
+	// Nothing is left to refund, and the replayed key answers the same.
+	_, _, err = b.env.Checkout.RequestRefund(context.Background(), checkout.RefundParams{TenantID: b.product.TenantID,
+		OrderID: o.ID, Reason: "again", RequestedBy: "test", IdempotencyKey: uuid.NewString()})
+	require.ErrorIs(t, err, checkout.ErrNotRefundable)
+}
+
+func decoded(m mail.Message) string {
+	return strings.NewReplacer("=C2=B7", "·", "=\r\n", "", "=E2=80=94", "—").Replace(m.Data)
+}
+
+func TestPartialRefundKeepsTheSeatOffSale(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, true)
+	p := b.env.Product(t, testfix.ProductOpts{Capacity: 10, RefundPolicy: product.Keep})
+	o := b.confirmedWith(t, p, "carol", pspsim.MethodOK)
+	b.wait(t, o.ID, func(o *checkout.Order) bool { return o.CaptureStatus == "CAPTURED" })
+
+	r, replayed, err := b.env.Checkout.RequestRefund(context.Background(), checkout.RefundParams{TenantID: p.TenantID,
+		OrderID: o.ID, TicketIDs: []uuid.UUID{o.Tickets[0].ID}, Reason: "cannot come", RequestedBy: "test", IdempotencyKey: "k1"})
+	require.NoError(t, err)
+	require.False(t, replayed)
+	require.False(t, r.Resell)
+	require.Equal(t, int64(5000), r.AmountCents)
+	again, replayed, err := b.env.Checkout.RequestRefund(context.Background(), checkout.RefundParams{TenantID: p.TenantID,
+		OrderID: o.ID, Reason: "cannot come", RequestedBy: "test", IdempotencyKey: "k1"})
+	require.NoError(t, err)
+	require.True(t, replayed)
+	require.Equal(t, r.ID, again.ID)
+
+	// The refunded seat stays sold (off sale); the other ticket admits.
+	require.Equal(t, 2, b.count(t, `SELECT sold FROM inventory WHERE product_id = $1`, p.ID))
+	b.waitRefund(t, r.ID, checkout.StatusRefunded)
+	got := b.wait(t, o.ID, func(o *checkout.Order) bool { return o.Status == checkout.StatusConfirmed })
+	require.Equal(t, int64(5000), got.RefundedCents)
+	require.Equal(t, checkout.VoidTicket, b.checkIn(t, o.Tickets[0].Code).Result)
+	require.Equal(t, checkout.CheckedIn, b.checkIn(t, o.Tickets[1].Code).Result)
+	b.requireSafe(t)
+
+	// The refunded number no longer counts against the buyer's limit.
+	require.Equal(t, 1, b.count(t, `SELECT refunded FROM holds WHERE id = $1`, o.HoldID))
+
+	// The audit sees a refunded amount its refunds do not account for, and
+	// a kept seat whose ticket is gone.
+	b.env.Exec(t, `UPDATE orders SET refunded_cents = 0 WHERE id = $1`, o.ID)
+	b.env.Exec(t, `DELETE FROM tickets WHERE id = $1`, o.Tickets[0].ID)
+	v, _, err := reservation.AuditAll(context.Background(), b.env.Schema.Pool, checkout.AuditSales)
+	require.NoError(t, err)
+	rules := []string{}
+	for _, x := range v {
+		rules = append(rules, x.Rule)
+	}
+	require.ElementsMatch(t, []string{"refunded_amount", "sold_claim_tickets"}, rules)
+}
+
+func TestRefundTimeoutIsResolvedByAsking(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, true)
+	o := b.confirmedWith(t, b.product, "dave", pspsim.MethodRefundTimeout)
+	r := b.refund(t, o.ID)
+	r = b.waitRefund(t, r.ID, checkout.StatusRefunded)
+	require.Equal(t, 1, b.refundsAt(r.ProviderKey), "exactly one refund at the provider")
+	require.NotEmpty(t, r.LastError, "the first call's outcome was unknown")
+	require.Len(t, b.sim.Refunds(), 1)
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM refunds WHERE order_id = $1`, o.ID))
+	b.requireSafe(t)
+}
+
+func TestFailedRefundRetriedOrSettled(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, true)
+	ctx := context.Background()
+
+	o := b.confirmedWith(t, b.product, "erin", pspsim.MethodRefundFails)
+	r := b.refund(t, o.ID)
+	r = b.waitRefund(t, r.ID, checkout.StatusRefundFailed)
+	require.NotEmpty(t, r.LastError)
+	got := b.wait(t, o.ID, func(o *checkout.Order) bool { return o.Status == checkout.StatusRefundFailed })
+	require.Equal(t, "VOID", got.Tickets[0].Status, "a failed refund's tickets stay void")
+	_, _, err := b.env.Checkout.RequestRefund(ctx, checkout.RefundParams{TenantID: b.product.TenantID, OrderID: o.ID,
+		Reason: "x", RequestedBy: "test", IdempotencyKey: uuid.NewString()})
+	require.ErrorIs(t, err, checkout.ErrRefundInProgress)
+
+	_, err = b.env.Checkout.RetryRefund(ctx, b.product.TenantID, r.ID)
+	require.NoError(t, err)
+	r = b.waitRefund(t, r.ID, checkout.StatusRefunded)
+	require.Equal(t, 1, b.refundsAt(r.ProviderKey), "the retry used the same key")
+	b.wait(t, o.ID, func(o *checkout.Order) bool { return o.Status == checkout.StatusRefunded })
+	_, err = b.env.Checkout.RetryRefund(ctx, b.product.TenantID, r.ID)
+	require.ErrorIs(t, err, checkout.ErrRefundNotFailed)
+
+	// Settled by hand: the provider never refunds it.
+	o2 := b.confirmedWith(t, b.product, "frank", pspsim.MethodRefundFails)
+	r2 := b.waitRefund(t, b.refund(t, o2.ID).ID, checkout.StatusRefundFailed)
+	r2, err = b.env.Checkout.SettleRefund(ctx, b.product.TenantID, r2.ID, "bank transfer 2026-12-02")
+	require.NoError(t, err)
+	require.Equal(t, checkout.StatusRefunded, r2.Status)
+	require.Zero(t, b.refundsAt(r2.ProviderKey))
+	tl, err := b.env.Checkout.OrderTimeline(ctx, b.product.TenantID, o2.ID)
+	require.NoError(t, err)
+	require.Len(t, tl.Refunds, 1)
+	require.Equal(t, "bank transfer 2026-12-02", tl.Refunds[0].SettledByHand)
+	b.requireSafe(t)
+}
+
+func TestRefundRefusals(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, true)
+	ctx := context.Background()
+	o, _ := b.confirmed(t, "gina")
+	ask := func(orderID uuid.UUID, key string, tickets ...uuid.UUID) error {
+		_, _, err := b.env.Checkout.RequestRefund(ctx, checkout.RefundParams{TenantID: b.product.TenantID, OrderID: orderID,
+			TicketIDs: tickets, Reason: "x", RequestedBy: "test", IdempotencyKey: key})
+		return err
+	}
+	require.ErrorIs(t, ask(o.ID, uuid.NewString(), uuid.New()), checkout.ErrTicketNotRefundable)
+	other := b.env.NewTenant(t)
+	_, _, err := b.env.Checkout.RequestRefund(ctx, checkout.RefundParams{TenantID: other.ID, OrderID: o.ID,
+		Reason: "x", RequestedBy: "test", IdempotencyKey: "k"})
+	require.ErrorIs(t, err, db.ErrNotFound, "another tenant's order is no order")
+
+	pending := b.order(t, "hank", b.hold(t, "hank"), pspsim.MethodDecline)
+	b.wait(t, pending.ID, settled)
+	require.ErrorIs(t, ask(pending.ID, uuid.NewString()), checkout.ErrNotRefundable, "a failed order was never paid")
+
+	require.NoError(t, ask(o.ID, "same", o.Tickets[0].ID))
+	require.ErrorIs(t, ask(pending.ID, "same"), checkout.ErrIdempotencyConflict)
+	b.requireSafe(t)
+}
