@@ -446,3 +446,43 @@ func TestConsoleShowsNoNull(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#store-preview h2`))))
 	require.NotContains(t, browsertest.Text(t, ctx, `#store-preview`), "null", "the store preview")
 }
+
+// A tenant admin finds an order, refunds one of its two tickets with a
+// reason, and watches the refund go through: the ticket is void, the order
+// confirmed again with the amount refunded, the refund in its timeline.
+func TestConsoleTenantAdminRefunds(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, deploymentOpts{Work: true})
+	p := d.env.Product(t, testfix.ProductOpts{Capacity: 10})
+	o := d.env.Confirmed(t, p, "rita", 2, pspsim.MethodOK)
+	ctx := browsertest.Browser(t)
+	err := chromedp.Do(ctx, d.signIn(d.env.Tenant.APIKey), d.open("#/orders/"+o.ID.String()),
+		waitText(`.order-status`, "CONFIRMED"), chromedp.WaitVisible(chromedp.CSS(`#refund-form`)))
+	require.NoError(t, err, "the order page offers a refund")
+	browsertest.Shot(t, ctx, "1-order")
+
+	first := `tr[data-ticket="` + o.Tickets[0].ID.String() + `"]`
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#refund-selected`)), waitText(`#refund-form .error`, "Tick the tickets"),
+		chromedp.Click(chromedp.CSS(first+` .refund-pick`)),
+		chromedp.SendKeys(chromedp.CSS(`#refund-reason`), "cannot attend"),
+		chromedp.Click(chromedp.CSS(`#refund-selected`)), waitText(`#refund-selected`, "Refund the ticked tickets?"),
+		chromedp.Click(chromedp.CSS(`#refund-selected`)),
+		waitText(`tr.refund`, "REFUNDED"), waitText(`.order-status`, "CONFIRMED"),
+		waitText(first+` .ticket-status`, "VOID"), waitText(`.refunded`, "50.00 EUR"))
+	require.NoError(t, err, "refunded, and the page follows")
+	require.Contains(t, browsertest.Text(t, ctx, `main`), "cannot attend")
+	browsertest.Shot(t, ctx, "2-refunded")
+
+	got, err := d.env.Checkout.Get(context.Background(), p.TenantID, o.ID, "")
+	require.NoError(t, err)
+	require.Equal(t, int64(5000), got.RefundedCents)
+	entries, err := audit.New(d.env.Schema.Pool).List(context.Background(), d.env.Tenant.ID, 0, 100)
+	require.NoError(t, err)
+	actions := []string{}
+	for _, e := range entries {
+		actions = append(actions, e.Action)
+	}
+	require.Contains(t, actions, "refund-order", "audited")
+	d.env.RequireInvariants(t)
+}

@@ -227,11 +227,14 @@ func (s *Service) OrderTimeline(ctx context.Context, tenantID, orderID uuid.UUID
 	return &t, nil
 }
 
-// joinNumbers writes numbers for people: "numbers 7, 8".
+// joinNumbers writes numbers for people: "number 7", "numbers 7, 8".
 func joinNumbers(ns []int32) string {
 	parts := make([]string, len(ns))
 	for i, n := range ns {
 		parts[i] = strconv.Itoa(int(n))
+	}
+	if len(ns) == 1 {
+		return "number " + parts[0]
 	}
 	return "numbers " + strings.Join(parts, ", ")
 }

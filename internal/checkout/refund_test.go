@@ -57,16 +57,7 @@ func (b *testBundle) refundsAt(key string) int {
 // confirmedWith pays a two-number hold of product p with method.
 func (b *testBundle) confirmedWith(t *testing.T, p *product.Product, buyer, method string) *checkout.Order {
 	t.Helper()
-	r := b.env.Reserve(t, p, buyer, reservation.Params{Quantity: 2})
-	b.env.Drain(t, p, 10)
-	got := b.env.Get(t, p, r.ID)
-	require.Equal(t, reservation.StatusHeld, got.Status)
-	o, _, err := b.env.Checkout.Create(context.Background(), checkout.CreateParams{TenantID: p.TenantID,
-		BuyerID: buyer, IdempotencyKey: uuid.NewString(), HoldID: *got.HoldID, PaymentMethod: method, Email: buyer + "@example.test"})
-	require.NoError(t, err)
-	o = b.wait(t, o.ID, settled)
-	require.Equal(t, checkout.StatusConfirmed, o.Status)
-	return o
+	return b.env.Confirmed(t, p, buyer, 2, method)
 }
 
 func (b *testBundle) checkIn(t *testing.T, code string) checkout.CheckInResult {

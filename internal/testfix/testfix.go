@@ -266,6 +266,28 @@ func (e *Env) Drain(t testing.TB, p *product.Product, batch int) {
 	}, 10*time.Second, 10*time.Millisecond, "requests left QUEUED")
 }
 
+// Confirmed buys quantity numbers of p for buyer and pays with method (a
+// simulator method): reserve, claim, order, and wait until the order is
+// confirmed and captured. The payment workers must be running.
+func (e *Env) Confirmed(t testing.TB, p *product.Product, buyer string, quantity int, method string) *checkout.Order {
+	t.Helper()
+	r := e.Reserve(t, p, buyer, reservation.Params{Quantity: quantity})
+	e.Drain(t, p, 100)
+	got := e.Get(t, p, r.ID)
+	require.Equal(t, reservation.StatusHeld, got.Status, "reason %s", got.Reason)
+	o, _, err := e.Checkout.Create(context.Background(), checkout.CreateParams{TenantID: p.TenantID, BuyerID: buyer,
+		IdempotencyKey: uuid.NewString(), HoldID: *got.HoldID, PaymentMethod: method, Email: buyer + "@example.test"})
+	require.NoError(t, err)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		o, err = e.Checkout.Get(context.Background(), p.TenantID, o.ID, "")
+		if assert.NoError(c, err) {
+			assert.Equal(c, checkout.StatusConfirmed, o.Status)
+			assert.Equal(c, "CAPTURED", o.CaptureStatus)
+		}
+	}, 20*time.Second, 20*time.Millisecond, "order %s confirmed and captured", o.ID)
+	return o
+}
+
 // RequireInvariants audits every product and fails on any violation.
 func (e *Env) RequireInvariants(t testing.TB) {
 	t.Helper()

@@ -45,9 +45,10 @@ let routeSeq = 0;
 const stale = () => new Promise(() => {});
 
 // api calls the API with the session; a 401 sends the user to sign in.
-async function api(method, path, body, {raw = false, type} = {}) {
+async function api(method, path, body, {raw = false, type, key} = {}) {
   const seq = routeSeq;
   const headers = {Accept: 'application/json'};
+  if (key) headers['Idempotency-Key'] = key;
   if (body !== undefined) headers['Content-Type'] = type || 'application/json';
   if (method !== 'GET' && session) headers['X-CSRF-Token'] = session.csrfToken;
   const r = await fetch(path, {method, headers, credentials: 'same-origin',
@@ -612,19 +613,91 @@ async function ordersPage() {
 async function orderPage(id) {
   const t = await api('GET', `/v1/tenant/orders/${id}`);
   const o = t.order;
+  const refundable = isTenantAdmin() && o.status === 'CONFIRMED' && t.tickets.some((k) => k.status === 'VALID');
+  const picks = new Map(); // ticket id -> checkbox
+  const ticketRows = t.tickets.map((k) => {
+    const pick = refundable && k.status === 'VALID' ? h('input', {type: 'checkbox', class: 'refund-pick', 'aria-label': `Refund ${k.seat || `Number ${k.number}`}`}) : null;
+    if (pick) picks.set(k.id, pick);
+    return h('tr', {dataset: {ticket: k.id, status: k.status}}, refundable ? h('td', {}, pick) : null,
+      h('td', {}, k.seat || `Number ${k.number}`), h('td', {class: 'ticket-status'}, k.status),
+      h('td', {}, k.checkedInAt ? `${when(k.checkedInAt)} by ${k.checkedInBy}` : 'no'),
+      h('td', {}, k.checkedInAt || k.status !== 'VALID' ? '' : h('button', {class: 'check-in', onclick: guarded(async () => {
+        await api('POST', '/v1/tickets/check-in', {code: k.code});
+        route();
+      })}, 'Check in')));
+  });
   page(`Order ${o.id.slice(0, 8)}`,
-    h('div', {class: 'tiles'}, tile('Status', o.status), tile('Capture', o.captureStatus), tile('Amount', money(o.amountCents, o.currency)),
+    h('div', {class: 'tiles'}, tile('Status', o.status, 'order-status'), tile('Capture', o.captureStatus), tile('Amount', money(o.amountCents, o.currency)),
+      o.refundedCents ? tile('Refunded', money(o.refundedCents, o.currency), 'refunded') : null,
       tile('Buyer', o.buyerId), tile('E-mail', o.email || '—'), tile('Seats', o.seats.join(', '))),
-    h('h2', {}, 'Payment timeline'),
+    h('h2', {}, 'Timeline'),
     table(['When', 'Source', 'What', 'Detail'], t.events.map((e) => h('tr', {}, h('td', {}, when(e.at)), h('td', {}, e.source), h('td', {}, e.what), h('td', {}, e.detail || '')))),
     h('h2', {}, 'Tickets'),
     t.tickets.length === 0 ? h('p', {class: 'muted'}, 'No tickets: the order is not confirmed.') :
-      table(['Seat', 'Checked in', ''], t.tickets.map((k) => h('tr', {dataset: {ticket: k.id}}, h('td', {}, k.seat || `Number ${k.number}`),
-        h('td', {}, k.checkedInAt ? `${when(k.checkedInAt)} by ${k.checkedInBy}` : 'no'),
-        h('td', {}, k.checkedInAt ? '' : h('button', {class: 'check-in', onclick: guarded(async () => {
-          await api('POST', '/v1/tickets/check-in', {code: k.code});
+      table([refundable ? 'Refund' : null, 'Seat', 'State', 'Checked in', ''].filter((c) => c !== null), ticketRows),
+    refundable ? refundForm(o, picks) : null,
+    t.refunds.length ? [h('h2', {}, 'Refunds'), refundsTable(t.refunds)] : null);
+  if (o.status === 'REFUND_PENDING') {
+    const timer = setTimeout(() => route(), 2000);
+    stopPage = () => clearTimeout(timer);
+  }
+}
+
+// refundForm refunds the tickets ticked, or the whole order. One key per
+// form shown, so a second click or a retried request is the same refund.
+function refundForm(o, picks) {
+  const key = crypto.randomUUID();
+  const reason = h('input', {id: 'refund-reason', required: true, maxlength: 500, placeholder: 'e.g. the buyer cannot attend'});
+  const ticked = () => [...picks].filter(([, c]) => c.checked).map(([id]) => id);
+  // The form's mistakes show on the first click; a valid refund asks for a
+  // second one.
+  const send = (all) => {
+    const go = confirmed(all ? `Refund all of ${money(o.amountCents - o.refundedCents, o.currency)}?` : 'Refund the ticked tickets?', async () => {
+      await api('POST', `/v1/tenant/orders/${o.id}/refunds`, {ticketIds: all ? undefined : ticked(), reason: reason.value.trim()},
+        {key: key + (all ? ':all' : `:${ticked().join(',')}`)});
+      route();
+    });
+    return (ev) => {
+      const form = ev.currentTarget.closest('form');
+      form.querySelector('.error')?.remove();
+      const problem = !all && ticked().length === 0 ? 'Tick the tickets to refund, or refund the whole order.' :
+        !reason.value.trim() ? 'Say why: the buyer is told.' : '';
+      if (problem) return form.append(errorBox(new Error(problem)));
+      return go(ev);
+    };
+  };
+  return h('form', {class: 'panel', id: 'refund-form', onsubmit: (ev) => ev.preventDefault()},
+    h('h2', {}, 'Refund'),
+    h('p', {class: 'muted'}, 'The tickets stop admitting at once; the money goes back to the buyer\'s card. Seats go back on sale or stay off it by the product\'s refund policy.'),
+    h('label', {}, 'Reason', reason),
+    h('div', {class: 'row'},
+      h('button', {type: 'button', id: 'refund-selected', onclick: send(false)}, 'Refund ticked tickets'),
+      h('button', {type: 'button', class: 'danger', id: 'refund-all', onclick: send(true)}, 'Refund the whole order')));
+}
+
+function refundsTable(refunds) {
+  return table(['Asked', 'State', 'Amount', 'Numbers', 'Reason', 'By', ''], refunds.map((r) => {
+    let act = '';
+    if (r.status === 'REFUND_FAILED' && isTenantAdmin()) {
+      const note = h('input', {class: 'settle-note', placeholder: 'How it was paid back', 'aria-label': 'How it was paid back'});
+      act = h('form', {class: 'inline', onsubmit: (ev) => ev.preventDefault()},
+        h('button', {type: 'button', class: 'retry-refund', onclick: guarded(async () => {
+          await api('POST', `/v1/tenant/refunds/${r.id}/retry`);
           route();
-        })}, 'Check in'))))));
+        })}, 'Retry'),
+        note,
+        h('button', {type: 'button', class: 'settle-refund', onclick: guarded(async () => {
+          if (!note.value.trim()) throw new Error('Say how the money was given back.');
+          await api('POST', `/v1/tenant/refunds/${r.id}/settle`, {note: note.value.trim()});
+          route();
+        })}, 'Settled by hand'));
+    }
+    return h('tr', {class: 'refund', dataset: {status: r.status}}, h('td', {}, when(r.createdAt)),
+      h('td', {}, r.status, r.lastError && r.status === 'REFUND_FAILED' ? h('div', {class: 'muted'}, r.lastError) : null,
+        r.settledByHand ? h('div', {class: 'muted'}, `by hand: ${r.settledByHand}`) : null),
+      h('td', {class: 'num'}, money(r.amountCents, r.currency)), h('td', {}, r.numbers.join(', ')),
+      h('td', {}, r.reason), h('td', {}, r.requestedBy), h('td', {}, act));
+  }));
 }
 
 // ---------- store ----------
