@@ -16,6 +16,7 @@ import (
 	"boxoffice/internal/product"
 	"boxoffice/internal/pspsim"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/tenant"
 	"boxoffice/internal/testfix"
 )
 
@@ -239,4 +240,56 @@ func TestRefundRefusals(t *testing.T) {
 	require.NoError(t, ask(o.ID, "same", o.Tickets[0].ID))
 	require.ErrorIs(t, ask(pending.ID, "same"), checkout.ErrIdempotencyConflict)
 	b.requireSafe(t)
+}
+
+// The refund operations over HTTP, as a tenant admin's integration calls
+// them: 202 then 200 on a replayed key, problems with stable codes, the
+// check-in answer for a refunded ticket, and nothing for a buyer.
+func TestRefundAPI(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, true)
+	o, _ := b.confirmed(t, "ivan")
+	key := b.env.Tenant.APIKey
+	path := "/v1/tenant/orders/" + o.ID.String() + "/refunds"
+	body := map[string]any{"ticketIds": []string{o.Tickets[0].ID.String()}, "reason": "double booking"}
+
+	code, p := b.call(t, "POST", path, key, body)
+	require.Equal(t, 400, code)
+	require.Equal(t, "IDEMPOTENCY_KEY_REQUIRED", p["code"])
+	code, p = b.call(t, "POST", path, key, map[string]any{"reason": ""}, "Idempotency-Key", "r0")
+	require.Equal(t, 422, code, "a reason is required")
+	code, p = b.call(t, "POST", path, key, map[string]any{"ticketIds": []string{uuid.NewString()}, "reason": "x"}, "Idempotency-Key", "r1")
+	require.Equal(t, 422, code)
+	require.Equal(t, "TICKET_NOT_REFUNDABLE", p["code"])
+	buyer, err := tenant.SignBuyerToken([]byte(b.env.Tenant.BuyerTokenSecret), b.env.Tenant.ID, "ivan", time.Hour)
+	require.NoError(t, err)
+	code, _ = b.call(t, "POST", path, buyer, body, "Idempotency-Key", "r2")
+	require.Equal(t, 401, code, "a buyer cannot refund")
+
+	code, first := b.call(t, "POST", path, key, body, "Idempotency-Key", "r3")
+	require.Equal(t, 202, code)
+	require.Equal(t, "REFUND_PENDING", first["status"])
+	code, again := b.call(t, "POST", path, key, body, "Idempotency-Key", "r3")
+	require.Equal(t, 200, code, "a replayed key answers the same refund")
+	require.Equal(t, first["id"], again["id"])
+	code, p = b.call(t, "POST", path, key, body, "Idempotency-Key", "r4")
+	require.Equal(t, 409, code)
+	require.Contains(t, []any{"REFUND_IN_PROGRESS", "TICKET_NOT_REFUNDABLE"}, p["code"])
+
+	code, res := b.call(t, "POST", "/v1/tickets/check-in", key, map[string]string{"code": o.Tickets[0].Code})
+	require.Equal(t, 200, code)
+	require.Equal(t, "VOID", res["result"])
+	require.Equal(t, "REFUNDED", res["void"])
+
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		code, r := b.call(c, "GET", "/v1/tenant/refunds/"+first["id"].(string), key, nil)
+		assert.Equal(c, 200, code)
+		assert.Equal(c, "REFUNDED", r["status"])
+	}, 20*time.Second, 50*time.Millisecond)
+	code, p = b.call(t, "POST", "/v1/tenant/refunds/"+first["id"].(string)+"/retry", key, nil)
+	require.Equal(t, 409, code)
+	require.Equal(t, "REFUND_NOT_FAILED", p["code"])
+	code, tl := b.call(t, "GET", "/v1/tenant/orders/"+o.ID.String(), key, nil)
+	require.Equal(t, 200, code)
+	require.Len(t, tl["refunds"], 1)
 }
