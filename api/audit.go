@@ -18,7 +18,7 @@ var auditedOps = map[string]bool{
 	"put-layout": true, "put-seat-map": true, "put-store": true, "store-logo-upload": true, "publish-store": true, "start-rehearsal": true,
 	"ops-dlq-redrive": true, "ops-river-retry": true, "ops-checkout-pause": true, "ops-checkout-resume": true,
 	"create-api-key": true, "revoke-api-key": true, "rotate-buyer-token-secret": true,
-	"refund-order": true, "retry-refund": true, "settle-refund": true,
+	"refund-order": true, "retry-refund": true, "settle-refund": true, "resend-tickets": true,
 }
 
 // auditTrail records the audited operations of admins and API keys after

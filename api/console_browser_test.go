@@ -473,6 +473,8 @@ func TestConsoleTenantAdminRefunds(t *testing.T) {
 	require.NoError(t, err, "refunded, and the page follows")
 	require.Contains(t, browsertest.Text(t, ctx, `main`), "cannot attend")
 	browsertest.Shot(t, ctx, "2-refunded")
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#resend-tickets`)), waitText(`#resend-tickets`, "Sent again to rita@example.test"))
+	require.NoError(t, err, "the tickets are resent")
 
 	got, err := d.env.Checkout.Get(context.Background(), p.TenantID, o.ID, "")
 	require.NoError(t, err)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 
@@ -77,4 +78,35 @@ func (s *Server) settleRefund(ctx context.Context, in *struct {
 		return nil, s.toProblem(err)
 	}
 	return &struct{ Body *checkout.Refund }{r}, nil
+}
+
+// resendTickets serves POST /v1/tenant/orders/{id}/tickets/resend.
+func (s *Server) resendTickets(ctx context.Context, in *struct {
+	ID uuid.UUID `path:"id" format:"uuid"`
+}) (*struct{ Status int }, error) {
+	if err := s.Checkout.ResendTickets(ctx, caller(ctx).TenantID, in.ID); err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct{ Status int }{http.StatusAccepted}, nil
+}
+
+// attendeesCSV serves GET /v1/products/{id}/attendees.csv.
+func (s *Server) attendeesCSV(ctx context.Context, in *ProductPath) (*struct {
+	ContentType        string `header:"Content-Type"`
+	ContentDisposition string `header:"Content-Disposition"`
+	Body               []byte
+}, error) {
+	tenantID := caller(ctx).TenantID
+	if _, err := s.Products.Get(ctx, tenantID, in.ID); err != nil {
+		return nil, s.toProblem(err)
+	}
+	var b bytes.Buffer
+	if err := s.Checkout.ExportAttendees(ctx, tenantID, in.ID, &b); err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct {
+		ContentType        string `header:"Content-Type"`
+		ContentDisposition string `header:"Content-Disposition"`
+		Body               []byte
+	}{"text/csv; charset=utf-8", `attachment; filename="attendees-` + in.ID.String() + `.csv"`, b.Bytes()}, nil
 }

@@ -45,6 +45,12 @@ func svgResponse(description string) map[string]*huma.Response {
 		Content: map[string]*huma.MediaType{"image/svg+xml": {}}}}
 }
 
+// csvResponse declares a CSV download.
+func csvResponse(description string) map[string]*huma.Response {
+	return map[string]*huma.Response{"200": {Description: description,
+		Content: map[string]*huma.MediaType{"text/csv": {Schema: &huma.Schema{Type: "string"}}}}}
+}
+
 // route registers one operation of the route table, its prose taken from
 // operations by id.
 func route[I, O any](s *Server, tag, method, path, id string, h func(context.Context, *I) (*O, error), opts ...option) {

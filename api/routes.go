@@ -103,6 +103,8 @@ func (s *Server) routes() {
 		route(s, "Refunds", get, "/v1/tenant/refunds/{id}", "get-refund", s.getRefund, by(schemeAPI, schemeOperator), errs(401, 403, 404))
 		route(s, "Refunds", post, "/v1/tenant/refunds/{id}/retry", "retry-refund", s.retryRefund, by(schemeAPI), errs(401, 403, 404, 409, 503))
 		route(s, "Refunds", post, "/v1/tenant/refunds/{id}/settle", "settle-refund", s.settleRefund, by(schemeAPI), body(maxSmallBody), errs(401, 403, 404, 409, 422, 503))
+		route(s, "Refunds", post, "/v1/tenant/orders/{id}/tickets/resend", "resend-tickets", s.resendTickets, by(schemeAPI), status(202), errs(401, 403, 404, 409))
+		route(s, "Checkout", get, "/v1/products/{id}/attendees.csv", "attendees-csv", s.attendeesCSV, by(schemeAPI, schemeOperator), responses(csvResponse("One line per ticket issued, with its order")), errs(401, 403, 404))
 		route(s, "Checkout", get, "/v1/tickets/{id}/qr.svg", "ticket-qr", s.ticketQR, by(schemeBuyer), responses(svgResponse("The QR code")), errs(401, 404))
 	}
 

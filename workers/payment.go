@@ -87,7 +87,7 @@ type SendTicketsWorker struct {
 
 // Work sends the mail.
 func (w *SendTicketsWorker) Work(ctx context.Context, job *river.Job[checkout.SendTicketsArgs]) error {
-	return w.Checkout.SendTickets(ctx, job.Args.OrderID)
+	return w.Checkout.SendTickets(ctx, job.Args.OrderID, job.Args.Resend)
 }
 
 // RefundWorker makes (or asks about) a refund at the provider.

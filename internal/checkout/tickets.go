@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +22,9 @@ import (
 // SendTicketsArgs mails a confirmed order's tickets.
 type SendTicketsArgs struct {
 	OrderID uuid.UUID `json:"order_id"`
+	// Resend, when set, sends them again at an admin's request (a new
+	// message, whether or not they were sent before).
+	Resend int64 `json:"resend,omitempty"`
 }
 
 func (SendTicketsArgs) Kind() string { return "send_tickets" }
@@ -31,7 +35,7 @@ func (SendTicketsArgs) InsertOpts() river.InsertOpts { return uniqueWhileLive() 
 // SendTickets mails the tickets of a confirmed order once: the order records
 // when they were sent, so a retried job does not send them again (a crash
 // between sending and recording can still send twice: at least once).
-func (s *Service) SendTickets(ctx context.Context, orderID uuid.UUID) error {
+func (s *Service) SendTickets(ctx context.Context, orderID uuid.UUID, resend int64) error {
 	if s.mailer == nil {
 		return nil
 	}
@@ -40,11 +44,12 @@ func (s *Service) SendTickets(ctx context.Context, orderID uuid.UUID) error {
 	var tenantID, productID uuid.UUID
 	err := s.pool.QueryRow(ctx, `
 		SELECT email, tickets_sent_at, tenant_id, product_id
-		FROM orders WHERE id = $1 AND status = 'CONFIRMED'`, orderID).Scan(&email, &sent, &tenantID, &productID)
+		FROM orders WHERE id = $1 AND status IN ('CONFIRMED', 'REFUND_PENDING', 'REFUND_FAILED')`, orderID).
+		Scan(&email, &sent, &tenantID, &productID)
 	if err != nil {
 		return fmt.Errorf("order %s for tickets: %w", orderID, db.NotFound(err))
 	}
-	if email == nil || sent != nil {
+	if email == nil || (sent != nil && resend == 0) {
 		return nil
 	}
 	productName, err := product.NameOf(ctx, s.pool, productID)
@@ -58,13 +63,19 @@ func (s *Service) SendTickets(ctx context.Context, orderID uuid.UUID) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Your tickets for %s\n\nOrder %s\n\n", productName, orderID)
 	for _, t := range o.Tickets {
-		fmt.Fprintf(&b, "  %s   code %s\n", t.Seat, t.Code)
+		if t.Code != "" { // a refunded ticket is not sent again
+			fmt.Fprintf(&b, "  %s   code %s\n", t.Seat, t.Code)
+		}
 	}
 	b.WriteString("\nShow the code at the entrance; it can be checked with GET /v1/tickets/verify?code=...\n")
 	// One Message-ID per order's tickets, whoever sends them and however
 	// often (at least once: a crash before the mark below, or a restore
 	// replaying the outbox, sends them again).
-	if err := s.mailer.SendID("tickets-"+orderID.String(), *email, "Your tickets: "+productName, b.String()); err != nil {
+	id := "tickets-" + orderID.String()
+	if resend != 0 {
+		id += "-" + strconv.FormatInt(resend, 36)
+	}
+	if err := s.mailer.SendID(id, *email, "Your tickets: "+productName, b.String()); err != nil {
 		return err
 	}
 	_, err = s.pool.Exec(ctx, `UPDATE orders SET tickets_sent_at = now() WHERE id = $1`, orderID)
@@ -191,7 +202,7 @@ func (s *Service) CheckIn(ctx context.Context, tenantID uuid.UUID, code, by stri
 func (s *Service) HandleEvent(ctx context.Context, ev outbox.Event) error {
 	switch args := JobFor(ev).(type) {
 	case SendTicketsArgs:
-		return s.SendTickets(ctx, args.OrderID)
+		return s.SendTickets(ctx, args.OrderID, 0)
 	case SendRefundNoticeArgs:
 		return s.SendRefundNotice(ctx, args.RefundID)
 	}

@@ -340,6 +340,7 @@ async function reportPage(id) {
   const active = r.steps.filter((s) => cols.some((c) => s[c]) || s.revenueCents);
   page(`Sales report: ${r.name}`,
     h('p', {}, h('a', {href: `/v1/products/${id}/report.csv`, download: `sales-${id}.csv`, id: 'csv'}, 'Download CSV'), ' · ',
+      h('a', {href: `/v1/products/${id}/attendees.csv`, download: `attendees-${id}.csv`, id: 'attendees-csv'}, 'Orders and attendees (CSV)'), ' · ',
       h('a', {href: `#/sales/${id}`}, 'Live view'), h('span', {class: 'muted'}, ` · steps of ${r.stepSeconds / 60} min from ${when(r.from)}; quiet steps hidden`)),
     h('div', {class: 'tiles'}, cols.map((c) => tile(c, n(r.totals[c]))), tile('revenue', money(r.totals.revenueCents, r.currency))),
     h('h2', {}, 'Funnel by step'),
@@ -635,6 +636,13 @@ async function orderPage(id) {
     h('h2', {}, 'Tickets'),
     t.tickets.length === 0 ? h('p', {class: 'muted'}, 'No tickets: the order is not confirmed.') :
       table([refundable ? 'Refund' : null, 'Seat', 'State', 'Checked in', ''].filter((c) => c !== null), ticketRows),
+    isTenantAdmin() && t.tickets.some((k) => k.status === 'VALID') && ['CONFIRMED', 'REFUND_PENDING', 'REFUND_FAILED'].includes(o.status) ?
+      h('form', {class: 'inline', onsubmit: (ev) => ev.preventDefault()}, h('button', {type: 'button', id: 'resend-tickets', onclick: guarded(async (ev) => {
+        const b = ev.target;
+        await api('POST', `/v1/tenant/orders/${o.id}/tickets/resend`);
+        b.textContent = `Sent again to ${o.email || 'the buyer'}`;
+        b.disabled = true;
+      })}, 'Resend the tickets')) : null,
     refundable ? refundForm(o, picks) : null,
     t.refunds.length ? [h('h2', {}, 'Refunds'), refundsTable(t.refunds)] : null);
   if (o.status === 'REFUND_PENDING') {
