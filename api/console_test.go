@@ -170,7 +170,7 @@ func TestLiveSaleAndReport(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "minute", recs[0][0])
 	last := recs[len(recs)-1]
-	require.Equal(t, []string{"total", "0", "0", "4", "3", "6", "0", "1", "1", "0", "0"}, last)
+	require.Equal(t, []string{"total", "0", "0", "4", "3", "6", "0", "1", "1", "0", "0", "0", "0"}, last)
 
 	// The stream (exercised in the console's browser tests) wants a key
 	// or a session.

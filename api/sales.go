@@ -230,7 +230,7 @@ func (s *Server) salesReport(ctx context.Context, in *struct {
 
 // reportColumns are the CSV export's columns, in order.
 var reportColumns = []string{"minute", "joined", "admitted", "reserved", "held", "numbers_held", "paid",
-	"conflicts", "rejected", "expired", "revenue_cents"}
+	"conflicts", "rejected", "expired", "revenue_cents", "refunds", "refunded_cents"}
 
 // salesReportCSV serves GET /v1/products/{id}/report.csv.
 func (s *Server) salesReportCSV(ctx context.Context, in *struct {
@@ -249,7 +249,7 @@ func (s *Server) salesReportCSV(ctx context.Context, in *struct {
 	_ = w.Write(reportColumns)
 	row := func(at string, st ops.ReportStep) {
 		n := []int64{st.Joined, st.Admitted, st.Reserved, st.Held, st.Numbers, st.Paid, st.Conflicts, st.Rejected,
-			st.Expired, st.RevenueCents}
+			st.Expired, st.RevenueCents, st.Refunds, st.RefundedCents}
 		rec := slices.Grow([]string{at}, len(n))
 		for _, v := range n {
 			rec = append(rec, strconv.FormatInt(v, 10))

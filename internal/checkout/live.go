@@ -60,11 +60,16 @@ type Flow struct {
 	Paid         []int64 // orders confirmed
 	RevenueCents []int64 // of those
 	Failed       []int64 // orders failed or expired unpaid
+	// Refunds and RefundedCents are the refunds done in each bucket and
+	// what they gave back (revenue is counted when paid, refunds when made).
+	Refunds       []int64
+	RefundedCents []int64
 }
 
 // ReadFlow counts a product's orders per bucket of step from from.
 func ReadFlow(ctx context.Context, q db.DBTX, productID uuid.UUID, from time.Time, step time.Duration, n int) (Flow, error) {
-	f := Flow{Ordered: make([]int64, n), Paid: make([]int64, n), RevenueCents: make([]int64, n), Failed: make([]int64, n)}
+	f := Flow{Ordered: make([]int64, n), Paid: make([]int64, n), RevenueCents: make([]int64, n), Failed: make([]int64, n),
+		Refunds: make([]int64, n), RefundedCents: make([]int64, n)}
 	end := from.Add(time.Duration(n) * step)
 	rows, err := q.Query(ctx, `
 		SELECT kind, i, count(*), sum(amount)::bigint FROM (
@@ -76,6 +81,10 @@ func ReadFlow(ctx context.Context, q db.DBTX, productID uuid.UUID, from time.Tim
 			UNION ALL
 			SELECT 'f', `+db.Bucket("updated_at")+`, 0
 			FROM orders WHERE product_id = $1 AND status IN ('FAILED', 'EXPIRED') AND updated_at >= $2 AND updated_at < $4
+			UNION ALL
+			SELECT 'r', `+db.Bucket("r.refunded_at")+`, r.amount_cents
+			FROM refunds r JOIN orders o ON o.id = r.order_id
+			WHERE o.product_id = $1 AND r.refunded_at >= $2 AND r.refunded_at < $4
 		) x GROUP BY 1, 2`, productID, from, step.Seconds(), end)
 	if err != nil {
 		return f, fmt.Errorf("order flow of %s: %w", productID, err)
@@ -88,6 +97,8 @@ func ReadFlow(ctx context.Context, q db.DBTX, productID uuid.UUID, from time.Tim
 			f.Paid[i], f.RevenueCents[i] = v[0], v[1]
 		case "f":
 			f.Failed[i] = v[0]
+		case "r":
+			f.Refunds[i], f.RefundedCents[i] = v[0], v[1]
 		}
 	})
 	if err != nil {

@@ -323,6 +323,12 @@ func TestAttendeesExportAndResend(t *testing.T) {
 	require.Equal(t, "VALID", lines[2][7])
 	require.Equal(t, []string{"10000", "5000", "EUR"}, lines[2][9:12])
 
+	// The sales report's flow counts the refund when it was made.
+	flow, err := checkout.ReadFlow(context.Background(), b.env.Schema.Pool, b.product.ID, time.Now().Add(-time.Hour), time.Hour, 2)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), flow.Refunds[0]+flow.Refunds[1])
+	require.Equal(t, int64(5000), flow.RefundedCents[0]+flow.RefundedCents[1])
+
 	before := len(b.sink.Messages())
 	code, _ := b.call(t, "POST", "/v1/tenant/orders/"+o.ID.String()+"/tickets/resend", b.env.Tenant.APIKey, nil)
 	require.Equal(t, 202, code)

@@ -25,17 +25,19 @@ type SalesReport struct {
 
 // ReportStep is one step (one minute, usually) of the report.
 type ReportStep struct {
-	At           time.Time `json:"at,omitzero"`
-	Joined       int64     `json:"joined" doc:"Entered the waiting room"`
-	Admitted     int64     `json:"admitted" doc:"Let out of the waiting room"`
-	Reserved     int64     `json:"reserved" doc:"Reservation requests accepted"`
-	Held         int64     `json:"held" doc:"Requests that got a hold"`
-	Numbers      int64     `json:"numbersHeld"`
-	Paid         int64     `json:"paid" doc:"Orders confirmed"`
-	Conflicts    int64     `json:"conflicts" doc:"Requests refused because another buyer had the seat"`
-	Rejected     int64     `json:"rejected" doc:"All refused requests (conflicts, limits, sold out…)"`
-	Expired      int64     `json:"expired" doc:"Holds that ran out unpaid"`
-	RevenueCents int64     `json:"revenueCents"`
+	At            time.Time `json:"at,omitzero"`
+	Joined        int64     `json:"joined" doc:"Entered the waiting room"`
+	Admitted      int64     `json:"admitted" doc:"Let out of the waiting room"`
+	Reserved      int64     `json:"reserved" doc:"Reservation requests accepted"`
+	Held          int64     `json:"held" doc:"Requests that got a hold"`
+	Numbers       int64     `json:"numbersHeld"`
+	Paid          int64     `json:"paid" doc:"Orders confirmed"`
+	Conflicts     int64     `json:"conflicts" doc:"Requests refused because another buyer had the seat"`
+	Rejected      int64     `json:"rejected" doc:"All refused requests (conflicts, limits, sold out…)"`
+	Expired       int64     `json:"expired" doc:"Holds that ran out unpaid"`
+	RevenueCents  int64     `json:"revenueCents" doc:"Paid in this step"`
+	Refunds       int64     `json:"refunds" doc:"Refunds made in this step"`
+	RefundedCents int64     `json:"refundedCents" doc:"Given back by those refunds"`
 }
 
 // maxReportSteps bounds a report: beyond a day of minutes the step grows.
@@ -86,7 +88,8 @@ func (l *Live) Report(ctx context.Context, scope Scope, productID uuid.UUID) (*S
 	for i := range n {
 		s := ReportStep{At: from.Add(time.Duration(i) * step).UTC(), Joined: room.Joined[i], Admitted: room.Admitted[i],
 			Reserved: req.Accepted[i], Held: req.Held[i], Numbers: req.Numbers[i], Paid: orders.Paid[i],
-			Conflicts: req.Conflicts[i], Rejected: req.Rejected[i], Expired: req.Expired[i], RevenueCents: orders.RevenueCents[i]}
+			Conflicts: req.Conflicts[i], Rejected: req.Rejected[i], Expired: req.Expired[i], RevenueCents: orders.RevenueCents[i],
+			Refunds: orders.Refunds[i], RefundedCents: orders.RefundedCents[i]}
 		r.Steps[i] = s
 		t.Joined += s.Joined
 		t.Admitted += s.Admitted
@@ -98,6 +101,8 @@ func (l *Live) Report(ctx context.Context, scope Scope, productID uuid.UUID) (*S
 		t.Rejected += s.Rejected
 		t.Expired += s.Expired
 		t.RevenueCents += s.RevenueCents
+		t.Refunds += s.Refunds
+		t.RefundedCents += s.RefundedCents
 	}
 	return r, nil
 }

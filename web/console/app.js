@@ -337,16 +337,17 @@ function liveControls(v, box) {
 async function reportPage(id) {
   const r = await api('GET', `/v1/products/${id}/report`);
   const cols = ['joined', 'admitted', 'reserved', 'held', 'paid', 'conflicts', 'expired'];
-  const active = r.steps.filter((s) => cols.some((c) => s[c]) || s.revenueCents);
+  const active = r.steps.filter((s) => cols.some((c) => s[c]) || s.revenueCents || s.refunds);
   page(`Sales report: ${r.name}`,
     h('p', {}, h('a', {href: `/v1/products/${id}/report.csv`, download: `sales-${id}.csv`, id: 'csv'}, 'Download CSV'), ' · ',
       h('a', {href: `/v1/products/${id}/attendees.csv`, download: `attendees-${id}.csv`, id: 'attendees-csv'}, 'Orders and attendees (CSV)'), ' · ',
       h('a', {href: `#/sales/${id}`}, 'Live view'), h('span', {class: 'muted'}, ` · steps of ${r.stepSeconds / 60} min from ${when(r.from)}; quiet steps hidden`)),
-    h('div', {class: 'tiles'}, cols.map((c) => tile(c, n(r.totals[c]))), tile('revenue', money(r.totals.revenueCents, r.currency))),
+    h('div', {class: 'tiles'}, cols.map((c) => tile(c, n(r.totals[c]))), tile('revenue', money(r.totals.revenueCents, r.currency)),
+      r.totals.refunds ? tile('refunded', `${money(r.totals.refundedCents, r.currency)} (${n(r.totals.refunds)})`) : null),
     h('h2', {}, 'Funnel by step'),
-    table(['Step', ...cols.map((c) => c), 'revenue'], active.map((s) => h('tr', {},
+    table(['Step', ...cols.map((c) => c), 'revenue', 'refunded'], active.map((s) => h('tr', {},
       h('td', {}, new Date(s.at).toLocaleTimeString()), cols.map((c) => h('td', {class: 'num'}, n(s[c]))),
-      h('td', {class: 'num'}, money(s.revenueCents, r.currency))))));
+      h('td', {class: 'num'}, money(s.revenueCents, r.currency)), h('td', {class: 'num'}, s.refunds ? money(s.refundedCents, r.currency) : '—')))));
 }
 
 // ---------- products (tenant admin) ----------
