@@ -38,7 +38,13 @@ func (w *ResolveWorker) Work(ctx context.Context, job *river.Job[checkout.Resolv
 // NextRetry asks again soon at first and then backs off, capped at a minute:
 // the shopper is waiting on the answer.
 func (w *ResolveWorker) NextRetry(job *river.Job[checkout.ResolveArgs]) time.Time {
-	return time.Now().Add(min(time.Duration(job.Attempt*job.Attempt)*time.Second, time.Minute))
+	return soonThenAMinute(job.Attempt)
+}
+
+// soonThenAMinute is the retry time of a question to the provider: attempt²
+// seconds from now, at most a minute.
+func soonThenAMinute(attempt int) time.Time {
+	return time.Now().Add(min(time.Duration(attempt*attempt)*time.Second, time.Minute))
 }
 
 // CaptureWorker captures a confirmed order.
@@ -108,7 +114,7 @@ func (w *RefundWorker) Work(ctx context.Context, job *river.Job[checkout.RefundA
 // NextRetry asks again soon at first and then backs off, capped at a
 // minute: an unknown outcome is resolved by asking with the same key.
 func (w *RefundWorker) NextRetry(job *river.Job[checkout.RefundArgs]) time.Time {
-	return time.Now().Add(min(time.Duration(job.Attempt*job.Attempt)*time.Second, time.Minute))
+	return soonThenAMinute(job.Attempt)
 }
 
 // SendRefundNoticeWorker tells a buyer that money is on its way back.

@@ -261,6 +261,7 @@ func TestRefundAPI(t *testing.T) {
 	require.Equal(t, "IDEMPOTENCY_KEY_REQUIRED", p["code"])
 	code, p = b.call(t, "POST", path, key, map[string]any{"reason": ""}, "Idempotency-Key", "r0")
 	require.Equal(t, 422, code, "a reason is required")
+	require.Equal(t, "VALIDATION_FAILED", p["code"])
 	code, p = b.call(t, "POST", path, key, map[string]any{"ticketIds": []string{uuid.NewString()}, "reason": "x"}, "Idempotency-Key", "r1")
 	require.Equal(t, 422, code)
 	require.Equal(t, "TICKET_NOT_REFUNDABLE", p["code"])
