@@ -19,6 +19,7 @@ var auditedOps = map[string]bool{
 	"ops-dlq-redrive": true, "ops-river-retry": true, "ops-checkout-pause": true, "ops-checkout-resume": true,
 	"create-api-key": true, "revoke-api-key": true, "rotate-buyer-token-secret": true,
 	"refund-order": true, "retry-refund": true, "settle-refund": true, "resend-tickets": true,
+	"create-event": true, "update-event": true,
 }
 
 // auditTrail records the audited operations of admins and API keys after

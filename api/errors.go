@@ -169,7 +169,7 @@ func (s *Server) toProblem(err error) error {
 		return problem(http.StatusConflict, "IDEMPOTENCY_KEY_REUSED", err.Error())
 	case errors.Is(err, reservation.ErrHoldConverted):
 		return problem(http.StatusConflict, "HOLD_CONVERTED", err.Error())
-	case errors.Is(err, tenant.ErrSlugTaken), errors.Is(err, product.ErrSlugTaken):
+	case errors.Is(err, tenant.ErrSlugTaken), errors.Is(err, product.ErrSlugTaken), errors.Is(err, product.ErrEventSlugTaken):
 		return problem(http.StatusConflict, "SLUG_TAKEN", err.Error())
 	case errors.Is(err, product.ErrLayoutLocked):
 		return problem(http.StatusConflict, "LAYOUT_LOCKED", err.Error())
@@ -181,6 +181,10 @@ func (s *Server) toProblem(err error) error {
 		return problem(http.StatusConflict, "INVALID_PUBLICATION_CHANGE", err.Error())
 	case errors.Is(err, product.ErrPriceLocked):
 		return problem(http.StatusConflict, "PRICE_LOCKED", err.Error())
+	case errors.Is(err, product.ErrTimeZone):
+		return problem(http.StatusUnprocessableEntity, "INVALID_TIME_ZONE", err.Error())
+	case errors.Is(err, product.ErrDates):
+		return problem(http.StatusUnprocessableEntity, "INVALID_DATES", err.Error())
 	case errors.Is(err, product.ErrOnSaleInPast):
 		return problem(http.StatusUnprocessableEntity, "ON_SALE_IN_PAST", err.Error())
 	case errors.Is(err, product.ErrAlreadyOnSale):

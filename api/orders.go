@@ -208,6 +208,8 @@ func checkoutProblem(err error) *Problem {
 		return problem(http.StatusConflict, "REFUND_IN_PROGRESS", err.Error())
 	case errors.Is(err, checkout.ErrTicketNotRefundable):
 		return problem(http.StatusUnprocessableEntity, "TICKET_NOT_REFUNDABLE", err.Error())
+	case errors.Is(err, checkout.ErrNoDate):
+		return problem(http.StatusConflict, "DATE_NOT_SET", err.Error())
 	case errors.Is(err, checkout.ErrNoTicketsToSend):
 		return problem(http.StatusConflict, "NO_TICKETS_TO_SEND", err.Error())
 	case errors.Is(err, checkout.ErrRefundNotFailed):

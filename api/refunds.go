@@ -44,12 +44,13 @@ func (s *Server) refundOrder(ctx context.Context, in *struct {
 	return out, nil
 }
 
-type refundPath struct {
+// RefundPath names a refund.
+type RefundPath struct {
 	ID uuid.UUID `path:"id" format:"uuid" doc:"Refund id"`
 }
 
 // getRefund serves GET /v1/tenant/refunds/{id}.
-func (s *Server) getRefund(ctx context.Context, in *refundPath) (*struct{ Body *checkout.Refund }, error) {
+func (s *Server) getRefund(ctx context.Context, in *RefundPath) (*struct{ Body *checkout.Refund }, error) {
 	r, err := s.Checkout.GetRefund(ctx, caller(ctx).TenantID, in.ID)
 	if err != nil {
 		return nil, s.toProblem(err)
@@ -58,7 +59,7 @@ func (s *Server) getRefund(ctx context.Context, in *refundPath) (*struct{ Body *
 }
 
 // retryRefund serves POST /v1/tenant/refunds/{id}/retry.
-func (s *Server) retryRefund(ctx context.Context, in *refundPath) (*struct{ Body *checkout.Refund }, error) {
+func (s *Server) retryRefund(ctx context.Context, in *RefundPath) (*struct{ Body *checkout.Refund }, error) {
 	r, err := s.Checkout.RetryRefund(ctx, caller(ctx).TenantID, in.ID)
 	if err != nil {
 		return nil, s.toProblem(err)
@@ -68,7 +69,7 @@ func (s *Server) retryRefund(ctx context.Context, in *refundPath) (*struct{ Body
 
 // settleRefund serves POST /v1/tenant/refunds/{id}/settle.
 func (s *Server) settleRefund(ctx context.Context, in *struct {
-	refundPath
+	RefundPath
 	Body struct {
 		Note string `json:"note" minLength:"1" maxLength:"500" pattern:"^[^\\p{Cc}]+$" doc:"How the money was given back outside the provider"`
 	}

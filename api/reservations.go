@@ -94,6 +94,9 @@ func (s *Server) createReservation(ctx context.Context, in *struct {
 			return nil, problem(http.StatusConflict, "SALE_CLOSED", "this sale is closed")
 		}
 	}
+	if p.OffSaleAt != nil && !time.Now().Before(*p.OffSaleAt) {
+		return nil, problem(http.StatusConflict, "SALE_CLOSED", "this sale ended at "+p.OffSaleAt.UTC().Format(time.RFC3339))
+	}
 	if err := s.checkAccess(ctx, p, buyer, in.AccessToken); err != nil {
 		return nil, err
 	}

@@ -47,8 +47,13 @@ func svgResponse(description string) map[string]*huma.Response {
 
 // csvResponse declares a CSV download.
 func csvResponse(description string) map[string]*huma.Response {
+	return textResponse("text/csv", description)
+}
+
+// textResponse declares a download of a text type (CSV, iCalendar).
+func textResponse(mediaType, description string) map[string]*huma.Response {
 	return map[string]*huma.Response{"200": {Description: description,
-		Content: map[string]*huma.MediaType{"text/csv": {Schema: &huma.Schema{Type: "string"}}}}}
+		Content: map[string]*huma.MediaType{mediaType: {Schema: &huma.Schema{Type: "string"}}}}}
 }
 
 // route registers one operation of the route table, its prose taken from

@@ -27,6 +27,12 @@ func (s *Server) routes() {
 	route(s, "Console", get, "/v1/console/session", "console-session", s.consoleWhoAmI, by(schemeAdmin, schemeOperator), errs(401))
 	route(s, "Console", del, "/v1/console/session", "console-sign-out", s.consoleSignOut, by(schemeAdmin, schemeOperator), status(204), errs(401, 403))
 
+	// Events (events.go): the show, its venue and its dates (products)
+	route(s, "Events", post, "/v1/events", "create-event", s.createEvent, by(schemeAPI), status(201), body(maxSmallBody), errs(401, 403, 409, 422))
+	route(s, "Events", get, "/v1/events", "list-events", s.listEvents, by(schemeAPI, schemeOperator), errs(401, 403))
+	route(s, "Events", get, "/v1/events/{id}", "get-event", s.getEvent, by(schemeAPI, schemeOperator), errs(401, 403, 404))
+	route(s, "Events", patch, "/v1/events/{id}", "update-event", s.updateEvent, by(schemeAPI), body(maxSmallBody), errs(401, 403, 404, 422))
+
 	// Products and availability (products.go)
 	route(s, "Products", post, "/v1/products", "create-product", s.createProduct, by(schemeAPI), status(201), body(maxProductBody), errs(401, 403, 409, 422))
 	route(s, "Products", get, "/v1/products", "list-products", s.listProducts, by(schemeAPI), errs(401, 403))
@@ -105,6 +111,7 @@ func (s *Server) routes() {
 		route(s, "Refunds", post, "/v1/tenant/refunds/{id}/settle", "settle-refund", s.settleRefund, by(schemeAPI), body(maxSmallBody), errs(401, 403, 404, 409, 422, 503))
 		route(s, "Refunds", post, "/v1/tenant/orders/{id}/tickets/resend", "resend-tickets", s.resendTickets, by(schemeAPI), status(202), errs(401, 403, 404, 409))
 		route(s, "Checkout", get, "/v1/products/{id}/attendees.csv", "attendees-csv", s.attendeesCSV, by(schemeAPI, schemeOperator), responses(csvResponse("One line per ticket issued, with its order")), errs(401, 403, 404))
+		route(s, "Checkout", get, "/v1/orders/{id}/calendar.ics", "order-calendar", s.orderCalendar, by(schemeBuyer, schemeAPI), responses(textResponse("text/calendar", "The order's date as an iCalendar entry")), errs(401, 403, 404, 409))
 		route(s, "Checkout", get, "/v1/tickets/{id}/qr.svg", "ticket-qr", s.ticketQR, by(schemeBuyer), responses(svgResponse("The QR code")), errs(401, 404))
 	}
 

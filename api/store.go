@@ -49,6 +49,9 @@ type StoreProduct struct {
 	HoldSeconds   int                  `json:"holdSeconds"`
 	WaitingRoom   bool                 `json:"waitingRoom" doc:"Buyers join the waiting room first"`
 	SaleStatus    string               `json:"saleStatus" enum:"UPCOMING,ON_SALE,SOLD_OUT,CLOSED"`
+	OffSaleAt     *time.Time           `json:"offSaleAt,omitempty"`
+	Event         *product.Event       `json:"event" doc:"What this is a date of: name, description, image, venue, time zone; the dates of a series share it"`
+	product.Dates
 }
 
 // StoreCatalog is a store's product list.
@@ -73,7 +76,7 @@ type profileView struct {
 // saleStatus is what a shopper is told about a product's sale.
 func saleStatus(p *product.Product, available int, now time.Time) string {
 	switch {
-	case p.Publication == product.Closed:
+	case p.Publication == product.Closed, p.OffSaleAt != nil && !now.Before(*p.OffSaleAt):
 		return SaleClosed
 	case available == 0:
 		return SaleSoldOut
@@ -114,7 +117,8 @@ func (s *Server) loadCatalog(ctx context.Context, slug string) (*catalogView, er
 		out.Products[i] = StoreProduct{PriceLevels: levels, ID: p.ID, Slug: p.Slug, Name: p.Name, Description: p.Description, ImageURL: p.ImageURL,
 			Kind: p.Kind, Capacity: p.Capacity, Available: c.Available, Held: c.Held, Sold: c.Sold,
 			PriceCents: p.PriceCents, Currency: p.Currency, OnSaleAt: p.OnSaleAt, PerBuyerLimit: p.PerBuyerLimit,
-			HoldSeconds: p.HoldSeconds, WaitingRoom: p.WaitingRoom != nil, SaleStatus: saleStatus(p, c.Available, now)}
+			HoldSeconds: p.HoldSeconds, WaitingRoom: p.WaitingRoom != nil, SaleStatus: saleStatus(p, c.Available, now),
+			OffSaleAt: p.OffSaleAt, Event: p.Event, Dates: p.Dates}
 	}
 	return &catalogView{tenantID: tenantID, body: out, etag: etagOf(out)}, nil
 }
@@ -306,6 +310,7 @@ type ProductPatch struct {
 	WaitingRoom  *waitingroom.Settings `json:"waitingRoom,omitempty" doc:"Turn the room on or off or change it; only before the sale opens"`
 	Publication  *string               `json:"publication,omitempty" enum:"PUBLISHED,CLOSED" doc:"PUBLISHED puts a draft in the store (or reopens a closed sale); CLOSED ends the sale"`
 	RefundPolicy *string               `json:"refundPolicy,omitempty" enum:"resell,keep" doc:"Whether seats refunded from now on go back on sale"`
+	DateFields
 }
 
 // updateProduct serves PATCH /v1/products/{id}.
@@ -316,7 +321,7 @@ func (s *Server) updateProduct(ctx context.Context, in *struct {
 	b := in.Body
 	p, err := s.Products.Update(ctx, caller(ctx).TenantID, in.ID, product.Update{Name: b.Name, Description: b.Description,
 		ImageURL: b.ImageURL, PriceCents: b.PriceCents, OnSaleAt: b.OnSaleAt, WaitingRoom: b.WaitingRoom, Publication: b.Publication,
-		RefundPolicy: b.RefundPolicy})
+		RefundPolicy: b.RefundPolicy, StartsAt: b.StartsAt, DoorsAt: b.DoorsAt, EndsAt: b.EndsAt, OffSaleAt: b.OffSaleAt})
 	if err != nil {
 		return nil, s.toProblem(err)
 	}

@@ -308,7 +308,8 @@ func (*OutboxRelayWorker) Timeout(*river.Job[OutboxRelayArgs]) time.Duration { r
 // OutboxRelayWorker publishes outbox rows to their consumers. With River
 // (default) it does so in the transaction that marks them published, so each
 // row is handed on once: order.confirmed becomes a job that mails the
-// tickets, order.refunded one that tells the buyer; topics without a consumer are marked published as they are. With
+// tickets, order.refunded one that tells the buyer, event.changed one
+// that tells every ticket holder; topics without a consumer are marked published as they are. With
 // the SQS backend every row goes to the events queue, and rows are marked
 // after the send — no lock is held across that call, so a crash in between
 // sends a row twice, which consumers absorb.

@@ -128,7 +128,19 @@ func (w *SendRefundNoticeWorker) Work(ctx context.Context, job *river.Job[checko
 	return w.Checkout.SendRefundNotice(ctx, job.Args.RefundID)
 }
 
+// NotifyChangeWorker tells ticket holders that a date or venue changed.
+type NotifyChangeWorker struct {
+	river.WorkerDefaults[checkout.NotifyChangeArgs]
+	Checkout *checkout.Service
+}
+
+// Work sends the mails.
+func (w *NotifyChangeWorker) Work(ctx context.Context, job *river.Job[checkout.NotifyChangeArgs]) error {
+	return w.Checkout.NotifyChange(ctx, job.Args)
+}
+
 func addPaymentWorkers(w *river.Workers, c *checkout.Service) {
+	river.AddWorker(w, &NotifyChangeWorker{Checkout: c})
 	river.AddWorker(w, &RefundWorker{Checkout: c})
 	river.AddWorker(w, &SendRefundNoticeWorker{Checkout: c})
 	river.AddWorker(w, &SendTicketsWorker{Checkout: c})

@@ -56,12 +56,23 @@ func (s *Service) SendTickets(ctx context.Context, orderID uuid.UUID, resend int
 	if err != nil {
 		return err
 	}
+	ev, dates, err := product.EventOf(ctx, s.pool, productID)
+	if err != nil {
+		return err
+	}
 	o, err := s.Get(ctx, tenantID, orderID, "")
 	if err != nil {
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Your tickets for %s\n\nOrder %s\n\n", productName, orderID)
+	fmt.Fprintf(&b, "Your tickets for %s\n\nWhen:  %s\n", productName, dates.When(ev.TimeZone))
+	if where := ev.Venue.Where(); where != "" {
+		fmt.Fprintf(&b, "Where: %s\n", where)
+	}
+	if ev.EntryNote != "" {
+		fmt.Fprintf(&b, "Entry: %s\n", ev.EntryNote)
+	}
+	fmt.Fprintf(&b, "\nOrder %s\n\n", orderID)
 	for _, t := range o.Tickets {
 		if t.Code != "" { // a refunded ticket is not sent again
 			fmt.Fprintf(&b, "  %s   code %s\n", t.Seat, t.Code)
@@ -205,17 +216,23 @@ func (s *Service) HandleEvent(ctx context.Context, ev outbox.Event) error {
 		return s.SendTickets(ctx, args.OrderID, 0)
 	case SendRefundNoticeArgs:
 		return s.SendRefundNotice(ctx, args.RefundID)
+	case NotifyChangeArgs:
+		return s.NotifyChange(ctx, args)
 	}
 	return nil
 }
 
 // JobFor is the job that consumes an outbox event: order.confirmed mails
-// the tickets, order.refunded tells the buyer; nil for other topics (or a
+// the tickets, order.refunded tells the buyer, event.changed tells every
+// ticket holder; nil for other topics (or a
 // payload that names nothing).
 func JobFor(ev outbox.Event) river.JobArgs {
 	var p struct {
-		OrderID  uuid.UUID `json:"orderId"`
-		RefundID uuid.UUID `json:"refundId"`
+		OrderID   uuid.UUID `json:"orderId"`
+		RefundID  uuid.UUID `json:"refundId"`
+		ProductID uuid.UUID `json:"productId"`
+		ChangeID  uuid.UUID `json:"changeId"`
+		What      string    `json:"what"`
 	}
 	if json.Unmarshal(ev.Payload, &p) != nil {
 		return nil
@@ -225,6 +242,8 @@ func JobFor(ev outbox.Event) river.JobArgs {
 		return SendTicketsArgs{OrderID: p.OrderID}
 	case ev.Topic == "order.refunded" && p.RefundID != uuid.Nil:
 		return SendRefundNoticeArgs{RefundID: p.RefundID}
+	case ev.Topic == "event.changed" && p.ChangeID != uuid.Nil:
+		return NotifyChangeArgs{ProductID: p.ProductID, ChangeID: p.ChangeID, What: p.What}
 	}
 	return nil
 }

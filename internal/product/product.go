@@ -75,8 +75,12 @@ type Product struct {
 	WaitingRoom   *waitingroom.Settings `json:"waitingRoom,omitempty"`
 	Publication   string                `json:"publication" enum:"DRAFT,PUBLISHED,CLOSED"`
 	RefundPolicy  string                `json:"refundPolicy" enum:"resell,keep" doc:"Whether a refunded seat goes back on sale (resell) or stays off sale (keep)"`
-	CreatedAt     time.Time             `json:"createdAt"`
-	RehearsalOf   *uuid.UUID            `json:"rehearsalOf,omitempty" doc:"Set on a rehearsal's shadow copy: the product it rehearses"`
+	OffSaleAt     *time.Time            `json:"offSaleAt,omitempty" doc:"When the sale ends (absent: when the tenant closes it)"`
+	EventID       uuid.UUID             `json:"eventId" doc:"The event this is a date of; description and imageUrl are the event's"`
+	Event         *Event                `json:"event"`
+	Dates
+	CreatedAt   time.Time  `json:"createdAt"`
+	RehearsalOf *uuid.UUID `json:"rehearsalOf,omitempty" doc:"Set on a rehearsal's shadow copy: the product it rehearses"`
 }
 
 // HiddenFromBuyers reports whether buyers may not see the product: a
@@ -103,6 +107,13 @@ type CreateParams struct {
 	Publication string
 	// RefundPolicy is Resell (the default) or Keep.
 	RefundPolicy string
+	// EventID makes the product a date of an existing event; without it
+	// the product gets an event of its own, from Event when set, else from
+	// its name, slug, description and image.
+	EventID *uuid.UUID
+	Event   *EventParams
+	Dates
+	OffSaleAt *time.Time
 	// RehearsalOf makes a rehearsal's shadow of that product: a draft,
 	// outside the tenant's quota and lists.
 	RehearsalOf *uuid.UUID
@@ -157,6 +168,13 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 			return nil, err
 		}
 	}
+	opens := p.OnSaleAt
+	if opens.IsZero() {
+		opens = time.Now()
+	}
+	if err := checkDates(p.Dates, opens, p.OffSaleAt); err != nil {
+		return nil, err
+	}
 	var room []byte
 	if p.WaitingRoom != nil && p.WaitingRoom.Enabled {
 		room, _ = json.Marshal(p.WaitingRoom)
@@ -179,16 +197,21 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 		if p.OnSaleAt.IsZero() {
 			onSale = nil
 		}
+		eventID, err := s.eventFor(ctx, tx, p)
+		if err != nil {
+			return err
+		}
 		var opensAt time.Time
-		err := tx.QueryRow(ctx, `
-			INSERT INTO products (id, tenant_id, slug, name, description, image_url, kind, capacity, layout,
+		err = tx.QueryRow(ctx, `
+			INSERT INTO products (id, tenant_id, slug, name, event_id, kind, capacity, layout,
 			                      price_cents, currency, per_buyer_limit, hold_seconds, on_sale_at, waiting_room, publication,
-			                      rehearsal_of, refund_policy)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, coalesce($14, now()), $15, $16, $17, $18)
+			                      rehearsal_of, refund_policy, starts_at, doors_at, ends_at, off_sale_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, coalesce($13, now()), $14, $15, $16, $17, $18, $19,
+			        $20, $21)
 			RETURNING on_sale_at`,
-			id, p.TenantID, p.Slug, p.Name, p.Description, p.ImageURL, p.Kind, p.Capacity, layout,
+			id, p.TenantID, p.Slug, p.Name, eventID, p.Kind, p.Capacity, layout,
 			p.PriceCents, p.Currency, p.PerBuyerLimit, p.HoldSeconds, onSale, room, p.Publication, p.RehearsalOf,
-			p.RefundPolicy).Scan(&opensAt)
+			p.RefundPolicy, p.StartsAt, p.DoorsAt, p.EndsAt, p.OffSaleAt).Scan(&opensAt)
 		if db.IsUniqueViolation(err, "products_tenant_id_slug_key") {
 			return ErrSlugTaken
 		}
@@ -238,6 +261,52 @@ func (s *Store) Reschedule(ctx context.Context, tenantID, id uuid.UUID, onSaleAt
 	return s.Get(ctx, tenantID, id)
 }
 
+// eventFor is the event a new product is a date of: the one named (the
+// tenant's own), its rehearsal's product's, or a new one of its own.
+func (s *Store) eventFor(ctx context.Context, tx pgx.Tx, p CreateParams) (uuid.UUID, error) {
+	var id uuid.UUID
+	switch {
+	case p.EventID != nil:
+		err := tx.QueryRow(ctx, `SELECT id FROM events WHERE id = $1 AND tenant_id = $2`, *p.EventID, p.TenantID).Scan(&id)
+		if err != nil {
+			return uuid.Nil, fmt.Errorf("event %s: %w", *p.EventID, db.NotFound(err))
+		}
+		return id, nil
+	case p.RehearsalOf != nil:
+		err := tx.QueryRow(ctx, `SELECT event_id FROM products WHERE id = $1`, *p.RehearsalOf).Scan(&id)
+		if err != nil {
+			return uuid.Nil, fmt.Errorf("rehearsed product %s: %w", *p.RehearsalOf, db.NotFound(err))
+		}
+		return id, nil
+	case p.Event != nil:
+		return createEvent(ctx, tx, p.TenantID, *p.Event)
+	}
+	// An event of its own, named as the product. The product's slug is
+	// unique among products, not events: an event made by hand may have
+	// it already.
+	var taken bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE tenant_id = $1 AND slug = $2)`,
+		p.TenantID, p.Slug).Scan(&taken); err != nil {
+		return uuid.Nil, fmt.Errorf("event slug: %w", err)
+	}
+	slug := p.Slug
+	if taken {
+		slug += "-" + db.NewID().String()[:8]
+	}
+	return createEvent(ctx, tx, p.TenantID, EventParams{Slug: slug, Name: p.Name, Description: p.Description, ImageURL: p.ImageURL})
+}
+
+// checkDates keeps a date's times in order.
+func checkDates(d Dates, onSale time.Time, offSale *time.Time) error {
+	switch {
+	case d.DoorsAt != nil && (d.StartsAt == nil || d.DoorsAt.After(*d.StartsAt)),
+		d.EndsAt != nil && (d.StartsAt == nil || !d.EndsAt.After(*d.StartsAt)),
+		offSale != nil && !offSale.After(onSale):
+		return ErrDates
+	}
+	return nil
+}
+
 // checkQuota refuses a product that would take its tenant over its quota.
 func (s *Store) checkQuota(ctx context.Context, tx pgx.Tx, p CreateParams) error {
 	q, err := tenant.LockQuota(ctx, tx, p.TenantID, s.quota)
@@ -256,21 +325,30 @@ func (s *Store) checkQuota(ctx context.Context, tx pgx.Tx, p CreateParams) error
 	return nil
 }
 
+// selectProduct reads products with their event: a derived table named
+// products, so callers filter and order by the products' own columns.
 const selectProduct = `
 	SELECT id, tenant_id, slug, name, description, image_url, kind, capacity, layout, price_cents, currency,
 	       per_buyer_limit, hold_seconds, on_sale_at, publication, created_at, waiting_room, layout_version, rehearsal_of,
-	       refund_policy
-	FROM products`
+	       refund_policy, off_sale_at, starts_at, doors_at, ends_at,
+	       event_id, event_slug, event_name, entry_note, venue_name, venue_address, venue_map_url, time_zone
+	FROM (SELECT p.*, e.description, e.image_url, e.slug AS event_slug, e.name AS event_name, e.entry_note, e.venue_name,
+	             e.venue_address, e.venue_map_url, e.time_zone
+	      FROM products p JOIN events e ON e.id = p.event_id) products`
 
 func scanProduct(row pgx.Row) (*Product, error) {
 	var p Product
+	var e Event
 	var layout, room []byte
 	err := row.Scan(&p.ID, &p.TenantID, &p.Slug, &p.Name, &p.Description, &p.ImageURL, &p.Kind, &p.Capacity, &layout,
 		&p.PriceCents, &p.Currency, &p.PerBuyerLimit, &p.HoldSeconds, &p.OnSaleAt, &p.Publication, &p.CreatedAt, &room, &p.LayoutVersion, &p.RehearsalOf,
-		&p.RefundPolicy)
+		&p.RefundPolicy, &p.OffSaleAt, &p.StartsAt, &p.DoorsAt, &p.EndsAt,
+		&e.ID, &e.Slug, &e.Name, &e.EntryNote, &e.Venue.Name, &e.Venue.Address, &e.Venue.MapURL, &e.TimeZone)
 	if err != nil {
 		return nil, err
 	}
+	e.Description, e.ImageURL = p.Description, p.ImageURL
+	p.EventID, p.Event = e.ID, &e
 	if room != nil {
 		p.WaitingRoom = &waitingroom.Settings{}
 		if err := json.Unmarshal(room, p.WaitingRoom); err != nil {

@@ -90,7 +90,8 @@ type Terms struct {
 	// OnSale is true once on_sale_at has passed and the product is
 	// PUBLISHED (a DRAFT is not on sale yet, a CLOSED one no longer).
 	OnSale bool
-	// Closed is true once the tenant has closed the sale.
+	// Closed is true once the tenant has closed the sale, or its
+	// off-sale time has passed.
 	Closed bool
 	// LayoutVersion names the seat map the claim may have cached.
 	LayoutVersion int
@@ -104,7 +105,7 @@ func TermsOf(ctx context.Context, q db.DBTX, id uuid.UUID) (Terms, error) {
 	var t Terms
 	err := q.QueryRow(ctx, `
 		SELECT capacity, per_buyer_limit, hold_seconds, on_sale_at <= now() AND publication = 'PUBLISHED',
-		       publication = 'CLOSED', layout_version, now()
+		       publication = 'CLOSED' OR coalesce(off_sale_at <= now(), false), layout_version, now()
 		FROM products WHERE id = $1`, id).Scan(&t.Capacity, &t.PerBuyer, &t.HoldSeconds, &t.OnSale, &t.Closed,
 		&t.LayoutVersion, &t.Now)
 	if err != nil {

@@ -46,6 +46,9 @@ type Update struct {
 	Publication *string
 	// RefundPolicy applies to refunds asked for from now on.
 	RefundPolicy *string
+	// StartsAt, DoorsAt and EndsAt move the date; once a number is sold,
+	// every ticket holder is told. OffSaleAt ends the sale then.
+	StartsAt, DoorsAt, EndsAt, OffSaleAt *time.Time
 }
 
 // Update applies a tenant admin's change in one transaction, by the rules:
@@ -96,17 +99,53 @@ func (s *Store) Update(ctx context.Context, tenantID, id uuid.UUID, u Update) (*
 				return err
 			}
 		}
+		dates := cur.Dates
+		for _, c := range []struct{ to, from **time.Time }{{&u.StartsAt, &dates.StartsAt}, {&u.DoorsAt, &dates.DoorsAt}, {&u.EndsAt, &dates.EndsAt}} {
+			if *c.to != nil {
+				*c.from = *c.to
+			}
+		}
+		opens, offSale := cur.OnSaleAt, cur.OffSaleAt
+		if u.OnSaleAt != nil {
+			opens = *u.OnSaleAt
+		}
+		if u.OffSaleAt != nil {
+			offSale = u.OffSaleAt
+		}
+		if err := checkDates(dates, opens, offSale); err != nil {
+			return err
+		}
 		_, err = tx.Exec(ctx, `
-			UPDATE products SET name = coalesce($2, name), description = coalesce($3, description),
-			       image_url = coalesce($4, image_url), price_cents = coalesce($5, price_cents),
-			       on_sale_at = coalesce($6, on_sale_at), publication = coalesce($7, publication),
-			       waiting_room = CASE WHEN $8 THEN $9::jsonb ELSE waiting_room END,
-			       refund_policy = coalesce($10, refund_policy)
+			UPDATE products SET name = coalesce($2, name), price_cents = coalesce($3, price_cents),
+			       on_sale_at = coalesce($4, on_sale_at), publication = coalesce($5, publication),
+			       waiting_room = CASE WHEN $6 THEN $7::jsonb ELSE waiting_room END,
+			       refund_policy = coalesce($8, refund_policy), starts_at = $9, doors_at = $10, ends_at = $11,
+			       off_sale_at = $12
 			WHERE id = $1`,
-			id, u.Name, u.Description, u.ImageURL, u.PriceCents, u.OnSaleAt, u.Publication, u.WaitingRoom != nil, room,
-			u.RefundPolicy)
+			id, u.Name, u.PriceCents, u.OnSaleAt, u.Publication, u.WaitingRoom != nil, room,
+			u.RefundPolicy, dates.StartsAt, dates.DoorsAt, dates.EndsAt, offSale)
 		if err != nil {
 			return fmt.Errorf("update product %s: %w", id, err)
+		}
+		// The description and picture are the event's, shared by its dates.
+		if u.Description != nil || u.ImageURL != nil {
+			if _, err := tx.Exec(ctx, `
+				UPDATE events SET description = coalesce($2, description), image_url = coalesce($3, image_url), updated_at = now()
+				WHERE id = $1`, cur.EventID, u.Description, u.ImageURL); err != nil {
+				return fmt.Errorf("update event of %s: %w", id, err)
+			}
+		}
+		// A date that moves after tickets were sold is told to their holders.
+		if !sameTime(dates.StartsAt, cur.StartsAt) || !sameTime(dates.DoorsAt, cur.DoorsAt) || !sameTime(dates.EndsAt, cur.EndsAt) {
+			counts, err := inventory.CountsOf(ctx, tx, []uuid.UUID{id})
+			if err != nil {
+				return err
+			}
+			if counts[id].Sold > 0 {
+				if err := announceChange(ctx, tx, tenantID, id, "date"); err != nil {
+					return err
+				}
+			}
 		}
 		if u.OnSaleAt != nil && u.WaitingRoom == nil && cur.WaitingRoom != nil {
 			return waitingroom.Reschedule(ctx, tx, id, *u.OnSaleAt)
@@ -117,6 +156,10 @@ func (s *Store) Update(ctx context.Context, tenantID, id uuid.UUID, u Update) (*
 		return nil, err
 	}
 	return s.Get(ctx, tenantID, id)
+}
+
+func sameTime(a, b *time.Time) bool {
+	return (a == nil) == (b == nil) && (a == nil || a.Equal(*b))
 }
 
 // ErrSeated is returned when giving a seat map to a numbered product.

@@ -106,8 +106,9 @@ func TestSweepBesideTakeover(t *testing.T) {
 		require.NoError(t, err)
 	}
 	exec(s.Pool, `INSERT INTO tenants (id, slug, name, buyer_token_secret) VALUES ($1, 'sweep', 'Sweep', 'x')`, product)
+	exec(s.Pool, `INSERT INTO events (id, tenant_id, slug, name) VALUES ($1, $1, 'sweep', 'Sweep')`, product)
 	exec(s.Pool, `INSERT INTO products (id, tenant_id, slug, name, kind, capacity, price_cents, currency, per_buyer_limit,
-		hold_seconds, on_sale_at) VALUES ($1, $1, 'sweep', 'Sweep', 'numbered', 10, 100, 'EUR', 6, 30, now())`, product)
+		hold_seconds, on_sale_at, event_id) VALUES ($1, $1, 'sweep', 'Sweep', 'numbered', 10, 100, 'EUR', 6, 30, now(), $1)`, product)
 	require.NoError(t, pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		if err := inventory.Create(ctx, tx, product, 10); err != nil {
 			return err
