@@ -488,3 +488,36 @@ func TestConsoleTenantAdminRefunds(t *testing.T) {
 	require.Contains(t, actions, "refund-order", "audited")
 	d.env.RequireInvariants(t)
 }
+
+// A tenant admin gives a product its date and its event a venue in the
+// console; the API then carries both.
+func TestConsoleTenantAdminSetsDateAndVenue(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, deploymentOpts{})
+	p := d.env.Product(t, testfix.ProductOpts{Capacity: 10})
+	ctx := browsertest.Browser(t)
+	// A saved form re-renders the page: the mark on the old one is gone.
+	mark := chromedp.Evaluate[chromedp.Void](`document.querySelector('#event-form').dataset.old = '1'`)
+	rendered := browsertest.WaitJS(`!!document.querySelector('#event-form') && !document.querySelector('#event-form').dataset.old`)
+	err := chromedp.Do(ctx, d.signIn(d.env.Tenant.APIKey), d.open("#/products/"+p.ID.String()),
+		chromedp.WaitVisible(chromedp.CSS(`#event-form`)),
+		chromedp.SetValue(chromedp.CSS(`#e-starts`), "2027-06-05T21:00"),
+		chromedp.SetValue(chromedp.CSS(`#e-doors`), "2027-06-05T20:00"),
+		mark, chromedp.Click(chromedp.CSS(`#save-product`)), rendered,
+		chromedp.SendKeys(chromedp.CSS(`#v-name`), "Coliseu"),
+		chromedp.SendKeys(chromedp.CSS(`#v-address`), "Lisboa"),
+		chromedp.SetValue(chromedp.CSS(`#v-zone`), "Mars/Olympus"),
+		chromedp.Click(chromedp.CSS(`#save-event`)), waitText(`#event-form .error`, "time zone"),
+		chromedp.SetValue(chromedp.CSS(`#v-zone`), "Europe/Lisbon"),
+		mark, chromedp.Click(chromedp.CSS(`#save-event`)), rendered)
+	require.NoError(t, err)
+	require.Equal(t, "2027-06-05T21:00", browsertest.Value(t, ctx, `#e-starts`), "the page shows the saved date")
+	browsertest.Shot(t, ctx, "1-date-and-venue")
+	got, err := d.env.Products.Get(context.Background(), p.TenantID, p.ID)
+	require.NoError(t, err)
+	require.NotNil(t, got.StartsAt)
+	require.NotNil(t, got.DoorsAt)
+	require.Equal(t, time.Hour, got.StartsAt.Sub(*got.DoorsAt))
+	require.Equal(t, "Coliseu", got.Event.Venue.Name)
+	require.Equal(t, "Europe/Lisbon", got.Event.TimeZone)
+}

@@ -72,3 +72,11 @@ func Text(t *testing.T, ctx context.Context, sel string) string {
 	require.NoError(t, err)
 	return s
 }
+
+// Value returns the value of the first form field matching sel.
+func Value(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(sel)))
+	require.NoError(t, err)
+	return v
+}

@@ -363,6 +363,7 @@ async function productsPage() {
 
 // localInput turns a date for <input type=datetime-local>.
 function localInput(d) {
+  if (!d) return '';
   const t = new Date(d);
   return new Date(t.getTime() - t.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
 }
@@ -487,7 +488,21 @@ async function productPage(id) {
     W: h('input', {id: 'r-w', type: 'number', min: 1, value: room.shoppingSeconds}),
     crowd: h('input', {id: 'r-crowd', type: 'number', min: 1, value: Math.max(p.capacity * 5, 100)}),
     perBuyer: Number(p.perBuyerLimit) || 6,
+    starts: h('input', {id: 'e-starts', type: 'datetime-local', value: localInput(p.startsAt)}),
+    doors: h('input', {id: 'e-doors', type: 'datetime-local', value: localInput(p.doorsAt)}),
+    ends: h('input', {id: 'e-ends', type: 'datetime-local', value: localInput(p.endsAt)}),
+    offSale: h('input', {id: 'e-offsale', type: 'datetime-local', value: localInput(p.offSaleAt)}),
+    refund: h('select', {id: 'e-refund'}, ['resell', 'keep'].map((v) => h('option', {value: v, selected: p.refundPolicy === v},
+      v === 'resell' ? 'Refunded seats go back on sale' : 'Refunded seats stay off sale'))),
   };
+  const ev = p.event || {venue: {}};
+  const e = {
+    venue: h('input', {id: 'v-name', value: ev.venue.name || ''}), address: h('input', {id: 'v-address', value: ev.venue.address || ''}),
+    map: h('input', {id: 'v-map', value: ev.venue.mapUrl || '', placeholder: 'https://…'}),
+    zone: h('input', {id: 'v-zone', value: ev.timeZone || 'UTC', placeholder: 'Europe/Lisbon'}),
+    note: h('input', {id: 'v-note', value: ev.entryNote || '', placeholder: 'e.g. 18+; no bags'}),
+  };
+  const iso = (el) => el.value ? new Date(el.value).toISOString() : undefined;
   const little = h('p', {class: 'notice', id: 'littles-law'});
   const updateLittle = () => {
     const L = Number(f.L.value), W = Number(f.W.value), N = Number(f.crowd.value);
@@ -501,7 +516,8 @@ async function productPage(id) {
   updateLittle();
   const opened = new Date(p.onSaleAt) <= new Date();
   const save = h('form', {class: 'panel', id: 'edit-form', onsubmit: guarded(async () => {
-    const patch = {name: f.name.value, description: f.description.value, imageUrl: f.image.value};
+    const patch = {name: f.name.value, description: f.description.value, imageUrl: f.image.value, refundPolicy: f.refund.value,
+      startsAt: iso(f.starts), doorsAt: iso(f.doors), endsAt: iso(f.ends), offSaleAt: iso(f.offSale)};
     const price = Math.round(Number(f.price.value) * 100);
     if (price !== p.priceCents) patch.priceCents = price;
     if (!opened) {
@@ -514,7 +530,10 @@ async function productPage(id) {
   })},
   h('h2', {}, 'Details'), h('label', {}, 'Name', f.name), h('label', {}, 'Description', f.description), h('label', {}, 'Picture URL', f.image),
   h('label', {}, `Price (${p.currency}; fixed once a number is held)`, f.price),
-  h('label', {}, 'On sale at (only before opening)', f.onSale),
+  h('label', {}, 'On sale at (only before opening)', f.onSale), h('label', {}, 'Sale ends at (optional)', f.offSale),
+  h('h2', {}, 'Date'), h('p', {class: 'muted'}, `Times in your browser's zone; shoppers see them in the venue's (${ev.timeZone || 'UTC'}). Once tickets are sold, a change is mailed to every holder.`),
+  h('div', {class: 'row'}, h('label', {}, 'Starts', f.starts), h('label', {}, 'Doors', f.doors), h('label', {}, 'Ends', f.ends)),
+  h('label', {}, 'Refund policy', f.refund),
   h('h2', {}, 'Waiting room'), h('label', {class: 'check'}, f.roomOn, 'Queue buyers in a waiting room at opening'),
   h('label', {}, 'L: shoppers served at once', f.L), h('label', {}, 'W: seconds each shopper takes', f.W),
   h('label', {}, 'Expected crowd', f.crowd), little,
@@ -540,7 +559,18 @@ async function productPage(id) {
     })}, h('h2', {}, 'Seat map'), h('p', {}, `Sections: ${seats || '—'}`),
     h('label', {}, 'Replace from CSV (until the first hold)', csv), file, h('button', {type: 'submit'}, 'Import seat map'));
   }
-  page(p.name, actions, save, seatMap);
+  const eventForm = h('form', {class: 'panel', id: 'event-form', onsubmit: guarded(async () => {
+    await api('PATCH', `/v1/events/${p.eventId}`, {venue: {name: e.venue.value, address: e.address.value, mapUrl: e.map.value},
+      timeZone: e.zone.value.trim(), entryNote: e.note.value});
+    route();
+  })},
+  h('h2', {}, `Event: ${ev.name || p.name}`),
+  h('p', {class: 'muted'}, 'Shared by every date of the event (name, description and picture too). A change of venue or time zone is mailed to every ticket holder.'),
+  h('div', {class: 'row'}, h('label', {}, 'Venue', e.venue), h('label', {}, 'Address', e.address)),
+  h('div', {class: 'row'}, h('label', {}, 'Map link', e.map), h('label', {}, 'Time zone (IANA)', e.zone)),
+  h('label', {}, 'Entry note', e.note),
+  h('button', {type: 'submit', id: 'save-event'}, 'Save the event'));
+  page(p.name, actions, save, eventForm, seatMap);
 }
 
 // ---------- rehearsals ----------
