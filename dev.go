@@ -348,24 +348,55 @@ func seedDemo(ctx context.Context, a *app.App) (*demoData, error) {
 		return nil, err
 	}
 	layout := demo.Stadium()
-	if d.stadium, err = demoProduct(ctx, a, d.tenantID, product.CreateParams{Slug: "demo-stadium", Name: "Demo Stadium Night",
-		Kind: product.KindSeated, Capacity: layout.Number(), Layout: layout, PriceCents: 8900, Currency: "EUR"}); err != nil {
+	lisbon, err := time.LoadLocation("Europe/Lisbon")
+	if err != nil {
 		return nil, err
 	}
+	// A month from now, at 21:00 in the venue's time zone.
+	day := time.Now().In(lisbon).AddDate(0, 1, 0)
+	night := time.Date(day.Year(), day.Month(), day.Day(), 21, 0, 0, 0, lisbon)
+	venue := product.Venue{Name: "Estádio Municipal", Address: "Avenida da Liberdade 1, Lisboa",
+		MapURL: "https://www.openstreetmap.org/search?query=Avenida%20da%20Liberdade%20Lisboa"}
+	if d.stadium, err = demoProduct(ctx, a, d.tenantID, product.CreateParams{Slug: "demo-stadium", Name: "Demo Stadium Night",
+		Kind: product.KindSeated, Capacity: layout.Number(), Layout: layout, PriceCents: 8900, Currency: "EUR",
+		Event: &product.EventParams{Slug: "demo-stadium", Name: "Demo Stadium Night", Venue: venue, TimeZone: "Europe/Lisbon",
+			Description: "An open-air night at the stadium: two stands, a balcony and the pitch-side rows.", EntryNote: "All ages; under 12s with an adult."},
+		Dates: product.Dates{StartsAt: &night, DoorsAt: ptrTo(night.Add(-90 * time.Minute)), EndsAt: ptrTo(night.Add(150 * time.Minute))},
+	}); err != nil {
+		return nil, err
+	}
+	draw := night.Add(-2 * time.Hour)
 	if d.raffle, err = demoProduct(ctx, a, d.tenantID, product.CreateParams{Slug: "demo-raffle", Name: "Demo Raffle",
-		Kind: product.KindNumbered, Capacity: 10_000, PriceCents: 500, Currency: "EUR"}); err != nil {
+		Kind: product.KindNumbered, Capacity: 10_000, PriceCents: 500, Currency: "EUR",
+		Event: &product.EventParams{Slug: "demo-raffle", Name: "Demo Raffle", Venue: venue, TimeZone: "Europe/Lisbon",
+			Description: "10,000 numbers, one draw on the night.", EntryNote: "18+"},
+		Dates: product.Dates{StartsAt: &draw},
+	}); err != nil {
 		return nil, err
 	}
 	return d, nil
 }
 
+func ptrTo[T any](v T) *T { return &v }
+
+// demoProduct creates a demo product, or finds the one an earlier start
+// made; one made before products had dates gets its date and venue now.
 func demoProduct(ctx context.Context, a *app.App, tenantID uuid.UUID, p product.CreateParams) (*product.Product, error) {
 	p.TenantID = tenantID
 	created, err := a.Products.Create(ctx, p)
-	if errors.Is(err, product.ErrSlugTaken) {
-		return a.Products.GetBySlug(ctx, tenantID, p.Slug)
+	if !errors.Is(err, product.ErrSlugTaken) {
+		return created, err
 	}
-	return created, err
+	found, err := a.Products.GetBySlug(ctx, tenantID, p.Slug)
+	if err != nil || found.StartsAt != nil {
+		return found, err
+	}
+	e := p.Event
+	if _, err := a.Products.UpdateEvent(ctx, tenantID, found.EventID, product.EventUpdate{Description: &e.Description,
+		EntryNote: &e.EntryNote, Venue: &e.Venue, TimeZone: &e.TimeZone}); err != nil {
+		return nil, err
+	}
+	return a.Products.Update(ctx, tenantID, found.ID, product.Update{StartsAt: p.StartsAt, DoorsAt: p.DoorsAt, EndsAt: p.EndsAt})
 }
 
 // devSecretsKeyFile keeps dev's BOXOFFICE_SECRETS_KEY between runs, under the
