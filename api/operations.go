@@ -94,6 +94,8 @@ var operations = map[string]opDoc{
 	"create-event": {"Create an event: the show, its venue and time zone (tenant admin)",
 		"Its dates are products made with its eventId (a series has several). A product made without one gets an event of its own."},
 	"list-events": {"The tenant's events, newest first", ""},
+	"cancel-order": {"Cancel my order (the buyer), when the product allows it",
+		"Until the product's shopperCancellation.hoursBefore doors (or the start), every valid ticket is refunded less feeCents each, as a refund (see refund-order); the order ends CANCELLED. 409 CANCELLATION_CLOSED outside the window or when the product allows none; 422 NOTHING_TO_REFUND when the fee would keep it all."},
 	"order-calendar": {"Add to calendar: a confirmed order's date as an .ics file (the buyer, or a tenant admin)",
 		"The event's name, start and end (UTC), the venue and the seats. 409 DATE_NOT_SET while the date is to be announced."},
 	"get-event": {"An event with its dates", ""},

@@ -208,6 +208,10 @@ func checkoutProblem(err error) *Problem {
 		return problem(http.StatusConflict, "REFUND_IN_PROGRESS", err.Error())
 	case errors.Is(err, checkout.ErrTicketNotRefundable):
 		return problem(http.StatusUnprocessableEntity, "TICKET_NOT_REFUNDABLE", err.Error())
+	case errors.Is(err, checkout.ErrCancellationClosed):
+		return problem(http.StatusConflict, "CANCELLATION_CLOSED", err.Error())
+	case errors.Is(err, checkout.ErrNothingToRefund):
+		return problem(http.StatusUnprocessableEntity, "NOTHING_TO_REFUND", err.Error())
 	case errors.Is(err, checkout.ErrNoDate):
 		return problem(http.StatusConflict, "DATE_NOT_SET", err.Error())
 	case errors.Is(err, checkout.ErrNoTicketsToSend):

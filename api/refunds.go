@@ -111,3 +111,25 @@ func (s *Server) attendeesCSV(ctx context.Context, in *ProductPath) (*struct {
 		Body               []byte
 	}{"text/csv; charset=utf-8", `attachment; filename="attendees-` + in.ID.String() + `.csv"`, b.Bytes()}, nil
 }
+
+// cancelOrder serves POST /v1/orders/{id}/cancel.
+func (s *Server) cancelOrder(ctx context.Context, in *struct {
+	ID             uuid.UUID `path:"id" format:"uuid"`
+	IdempotencyKey string    `header:"Idempotency-Key" maxLength:"200" doc:"Required: the same key answers with the same cancellation"`
+}) (*refundOutput, error) {
+	if in.IdempotencyKey == "" {
+		return nil, problem(http.StatusBadRequest, "IDEMPOTENCY_KEY_REQUIRED", "send an Idempotency-Key header")
+	}
+	who := caller(ctx)
+	r, replayed, err := s.Checkout.RequestRefund(ctx, checkout.RefundParams{TenantID: who.TenantID, OrderID: in.ID,
+		BuyerID: who.BuyerID, Reason: "cancelled by the buyer", RequestedBy: "buyer " + who.BuyerID,
+		IdempotencyKey: "cancel:" + who.BuyerID + ":" + in.IdempotencyKey})
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	out := &refundOutput{Status: http.StatusAccepted, Location: "/v1/orders/" + in.ID.String(), Body: r}
+	if replayed {
+		out.Status = http.StatusOK
+	}
+	return out, nil
+}

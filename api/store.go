@@ -310,6 +310,7 @@ type ProductPatch struct {
 	WaitingRoom  *waitingroom.Settings `json:"waitingRoom,omitempty" doc:"Turn the room on or off or change it; only before the sale opens"`
 	Publication  *string               `json:"publication,omitempty" enum:"PUBLISHED,CLOSED" doc:"PUBLISHED puts a draft in the store (or reopens a closed sale); CLOSED ends the sale"`
 	RefundPolicy *string               `json:"refundPolicy,omitempty" enum:"resell,keep" doc:"Whether seats refunded from now on go back on sale"`
+	Cancellation *product.Cancellation `json:"shopperCancellation,omitempty" doc:"Set the buyers' cancellation window and fee; {\"off\": true} turns it off"`
 	DateFields
 }
 
@@ -321,7 +322,7 @@ func (s *Server) updateProduct(ctx context.Context, in *struct {
 	b := in.Body
 	p, err := s.Products.Update(ctx, caller(ctx).TenantID, in.ID, product.Update{Name: b.Name, Description: b.Description,
 		ImageURL: b.ImageURL, PriceCents: b.PriceCents, OnSaleAt: b.OnSaleAt, WaitingRoom: b.WaitingRoom, Publication: b.Publication,
-		RefundPolicy: b.RefundPolicy, StartsAt: b.StartsAt, DoorsAt: b.DoorsAt, EndsAt: b.EndsAt, OffSaleAt: b.OffSaleAt})
+		RefundPolicy: b.RefundPolicy, StartsAt: b.StartsAt, DoorsAt: b.DoorsAt, EndsAt: b.EndsAt, OffSaleAt: b.OffSaleAt, Cancellation: b.Cancellation})
 	if err != nil {
 		return nil, s.toProblem(err)
 	}

@@ -45,6 +45,8 @@ var (
 	ErrTicketNotRefundable = errors.New("a ticket named is not a valid ticket of this order")
 	ErrRefundNotFailed     = errors.New("only a failed refund can be retried or settled by hand")
 	ErrNotCaptured         = errors.New("the order's payment is not captured yet")
+	ErrCancellationClosed  = errors.New("this order can no longer be cancelled by its buyer")
+	ErrNothingToRefund     = errors.New("the cancellation fee leaves nothing to refund")
 )
 
 // RefundParams asks to refund an order in full or some of its tickets.
@@ -56,6 +58,10 @@ type RefundParams struct {
 	Reason         string
 	RequestedBy    string
 	IdempotencyKey string
+	// BuyerID, when set, is the shopper cancelling their own order:
+	// every valid ticket, within the product's cancellation window, less
+	// its fee; the order ends CANCELLED.
+	BuyerID string
 }
 
 // Refund is a refund as the tenant admin sees it.
@@ -69,6 +75,8 @@ type Refund struct {
 	Numbers       []int32     `json:"numbers"`
 	Reason        string      `json:"reason"`
 	RequestedBy   string      `json:"requestedBy"`
+	Kind          string      `json:"kind" enum:"REFUND,CANCELLATION" doc:"CANCELLATION: the buyer cancelled their own order"`
+	FeeCents      int64       `json:"feeCents" doc:"Kept by a cancellation's fee"`
 	Resell        bool        `json:"resell" doc:"Whether the seats went back on sale (the product's refund policy when asked)"`
 	ProviderKey   string      `json:"providerKey" doc:"The idempotency key every call for this refund uses"`
 	LastError     string      `json:"lastError,omitempty"`
@@ -148,7 +156,7 @@ func (s *Service) recordRefund(ctx context.Context, tx pgx.Tx, p RefundParams) (
 	var confirmed *time.Time
 	err := tx.QueryRow(ctx, `
 		SELECT status, product_id, hold_id, amount_cents, refunded_cents, currency, confirmed_at
-		FROM orders WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, p.OrderID, p.TenantID).
+		FROM orders WHERE id = $1 AND tenant_id = $2 AND ($3 = '' OR buyer_id = $3) FOR UPDATE`, p.OrderID, p.TenantID, p.BuyerID).
 		Scan(&status, &productID, &holdID, &amount, &refunded, &currency, &confirmed)
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("order %s: %w", p.OrderID, db.NotFound(err))
@@ -169,7 +177,7 @@ func (s *Service) recordRefund(ctx context.Context, tx pgx.Tx, p RefundParams) (
 	var id uuid.UUID
 	var n int32
 	if _, err := pgx.ForEachRow(rows, []any{&id, &n}, func() error {
-		if len(p.TicketIDs) == 0 || slices.Contains(p.TicketIDs, id) {
+		if p.BuyerID != "" || len(p.TicketIDs) == 0 || slices.Contains(p.TicketIDs, id) {
 			ids, numbers = append(ids, id), append(numbers, n)
 		}
 		return nil
@@ -192,6 +200,20 @@ func (s *Service) recordRefund(ctx context.Context, tx pgx.Tx, p RefundParams) (
 	if cents <= 0 {
 		return uuid.Nil, fmt.Errorf("%w: nothing left to refund", ErrNotRefundable)
 	}
+	kind, fee := "REFUND", int64(0)
+	if p.BuyerID != "" {
+		terms, err := product.CancellationOf(ctx, tx, productID)
+		if err != nil {
+			return uuid.Nil, err
+		}
+		if !terms.Open {
+			return uuid.Nil, ErrCancellationClosed
+		}
+		kind, fee = "CANCELLATION", terms.FeeCents*int64(len(ids))
+		if cents -= fee; cents <= 0 {
+			return uuid.Nil, ErrNothingToRefund
+		}
+	}
 	policy, err := product.RefundPolicyOf(ctx, tx, productID)
 	if err != nil {
 		return uuid.Nil, err
@@ -199,10 +221,10 @@ func (s *Service) recordRefund(ctx context.Context, tx pgx.Tx, p RefundParams) (
 	refundID := db.NewID()
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO refunds (id, tenant_id, order_id, idempotency_key, amount_cents, currency, ticket_ids, numbers,
-		                     reason, requested_by, provider_key, resell)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		                     reason, requested_by, provider_key, resell, kind, fee_cents)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 		refundID, p.TenantID, p.OrderID, p.IdempotencyKey, cents, currency, ids, numbers, p.Reason, p.RequestedBy,
-		refundKeyPrefx+refundID.String(), policy == product.Resell); err != nil {
+		refundKeyPrefx+refundID.String(), policy == product.Resell, kind, fee); err != nil {
 		return uuid.Nil, fmt.Errorf("insert refund: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `UPDATE tickets SET status = 'VOID', voided_at = now(), refund_id = $2 WHERE id = ANY($1)`,
@@ -341,9 +363,10 @@ func (s *Service) refundDone(ctx context.Context, tx pgx.Tx, orderID, tenantID, 
 	var status string
 	err := tx.QueryRow(ctx, `
 		UPDATE orders SET refunded_cents = refunded_cents + $2, updated_at = now(),
-		       status = CASE WHEN EXISTS (SELECT 1 FROM tickets WHERE order_id = $1 AND status = 'VALID')
-		                     THEN 'CONFIRMED' ELSE 'REFUNDED' END
-		WHERE id = $1 RETURNING status`, orderID, amount).Scan(&status)
+		       status = CASE WHEN (SELECT kind FROM refunds WHERE id = $3) = 'CANCELLATION' THEN 'CANCELLED'
+		                     WHEN EXISTS (SELECT 1 FROM tickets WHERE order_id = $1 AND status = 'VALID') THEN 'CONFIRMED'
+		                     ELSE 'REFUNDED' END
+		WHERE id = $1 RETURNING status`, orderID, amount, refundID).Scan(&status)
 	if err != nil {
 		return fmt.Errorf("order refunded: %w", err)
 	}
@@ -416,13 +439,14 @@ func lockFailedRefund(ctx context.Context, tx pgx.Tx, tenantID, refundID uuid.UU
 
 const selectRefund = `
 	SELECT id, order_id, status, amount_cents, currency, ticket_ids, numbers, reason, requested_by, resell,
-	       provider_key, coalesce(last_error, ''), coalesce(settled_by_hand, ''), created_at, refunded_at
+	       provider_key, coalesce(last_error, ''), coalesce(settled_by_hand, ''), created_at, refunded_at, kind, fee_cents
 	FROM refunds`
 
 func scanRefund(row pgx.CollectableRow) (Refund, error) {
 	var r Refund
 	err := row.Scan(&r.ID, &r.OrderID, &r.Status, &r.AmountCents, &r.Currency, &r.TicketIDs, &r.Numbers, &r.Reason,
-		&r.RequestedBy, &r.Resell, &r.ProviderKey, &r.LastError, &r.SettledByHand, &r.CreatedAt, &r.RefundedAt)
+		&r.RequestedBy, &r.Resell, &r.ProviderKey, &r.LastError, &r.SettledByHand, &r.CreatedAt, &r.RefundedAt, &r.Kind,
+		&r.FeeCents)
 	r.Status = refundStatus(r.Status)
 	return r, err
 }

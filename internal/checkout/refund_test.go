@@ -346,3 +346,55 @@ func TestAttendeesExportAndResend(t *testing.T) {
 		}
 	}, 10*time.Second, 20*time.Millisecond)
 }
+
+// A buyer cancels their own order inside the product's window: every
+// ticket refunded less the fee, the order CANCELLED; outside the window,
+// or where the product allows none, refused.
+func TestShopperCancellation(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, true)
+	ctx := context.Background()
+	in10days := time.Now().Add(10 * 24 * time.Hour)
+	p, err := b.env.Products.Create(ctx, product.CreateParams{TenantID: b.env.Tenant.ID, Slug: "cancellable", Name: "Cancellable",
+		Kind: product.KindNumbered, Capacity: 10, PriceCents: 5000, Currency: "EUR", Dates: product.Dates{StartsAt: &in10days},
+		Cancellation: &product.Cancellation{HoursBefore: 48, FeeCents: 500}})
+	require.NoError(t, err)
+	require.Equal(t, &product.Cancellation{HoursBefore: 48, FeeCents: 500}, p.Cancellation)
+	o := b.env.Confirmed(t, p, "liam", 2, pspsim.MethodOK)
+	buyer := func(id string) string {
+		tok, err := tenant.SignBuyerToken([]byte(b.env.Tenant.BuyerTokenSecret), b.env.Tenant.ID, id, time.Hour)
+		require.NoError(t, err)
+		return tok
+	}
+	path := "/v1/orders/" + o.ID.String() + "/cancel"
+
+	code, _ := b.call(t, "POST", path, buyer("mia"), nil, "Idempotency-Key", "c1")
+	require.Equal(t, 404, code, "another buyer's order is no order")
+	code, r := b.call(t, "POST", path, buyer("liam"), nil, "Idempotency-Key", "c1")
+	require.Equal(t, 202, code, "%v", r)
+	require.Equal(t, "CANCELLATION", r["kind"])
+	require.EqualValues(t, 2*5000-2*500, r["amountCents"], "the fee is kept per ticket")
+	require.EqualValues(t, 1000, r["feeCents"])
+	code, _ = b.call(t, "POST", path, buyer("liam"), nil, "Idempotency-Key", "c1")
+	require.Equal(t, 200, code, "a replay")
+
+	got := b.wait(t, o.ID, func(o *checkout.Order) bool { return o.Status == checkout.StatusCancelled })
+	require.EqualValues(t, 9000, got.RefundedCents)
+	res := b.checkIn(t, o.Tickets[0].Code)
+	require.Equal(t, checkout.VoidTicket, res.Result)
+	require.Equal(t, "CANCELLED", res.Void)
+	require.Zero(t, b.count(t, `SELECT sold FROM inventory WHERE product_id = $1`, p.ID), "the seats are back on sale")
+	b.requireSafe(t)
+
+	// Too late: the show starts in a day, the window closed 48 h before.
+	tomorrow := time.Now().Add(24 * time.Hour)
+	late, err := b.env.Products.Create(ctx, product.CreateParams{TenantID: b.env.Tenant.ID, Slug: "late", Name: "Late",
+		Kind: product.KindNumbered, Capacity: 10, PriceCents: 5000, Currency: "EUR", Dates: product.Dates{StartsAt: &tomorrow},
+		Cancellation: &product.Cancellation{HoursBefore: 48, FeeCents: 500}})
+	require.NoError(t, err)
+	for _, o := range []*checkout.Order{b.env.Confirmed(t, late, "liam", 1, pspsim.MethodOK), b.env.Confirmed(t, b.product, "liam", 1, pspsim.MethodOK)} {
+		code, p := b.call(t, "POST", "/v1/orders/"+o.ID.String()+"/cancel", buyer("liam"), nil, "Idempotency-Key", uuid.NewString())
+		require.Equal(t, 409, code)
+		require.Equal(t, "CANCELLATION_CLOSED", p["code"])
+	}
+}

@@ -76,6 +76,7 @@ type Product struct {
 	Publication   string                `json:"publication" enum:"DRAFT,PUBLISHED,CLOSED"`
 	RefundPolicy  string                `json:"refundPolicy" enum:"resell,keep" doc:"Whether a refunded seat goes back on sale (resell) or stays off sale (keep)"`
 	OffSaleAt     *time.Time            `json:"offSaleAt,omitempty" doc:"When the sale ends (absent: when the tenant closes it)"`
+	Cancellation  *Cancellation         `json:"shopperCancellation,omitempty" doc:"Whether and until when shoppers may cancel their own orders, and the fee (absent: they may not)"`
 	EventID       uuid.UUID             `json:"eventId" doc:"The event this is a date of; description and imageUrl are the event's"`
 	Event         *Event                `json:"event"`
 	Dates
@@ -114,6 +115,8 @@ type CreateParams struct {
 	Event   *EventParams
 	Dates
 	OffSaleAt *time.Time
+	// Cancellation lets shoppers cancel their own orders (nil: never).
+	Cancellation *Cancellation
 	// RehearsalOf makes a rehearsal's shadow of that product: a draft,
 	// outside the tenant's quota and lists.
 	RehearsalOf *uuid.UUID
@@ -205,13 +208,14 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 		err = tx.QueryRow(ctx, `
 			INSERT INTO products (id, tenant_id, slug, name, event_id, kind, capacity, layout,
 			                      price_cents, currency, per_buyer_limit, hold_seconds, on_sale_at, waiting_room, publication,
-			                      rehearsal_of, refund_policy, starts_at, doors_at, ends_at, off_sale_at)
+			                      rehearsal_of, refund_policy, starts_at, doors_at, ends_at, off_sale_at,
+			                      cancel_hours_before, cancel_fee_cents)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, coalesce($13, now()), $14, $15, $16, $17, $18, $19,
-			        $20, $21)
+			        $20, $21, $22, $23)
 			RETURNING on_sale_at`,
 			id, p.TenantID, p.Slug, p.Name, eventID, p.Kind, p.Capacity, layout,
 			p.PriceCents, p.Currency, p.PerBuyerLimit, p.HoldSeconds, onSale, room, p.Publication, p.RehearsalOf,
-			p.RefundPolicy, p.StartsAt, p.DoorsAt, p.EndsAt, p.OffSaleAt).Scan(&opensAt)
+			p.RefundPolicy, p.StartsAt, p.DoorsAt, p.EndsAt, p.OffSaleAt, p.Cancellation.hours(), p.Cancellation.fee()).Scan(&opensAt)
 		if db.IsUniqueViolation(err, "products_tenant_id_slug_key") {
 			return ErrSlugTaken
 		}
@@ -330,7 +334,7 @@ func (s *Store) checkQuota(ctx context.Context, tx pgx.Tx, p CreateParams) error
 const selectProduct = `
 	SELECT id, tenant_id, slug, name, description, image_url, kind, capacity, layout, price_cents, currency,
 	       per_buyer_limit, hold_seconds, on_sale_at, publication, created_at, waiting_room, layout_version, rehearsal_of,
-	       refund_policy, off_sale_at, starts_at, doors_at, ends_at,
+	       refund_policy, off_sale_at, starts_at, doors_at, ends_at, cancel_hours_before, cancel_fee_cents,
 	       event_id, event_slug, event_name, entry_note, venue_name, venue_address, venue_map_url, time_zone
 	FROM (SELECT p.*, e.description, e.image_url, e.slug AS event_slug, e.name AS event_name, e.entry_note, e.venue_name,
 	             e.venue_address, e.venue_map_url, e.time_zone
@@ -339,16 +343,21 @@ const selectProduct = `
 func scanProduct(row pgx.Row) (*Product, error) {
 	var p Product
 	var e Event
+	var cancelHours *int
+	var cancelFee int64
 	var layout, room []byte
 	err := row.Scan(&p.ID, &p.TenantID, &p.Slug, &p.Name, &p.Description, &p.ImageURL, &p.Kind, &p.Capacity, &layout,
 		&p.PriceCents, &p.Currency, &p.PerBuyerLimit, &p.HoldSeconds, &p.OnSaleAt, &p.Publication, &p.CreatedAt, &room, &p.LayoutVersion, &p.RehearsalOf,
-		&p.RefundPolicy, &p.OffSaleAt, &p.StartsAt, &p.DoorsAt, &p.EndsAt,
+		&p.RefundPolicy, &p.OffSaleAt, &p.StartsAt, &p.DoorsAt, &p.EndsAt, &cancelHours, &cancelFee,
 		&e.ID, &e.Slug, &e.Name, &e.EntryNote, &e.Venue.Name, &e.Venue.Address, &e.Venue.MapURL, &e.TimeZone)
 	if err != nil {
 		return nil, err
 	}
 	e.Description, e.ImageURL = p.Description, p.ImageURL
 	p.EventID, p.Event = e.ID, &e
+	if cancelHours != nil {
+		p.Cancellation = &Cancellation{HoursBefore: *cancelHours, FeeCents: cancelFee}
+	}
 	if room != nil {
 		p.WaitingRoom = &waitingroom.Settings{}
 		if err := json.Unmarshal(room, p.WaitingRoom); err != nil {

@@ -81,6 +81,52 @@ func RefundPolicyOf(ctx context.Context, q db.DBTX, id uuid.UUID) (string, error
 	return policy, nil
 }
 
+// Cancellation is a product's policy for shoppers cancelling their own
+// orders: until HoursBefore hours before doors (or the start), for FeeCents
+// per ticket.
+type Cancellation struct {
+	HoursBefore int   `json:"hoursBefore" minimum:"0" maximum:"8760"`
+	FeeCents    int64 `json:"feeCents" minimum:"0" maximum:"100000000" doc:"Kept per ticket"`
+	// Off, in a change, turns shoppers' cancellation off.
+	Off bool `json:"off,omitempty" doc:"In a change: shoppers may no longer cancel"`
+}
+
+func (c *Cancellation) hours() *int {
+	if c == nil || c.Off {
+		return nil
+	}
+	return &c.HoursBefore
+}
+
+func (c *Cancellation) fee() int64 {
+	if c == nil || c.Off {
+		return 0
+	}
+	return c.FeeCents
+}
+
+// CancellationTerms are whether a shopper may cancel an order of the
+// product now (the database's clock), and the fee per ticket.
+type CancellationTerms struct {
+	Open     bool
+	Deadline *time.Time
+	FeeCents int64
+}
+
+// CancellationOf reads a product's cancellation terms: closed when the
+// policy is off or no date is set.
+func CancellationOf(ctx context.Context, q db.DBTX, id uuid.UUID) (CancellationTerms, error) {
+	var t CancellationTerms
+	err := q.QueryRow(ctx, `
+		SELECT coalesce(doors_at, starts_at) - make_interval(hours => cancel_hours_before), cancel_fee_cents,
+		       coalesce(now() < coalesce(doors_at, starts_at) - make_interval(hours => cancel_hours_before), false)
+		FROM products WHERE id = $1`, id).Scan(&t.Deadline, &t.FeeCents, &t.Open)
+	if err != nil {
+		return t, fmt.Errorf("cancellation terms of %s: %w", id, db.NotFound(err))
+	}
+	return t, nil
+}
+
 // Terms are what a claim transaction decides by, read in it with the
 // database's clock.
 type Terms struct {

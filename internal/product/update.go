@@ -49,6 +49,9 @@ type Update struct {
 	// StartsAt, DoorsAt and EndsAt move the date; once a number is sold,
 	// every ticket holder is told. OffSaleAt ends the sale then.
 	StartsAt, DoorsAt, EndsAt, OffSaleAt *time.Time
+	// Cancellation sets the shoppers' cancellation policy; one with
+	// Off set turns it off.
+	Cancellation *Cancellation
 }
 
 // Update applies a tenant admin's change in one transaction, by the rules:
@@ -120,10 +123,13 @@ func (s *Store) Update(ctx context.Context, tenantID, id uuid.UUID, u Update) (*
 			       on_sale_at = coalesce($4, on_sale_at), publication = coalesce($5, publication),
 			       waiting_room = CASE WHEN $6 THEN $7::jsonb ELSE waiting_room END,
 			       refund_policy = coalesce($8, refund_policy), starts_at = $9, doors_at = $10, ends_at = $11,
-			       off_sale_at = $12
+			       off_sale_at = $12,
+			       cancel_hours_before = CASE WHEN $13 THEN $14 ELSE cancel_hours_before END,
+			       cancel_fee_cents = CASE WHEN $13 THEN $15 ELSE cancel_fee_cents END
 			WHERE id = $1`,
 			id, u.Name, u.PriceCents, u.OnSaleAt, u.Publication, u.WaitingRoom != nil, room,
-			u.RefundPolicy, dates.StartsAt, dates.DoorsAt, dates.EndsAt, offSale)
+			u.RefundPolicy, dates.StartsAt, dates.DoorsAt, dates.EndsAt, offSale,
+			u.Cancellation != nil, u.Cancellation.hours(), u.Cancellation.fee())
 		if err != nil {
 			return fmt.Errorf("update product %s: %w", id, err)
 		}

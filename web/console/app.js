@@ -492,6 +492,10 @@ async function productPage(id) {
     doors: h('input', {id: 'e-doors', type: 'datetime-local', value: localInput(p.doorsAt)}),
     ends: h('input', {id: 'e-ends', type: 'datetime-local', value: localInput(p.endsAt)}),
     offSale: h('input', {id: 'e-offsale', type: 'datetime-local', value: localInput(p.offSaleAt)}),
+    cancelHours: h('input', {id: 'e-cancel-hours', type: 'number', min: 0, max: 8760, placeholder: 'off',
+      value: p.shopperCancellation ? p.shopperCancellation.hoursBefore : ''}),
+    cancelFee: h('input', {id: 'e-cancel-fee', type: 'number', step: '0.01', min: 0,
+      value: ((p.shopperCancellation?.feeCents || 0) / 100).toFixed(2)}),
     refund: h('select', {id: 'e-refund'}, ['resell', 'keep'].map((v) => h('option', {value: v, selected: p.refundPolicy === v},
       v === 'resell' ? 'Refunded seats go back on sale' : 'Refunded seats stay off sale'))),
   };
@@ -517,7 +521,9 @@ async function productPage(id) {
   const opened = new Date(p.onSaleAt) <= new Date();
   const save = h('form', {class: 'panel', id: 'edit-form', onsubmit: guarded(async () => {
     const patch = {name: f.name.value, description: f.description.value, imageUrl: f.image.value, refundPolicy: f.refund.value,
-      startsAt: iso(f.starts), doorsAt: iso(f.doors), endsAt: iso(f.ends), offSaleAt: iso(f.offSale)};
+      startsAt: iso(f.starts), doorsAt: iso(f.doors), endsAt: iso(f.ends), offSaleAt: iso(f.offSale),
+      shopperCancellation: f.cancelHours.value === '' ? {off: true, hoursBefore: 0, feeCents: 0} :
+        {hoursBefore: Number(f.cancelHours.value), feeCents: Math.round(Number(f.cancelFee.value) * 100)}};
     const price = Math.round(Number(f.price.value) * 100);
     if (price !== p.priceCents) patch.priceCents = price;
     if (!opened) {
@@ -534,6 +540,8 @@ async function productPage(id) {
   h('h2', {}, 'Date'), h('p', {class: 'muted'}, `Times in your browser's zone; shoppers see them in the venue's (${ev.timeZone || 'UTC'}). Once tickets are sold, a change is mailed to every holder.`),
   h('div', {class: 'row'}, h('label', {}, 'Starts', f.starts), h('label', {}, 'Doors', f.doors), h('label', {}, 'Ends', f.ends)),
   h('label', {}, 'Refund policy', f.refund),
+  h('div', {class: 'row'}, h('label', {}, 'Buyers may cancel until … hours before doors (empty: never)', f.cancelHours),
+    h('label', {}, `Cancellation fee per ticket (${p.currency})`, f.cancelFee)),
   h('h2', {}, 'Waiting room'), h('label', {class: 'check'}, f.roomOn, 'Queue buyers in a waiting room at opening'),
   h('label', {}, 'L: shoppers served at once', f.L), h('label', {}, 'W: seconds each shopper takes', f.W),
   h('label', {}, 'Expected crowd', f.crowd), little,
@@ -715,7 +723,7 @@ function refundForm(o, picks) {
 }
 
 function refundsTable(refunds) {
-  return table(['Asked', 'State', 'Amount', 'Numbers', 'Reason', 'By', ''], refunds.map((r) => {
+  return table(['Asked', 'Kind', 'State', 'Amount', 'Numbers', 'Reason', 'By', ''], refunds.map((r) => {
     let act = '';
     if (r.status === 'REFUND_FAILED' && isTenantAdmin()) {
       const note = h('input', {class: 'settle-note', placeholder: 'How it was paid back', 'aria-label': 'How it was paid back'});
@@ -732,6 +740,7 @@ function refundsTable(refunds) {
         })}, 'Settled by hand'));
     }
     return h('tr', {class: 'refund', dataset: {status: r.status}}, h('td', {}, when(r.createdAt)),
+      h('td', {}, r.kind === 'CANCELLATION' ? `cancelled by the buyer (fee ${money(r.feeCents, r.currency)})` : 'refund'),
       h('td', {}, r.status, r.lastError && r.status === 'REFUND_FAILED' ? h('div', {class: 'muted'}, r.lastError) : null,
         r.settledByHand ? h('div', {class: 'muted'}, `by hand: ${r.settledByHand}`) : null),
       h('td', {class: 'num'}, money(r.amountCents, r.currency)), h('td', {}, r.numbers.join(', ')),
