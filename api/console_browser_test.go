@@ -475,6 +475,10 @@ func TestConsoleTenantAdminRefunds(t *testing.T) {
 	browsertest.Shot(t, ctx, "2-refunded")
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#resend-tickets`)), waitText(`#resend-tickets`, "Sent again to rita@example.test"))
 	require.NoError(t, err, "the tickets are resent")
+	err = chromedp.Do(ctx, d.open("#/report/"+p.ID.String()), waitText(`#report-event`, "Date to be announced (UTC)"),
+		waitText(`main .tiles`, "50.00 EUR (1)"), chromedp.WaitVisible(chromedp.CSS(`#attendees-csv`)))
+	require.NoError(t, err, "the sales report names the date and counts the refund")
+	browsertest.Shot(t, ctx, "3-report")
 
 	got, err := d.env.Checkout.Get(context.Background(), p.TenantID, o.ID, "")
 	require.NoError(t, err)

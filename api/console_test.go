@@ -163,6 +163,7 @@ func TestLiveSaleAndReport(t *testing.T) {
 	require.EqualValues(t, 3, tot["held"])
 	require.EqualValues(t, 6, tot["numbersHeld"])
 	require.EqualValues(t, 1, tot["conflicts"])
+	require.Equal(t, b.product.EventID.String(), rep.body["event"].(map[string]any)["id"], "the report names its event")
 	out := b.do(t, http.MethodGet, "/v1/products/"+b.product.ID.String()+"/report.csv", b.env.Tenant.APIKey, nil)
 	require.Equal(t, http.StatusOK, out.status)
 	require.Contains(t, out.header.Get("Content-Type"), "text/csv")

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"boxoffice/internal/checkout"
+	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/waitingroom"
 )
@@ -21,6 +22,9 @@ type SalesReport struct {
 	StepSeconds int          `json:"stepSeconds" doc:"60, or longer for sales that ran for days"`
 	Steps       []ReportStep `json:"steps"`
 	Totals      ReportStep   `json:"totals"`
+	// Event and the dates say which show and night the report is of.
+	Event *product.Event `json:"event"`
+	product.Dates
 }
 
 // ReportStep is one step (one minute, usually) of the report.
@@ -82,7 +86,7 @@ func (l *Live) Report(ctx context.Context, scope Scope, productID uuid.UUID) (*S
 	if err != nil {
 		return nil, err
 	}
-	r := &SalesReport{ProductID: p.ID, Name: p.Name, Currency: p.Currency, From: from.UTC(),
+	r := &SalesReport{ProductID: p.ID, Name: p.Name, Currency: p.Currency, From: from.UTC(), Event: p.Event, Dates: p.Dates,
 		StepSeconds: int(step / time.Second), Steps: make([]ReportStep, n)}
 	t := &r.Totals
 	for i := range n {

@@ -338,7 +338,10 @@ async function reportPage(id) {
   const r = await api('GET', `/v1/products/${id}/report`);
   const cols = ['joined', 'admitted', 'reserved', 'held', 'paid', 'conflicts', 'expired'];
   const active = r.steps.filter((s) => cols.some((c) => s[c]) || s.revenueCents || s.refunds);
+  const where = [r.event?.venue?.name, r.event?.venue?.address].filter(Boolean).join(', ');
+  const night = r.startsAt ? new Date(r.startsAt).toLocaleString(undefined, {timeZone: r.event?.timeZone || 'UTC', dateStyle: 'full', timeStyle: 'short'}) : 'Date to be announced';
   page(`Sales report: ${r.name}`,
+    h('p', {id: 'report-event'}, `${night} (${r.event?.timeZone || 'UTC'})`, where ? ` · ${where}` : ''),
     h('p', {}, h('a', {href: `/v1/products/${id}/report.csv`, download: `sales-${id}.csv`, id: 'csv'}, 'Download CSV'), ' · ',
       h('a', {href: `/v1/products/${id}/attendees.csv`, download: `attendees-${id}.csv`, id: 'attendees-csv'}, 'Orders and attendees (CSV)'), ' · ',
       h('a', {href: `#/sales/${id}`}, 'Live view'), h('span', {class: 'muted'}, ` · steps of ${r.stepSeconds / 60} min from ${when(r.from)}; quiet steps hidden`)),
