@@ -235,6 +235,13 @@ sample:
 	wg.Wait()
 
 	bg := context.WithoutCancel(ctx)
+	// The buyers may all be done between two samples: one more look, so a
+	// sale that sold out in its last second is not reported as not sold out.
+	if !res.SoldOut {
+		if s, _, err := r.sample(bg, shadow.ID, int(time.Since(openAt).Round(time.Second).Seconds())); err == nil && s.Available == 0 {
+			res.SoldOut, res.SellOutSeconds = true, time.Since(openAt).Seconds()
+		}
+	}
 	res.Seconds = time.Since(start).Seconds()
 	res.Arrived, res.Admitted, res.Reserved = c.arrived.Load(), c.admitted.Load(), c.reserved.Load()
 	res.Held, res.Rejected, res.Conflicts = c.held.Load(), c.rejected.Load(), c.conflicts.Load()
