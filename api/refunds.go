@@ -133,3 +133,33 @@ func (s *Server) cancelOrder(ctx context.Context, in *struct {
 	}
 	return out, nil
 }
+
+// cancelDate serves POST /v1/products/{id}/cancellation.
+func (s *Server) cancelDate(ctx context.Context, in *struct {
+	ProductPath
+	Body struct {
+		Reason string `json:"reason" minLength:"1" maxLength:"500" pattern:"^[^\\p{Cc}]+$" doc:"Why: told to every buyer in the cancellation mail"`
+	}
+}) (*struct {
+	Status int
+	Body   *checkout.CancelProgress
+}, error) {
+	who := caller(ctx)
+	p, err := s.Checkout.CancelDate(ctx, who.TenantID, in.ID, in.Body.Reason, who.actor())
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct {
+		Status int
+		Body   *checkout.CancelProgress
+	}{http.StatusAccepted, p}, nil
+}
+
+// dateCancellation serves GET /v1/products/{id}/cancellation.
+func (s *Server) dateCancellation(ctx context.Context, in *ProductPath) (*struct{ Body *checkout.CancelProgress }, error) {
+	p, err := s.Checkout.CancelProgressOf(ctx, caller(ctx).TenantID, in.ID)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct{ Body *checkout.CancelProgress }{p}, nil
+}

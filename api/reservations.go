@@ -92,6 +92,8 @@ func (s *Server) createReservation(ctx context.Context, in *struct {
 			return nil, problem(http.StatusNotFound, "NOT_FOUND", "no such product")
 		case product.Closed:
 			return nil, problem(http.StatusConflict, "SALE_CLOSED", "this sale is closed")
+		case product.Cancelled:
+			return nil, problem(http.StatusConflict, "EVENT_CANCELLED", "this date is cancelled: "+p.CancelReason)
 		}
 	}
 	if p.OffSaleAt != nil && !time.Now().Before(*p.OffSaleAt) {

@@ -111,6 +111,8 @@ func (s *Server) routes() {
 		route(s, "Refunds", post, "/v1/tenant/refunds/{id}/settle", "settle-refund", s.settleRefund, by(schemeAPI), body(maxSmallBody), errs(401, 403, 404, 409, 422, 503))
 		route(s, "Refunds", post, "/v1/tenant/orders/{id}/tickets/resend", "resend-tickets", s.resendTickets, by(schemeAPI), status(202), errs(401, 403, 404, 409))
 		route(s, "Checkout", get, "/v1/products/{id}/attendees.csv", "attendees-csv", s.attendeesCSV, by(schemeAPI, schemeOperator), responses(csvResponse("One line per ticket issued, with its order")), errs(401, 403, 404))
+		route(s, "Refunds", post, "/v1/products/{id}/cancellation", "cancel-date", s.cancelDate, by(schemeAPI), status(202), body(maxSmallBody), errs(401, 403, 404, 422, 503))
+		route(s, "Refunds", get, "/v1/products/{id}/cancellation", "date-cancellation", s.dateCancellation, by(schemeAPI, schemeOperator), errs(401, 403, 404))
 		route(s, "Checkout", post, "/v1/orders/{id}/cancel", "cancel-order", s.cancelOrder, by(schemeBuyer), status(202), errs(400, 401, 404, 409, 422, 503))
 		route(s, "Checkout", get, "/v1/orders/{id}/calendar.ics", "order-calendar", s.orderCalendar, by(schemeBuyer, schemeAPI), responses(textResponse("text/calendar", "The order's date as an iCalendar entry")), errs(401, 403, 404, 409))
 		route(s, "Checkout", get, "/v1/tickets/{id}/qr.svg", "ticket-qr", s.ticketQR, by(schemeBuyer), responses(svgResponse("The QR code")), errs(401, 404))

@@ -27,6 +27,7 @@ const (
 	SaleOnSale   = "ON_SALE"
 	SaleSoldOut  = "SOLD_OUT"
 	SaleClosed   = "CLOSED"
+	SaleCanceled = "CANCELLED"
 )
 
 // StoreProduct is a product as a store lists it.
@@ -48,7 +49,8 @@ type StoreProduct struct {
 	PerBuyerLimit int                  `json:"perBuyerLimit"`
 	HoldSeconds   int                  `json:"holdSeconds"`
 	WaitingRoom   bool                 `json:"waitingRoom" doc:"Buyers join the waiting room first"`
-	SaleStatus    string               `json:"saleStatus" enum:"UPCOMING,ON_SALE,SOLD_OUT,CLOSED"`
+	SaleStatus    string               `json:"saleStatus" enum:"UPCOMING,ON_SALE,SOLD_OUT,CLOSED,CANCELLED"`
+	CancelReason  string               `json:"cancelReason,omitempty" doc:"Why a CANCELLED date was cancelled"`
 	OffSaleAt     *time.Time           `json:"offSaleAt,omitempty"`
 	Event         *product.Event       `json:"event" doc:"What this is a date of: name, description, image, venue, time zone; the dates of a series share it"`
 	product.Dates
@@ -76,6 +78,8 @@ type profileView struct {
 // saleStatus is what a shopper is told about a product's sale.
 func saleStatus(p *product.Product, available int, now time.Time) string {
 	switch {
+	case p.Publication == product.Cancelled:
+		return SaleCanceled
 	case p.Publication == product.Closed, p.OffSaleAt != nil && !now.Before(*p.OffSaleAt):
 		return SaleClosed
 	case available == 0:
@@ -118,7 +122,7 @@ func (s *Server) loadCatalog(ctx context.Context, slug string) (*catalogView, er
 			Kind: p.Kind, Capacity: p.Capacity, Available: c.Available, Held: c.Held, Sold: c.Sold,
 			PriceCents: p.PriceCents, Currency: p.Currency, OnSaleAt: p.OnSaleAt, PerBuyerLimit: p.PerBuyerLimit,
 			HoldSeconds: p.HoldSeconds, WaitingRoom: p.WaitingRoom != nil, SaleStatus: saleStatus(p, c.Available, now),
-			OffSaleAt: p.OffSaleAt, Event: p.Event, Dates: p.Dates}
+			OffSaleAt: p.OffSaleAt, Event: p.Event, Dates: p.Dates, CancelReason: p.CancelReason}
 	}
 	return &catalogView{tenantID: tenantID, body: out, etag: etagOf(out)}, nil
 }

@@ -139,7 +139,28 @@ func (w *NotifyChangeWorker) Work(ctx context.Context, job *river.Job[checkout.N
 	return w.Checkout.NotifyChange(ctx, job.Args)
 }
 
+// CancelDateWorker refunds the orders of a cancelled date.
+type CancelDateWorker struct {
+	river.WorkerDefaults[checkout.CancelDateArgs]
+	Checkout *checkout.Service
+}
+
+// Work refunds what is left to refund and mails the buyers; while orders
+// are still being paid for, it looks again in a few seconds.
+func (w *CancelDateWorker) Work(ctx context.Context, job *river.Job[checkout.CancelDateArgs]) error {
+	err := w.Checkout.ProcessCancellation(ctx, job.Args.ProductID)
+	if errors.Is(err, checkout.ErrCancellationWaiting) {
+		return river.JobSnooze(5 * time.Second)
+	}
+	return err
+}
+
+// Timeout gives a date of many orders room: each refund is its own short
+// transaction, and a job cut off resumes where it stopped.
+func (w *CancelDateWorker) Timeout(*river.Job[checkout.CancelDateArgs]) time.Duration { return 10 * time.Minute }
+
 func addPaymentWorkers(w *river.Workers, c *checkout.Service) {
+	river.AddWorker(w, &CancelDateWorker{Checkout: c})
 	river.AddWorker(w, &NotifyChangeWorker{Checkout: c})
 	river.AddWorker(w, &RefundWorker{Checkout: c})
 	river.AddWorker(w, &SendRefundNoticeWorker{Checkout: c})

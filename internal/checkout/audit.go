@@ -18,7 +18,9 @@ import (
 //     order's hold, so a refunded and resold seat has one live owner;
 //   - an order's refunded amount is the sum of its done refunds, never more
 //     than it was paid, and no refund is done without a captured payment;
-//   - a cancelled or fully refunded order has no ticket that admits.
+//   - a cancelled or fully refunded order has no ticket that admits;
+//   - a cancelled date admitted no one after it was cancelled, and once its
+//     cancellation is finished no order of it holds a valid ticket.
 func AuditSales(ctx context.Context, tx pgx.Tx, productID uuid.UUID) ([]reservation.Violation, error) {
 	sold, err := reservation.SoldClaims(ctx, tx, productID)
 	if err != nil {
@@ -93,6 +95,20 @@ func AuditSales(ctx context.Context, tx pgx.Tx, productID uuid.UUID) ([]reservat
 	})
 	if err != nil {
 		return nil, fmt.Errorf("audit refunds of %s: %w", productID, err)
+	}
+	var admitted, valid int
+	if err := tx.QueryRow(ctx, `
+		SELECT count(*) FILTER (WHERE t.checked_in_at > p.cancelled_at),
+		       count(*) FILTER (WHERE t.status = 'VALID' AND p.cancel_finished_at IS NOT NULL)
+		FROM products p JOIN tickets t ON t.product_id = p.id
+		WHERE p.id = $1 AND p.publication = 'CANCELLED'`, productID).Scan(&admitted, &valid); err != nil {
+		return nil, fmt.Errorf("audit cancellation of %s: %w", productID, err)
+	}
+	if admitted > 0 {
+		add("cancelled_date_admitted", "%d tickets checked in after the date was cancelled", admitted)
+	}
+	if valid > 0 {
+		add("cancelled_date_valid_tickets", "%d tickets still valid after the cancellation finished", valid)
 	}
 	return out, nil
 }

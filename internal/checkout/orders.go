@@ -1,6 +1,7 @@
 package checkout
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,6 +58,9 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (order *Order, rep
 		}
 		if !hold.Active {
 			return ErrHoldNotActive
+		}
+		if cancelled, err := product.IsCancelled(ctx, tx, hold.ProductID); err != nil || cancelled {
+			return cmp.Or(err, product.ErrDateCancelled)
 		}
 
 		var status string

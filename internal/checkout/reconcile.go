@@ -15,6 +15,7 @@ type ReconcileResult struct {
 	Voided         int // authorizations without a confirmed order, voided
 	CaptureRetried int // confirmed orders whose capture is retried
 	RefundsRetried int // refunds left pending or unknown, sent to their job again
+	Cancellations  int // cancelled dates not finished, sent to their job again
 }
 
 // Reconcile is the periodic safety valve: attempts still PENDING or UNKNOWN
@@ -68,10 +69,14 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileResult, error) {
 	if res.RefundsRetried, err = s.ReconcileRefunds(ctx); err != nil {
 		return res, err
 	}
+	if res.Cancellations, err = s.ReconcileCancellations(ctx); err != nil {
+		return res, err
+	}
 	s.metrics.Reconciled("resolved", res.Resolved)
 	s.metrics.Reconciled("refund_retried", res.RefundsRetried)
 	s.metrics.Reconciled("voided", res.Voided)
 	s.metrics.Reconciled("capture_retried", res.CaptureRetried)
+	s.metrics.Reconciled("cancellation_resumed", res.Cancellations)
 	if res != (ReconcileResult{}) {
 		s.logger.WarnContext(ctx, "payments reconciled", "resolved", res.Resolved, "voided", res.Voided,
 			"capture_retried", res.CaptureRetried, "refunds_retried", res.RefundsRetried)

@@ -62,6 +62,10 @@ type RefundParams struct {
 	// every valid ticket, within the product's cancellation window, less
 	// its fee; the order ends CANCELLED.
 	BuyerID string
+	// EventCancelled refunds every valid ticket because the date is
+	// cancelled (even a free order, for nothing); the seats stay off sale
+	// and the order ends CANCELLED.
+	EventCancelled bool
 }
 
 // Refund is a refund as the tenant admin sees it.
@@ -75,7 +79,7 @@ type Refund struct {
 	Numbers       []int32     `json:"numbers"`
 	Reason        string      `json:"reason"`
 	RequestedBy   string      `json:"requestedBy"`
-	Kind          string      `json:"kind" enum:"REFUND,CANCELLATION" doc:"CANCELLATION: the buyer cancelled their own order"`
+	Kind          string      `json:"kind" enum:"REFUND,CANCELLATION,EVENT_CANCELLED" doc:"CANCELLATION: the buyer cancelled their own order; EVENT_CANCELLED: the date was cancelled"`
 	FeeCents      int64       `json:"feeCents" doc:"Kept by a cancellation's fee"`
 	Resell        bool        `json:"resell" doc:"Whether the seats went back on sale (the product's refund policy when asked)"`
 	ProviderKey   string      `json:"providerKey" doc:"The idempotency key every call for this refund uses"`
@@ -177,7 +181,7 @@ func (s *Service) recordRefund(ctx context.Context, tx pgx.Tx, p RefundParams) (
 	var id uuid.UUID
 	var n int32
 	if _, err := pgx.ForEachRow(rows, []any{&id, &n}, func() error {
-		if p.BuyerID != "" || len(p.TicketIDs) == 0 || slices.Contains(p.TicketIDs, id) {
+		if p.BuyerID != "" || p.EventCancelled || len(p.TicketIDs) == 0 || slices.Contains(p.TicketIDs, id) {
 			ids, numbers = append(ids, id), append(numbers, n)
 		}
 		return nil
@@ -197,11 +201,18 @@ func (s *Service) recordRefund(ctx context.Context, tx pgx.Tx, p RefundParams) (
 		return uuid.Nil, err
 	}
 	cents := min(quote.Cents, amount-refunded)
-	if cents <= 0 {
+	if cents <= 0 && !p.EventCancelled {
 		return uuid.Nil, fmt.Errorf("%w: nothing left to refund", ErrNotRefundable)
 	}
 	kind, fee := "REFUND", int64(0)
-	if p.BuyerID != "" {
+	policy, err := product.RefundPolicyOf(ctx, tx, productID)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	switch {
+	case p.EventCancelled:
+		kind, policy = refundKindEventCancelled, product.Keep
+	case p.BuyerID != "":
 		terms, err := product.CancellationOf(ctx, tx, productID)
 		if err != nil {
 			return uuid.Nil, err
@@ -213,10 +224,6 @@ func (s *Service) recordRefund(ctx context.Context, tx pgx.Tx, p RefundParams) (
 		if cents -= fee; cents <= 0 {
 			return uuid.Nil, ErrNothingToRefund
 		}
-	}
-	policy, err := product.RefundPolicyOf(ctx, tx, productID)
-	if err != nil {
-		return uuid.Nil, err
 	}
 	refundID := db.NewID()
 	if _, err := tx.Exec(ctx, `
@@ -295,6 +302,10 @@ func (s *Service) ProcessRefund(ctx context.Context, refundID uuid.UUID) error {
 		}
 		// Not found: the refund never happened; make it now, same key.
 	}
+	if c.amount == 0 {
+		// A free order of a cancelled date: nothing to give back.
+		return s.applyRefund(ctx, refundID, payment.Refund{Status: payment.RefundSucceeded}, nil)
+	}
 	if !c.captured || c.paymentID == nil {
 		return ErrNotCaptured
 	}
@@ -363,7 +374,7 @@ func (s *Service) refundDone(ctx context.Context, tx pgx.Tx, orderID, tenantID, 
 	var status string
 	err := tx.QueryRow(ctx, `
 		UPDATE orders SET refunded_cents = refunded_cents + $2, updated_at = now(),
-		       status = CASE WHEN (SELECT kind FROM refunds WHERE id = $3) = 'CANCELLATION' THEN 'CANCELLED'
+		       status = CASE WHEN (SELECT kind FROM refunds WHERE id = $3) IN ('CANCELLATION', 'EVENT_CANCELLED') THEN 'CANCELLED'
 		                     WHEN EXISTS (SELECT 1 FROM tickets WHERE order_id = $1 AND status = 'VALID') THEN 'CONFIRMED'
 		                     ELSE 'REFUNDED' END
 		WHERE id = $1 RETURNING status`, orderID, amount, refundID).Scan(&status)
@@ -521,18 +532,19 @@ func (s *Service) SendRefundNotice(ctx context.Context, refundID uuid.UUID) erro
 	var notified *time.Time
 	var productID uuid.UUID
 	var amount, refunded, total int64
-	var currency, reason, orderStatus string
+	var currency, reason, orderStatus, kind string
 	var numbers []int32
 	err := s.pool.QueryRow(ctx, `
 		SELECT o.email, r.notified_at, o.product_id, r.amount_cents, o.refunded_cents, o.amount_cents, r.currency,
-		       r.reason, o.status, r.numbers
+		       r.reason, o.status, r.numbers, r.kind
 		FROM refunds r JOIN orders o ON o.id = r.order_id
 		WHERE r.id = $1 AND r.status = 'REFUNDED'`, refundID).
-		Scan(&email, &notified, &productID, &amount, &refunded, &total, &currency, &reason, &orderStatus, &numbers)
+		Scan(&email, &notified, &productID, &amount, &refunded, &total, &currency, &reason, &orderStatus, &numbers, &kind)
 	if err != nil {
 		return fmt.Errorf("refund %s to notify: %w", refundID, db.NotFound(err))
 	}
-	if email == nil || notified != nil {
+	// A cancelled date's buyers get one mail from the cancellation instead.
+	if email == nil || notified != nil || kind == refundKindEventCancelled {
 		return nil
 	}
 	name, err := product.NameOf(ctx, s.pool, productID)

@@ -103,8 +103,9 @@ type VerifiedTicket struct {
 	// CheckedInAt is when the ticket was first scanned at the gate.
 	CheckedInAt *time.Time `json:"checkedInAt,omitempty"`
 	// Void says why a real ticket does not admit: it was refunded
-	// (REFUNDED) or handed to someone else (TRANSFERRED).
-	Void string `json:"void,omitempty" enum:"REFUNDED,TRANSFERRED,CANCELLED"`
+	// (REFUNDED), handed to someone else (TRANSFERRED), its order
+	// cancelled (CANCELLED) or its date cancelled (EVENT_CANCELLED).
+	Void string `json:"void,omitempty" enum:"REFUNDED,TRANSFERRED,CANCELLED,EVENT_CANCELLED"`
 	id   uuid.UUID
 }
 
@@ -118,6 +119,7 @@ func (s *Service) VerifyTicket(ctx context.Context, tenantID uuid.UUID, code str
 func (s *Service) ticket(ctx context.Context, q db.DBTX, tenantID uuid.UUID, code string, forUpdate bool) (VerifiedTicket, error) {
 	var v VerifiedTicket
 	var status, ticketStatus string
+	var dateCancelled bool
 	lock := ""
 	if forUpdate {
 		lock = "FOR UPDATE OF t"
@@ -127,10 +129,11 @@ func (s *Service) ticket(ctx context.Context, q db.DBTX, tenantID uuid.UUID, cod
 		return VerifiedTicket{}, nil // a malformed code is simply not valid
 	}
 	err = q.QueryRow(ctx, `
-		SELECT t.order_id, t.product_id, t.number, t.label, t.checked_in_at, o.status, t.status
-		FROM tickets t JOIN orders o ON o.id = t.order_id
+		SELECT t.order_id, t.product_id, t.number, t.label, t.checked_in_at, o.status, t.status,
+		       p.publication = 'CANCELLED'
+		FROM tickets t JOIN orders o ON o.id = t.order_id JOIN products p ON p.id = t.product_id
 		WHERE t.id = $1 AND o.tenant_id = $2 `+lock, id, tenantID).
-		Scan(&v.OrderID, &v.ProductID, &v.Number, &v.Seat, &v.CheckedInAt, &status, &ticketStatus)
+		Scan(&v.OrderID, &v.ProductID, &v.Number, &v.Seat, &v.CheckedInAt, &status, &ticketStatus, &dateCancelled)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return VerifiedTicket{}, nil // an unknown code is simply not valid
 	}
@@ -143,6 +146,8 @@ func (s *Service) ticket(ctx context.Context, q db.DBTX, tenantID uuid.UUID, cod
 	// A real ticket that no longer admits says why, so the gate can tell
 	// the holder.
 	switch {
+	case dateCancelled:
+		return VerifiedTicket{OrderID: v.OrderID, ProductID: v.ProductID, Number: v.Number, Seat: v.Seat, Void: "EVENT_CANCELLED"}, nil
 	case status == StatusCancelled:
 		return VerifiedTicket{OrderID: v.OrderID, ProductID: v.ProductID, Number: v.Number, Seat: v.Seat, Void: "CANCELLED"}, nil
 	case ticketStatus == "TRANSFERRED":

@@ -35,11 +35,13 @@ const (
 
 // Publication states: a DRAFT is the tenant's only; a PUBLISHED product is
 // in the store and on sale from its on-sale time; a CLOSED one is shown and
-// sells nothing more.
+// sells nothing more; a CANCELLED date is shown as cancelled, sells nothing
+// and admits no one (its orders are refunded).
 const (
 	Draft     = "DRAFT"
 	Published = "PUBLISHED"
 	Closed    = "CLOSED"
+	Cancelled = "CANCELLED"
 )
 
 // Refund policies: whether a refunded seat goes back on sale.
@@ -73,7 +75,9 @@ type Product struct {
 	HoldSeconds   int                   `json:"holdSeconds"`
 	OnSaleAt      time.Time             `json:"onSaleAt"`
 	WaitingRoom   *waitingroom.Settings `json:"waitingRoom,omitempty"`
-	Publication   string                `json:"publication" enum:"DRAFT,PUBLISHED,CLOSED"`
+	Publication   string                `json:"publication" enum:"DRAFT,PUBLISHED,CLOSED,CANCELLED"`
+	CancelledAt   *time.Time            `json:"cancelledAt,omitempty" doc:"When the date was cancelled (publication CANCELLED)"`
+	CancelReason  string                `json:"cancelReason,omitempty" doc:"Why, as buyers were told"`
 	RefundPolicy  string                `json:"refundPolicy" enum:"resell,keep" doc:"Whether a refunded seat goes back on sale (resell) or stays off sale (keep)"`
 	OffSaleAt     *time.Time            `json:"offSaleAt,omitempty" doc:"When the sale ends (absent: when the tenant closes it)"`
 	Cancellation  *Cancellation         `json:"shopperCancellation,omitempty" doc:"Whether and until when shoppers may cancel their own orders, and the fee (absent: they may not)"`
@@ -335,7 +339,8 @@ const selectProduct = `
 	SELECT id, tenant_id, slug, name, description, image_url, kind, capacity, layout, price_cents, currency,
 	       per_buyer_limit, hold_seconds, on_sale_at, publication, created_at, waiting_room, layout_version, rehearsal_of,
 	       refund_policy, off_sale_at, starts_at, doors_at, ends_at, cancel_hours_before, cancel_fee_cents,
-	       event_id, event_slug, event_name, entry_note, venue_name, venue_address, venue_map_url, time_zone
+	       event_id, event_slug, event_name, entry_note, venue_name, venue_address, venue_map_url, time_zone,
+	       cancelled_at, coalesce(cancel_reason, '')
 	FROM (SELECT p.*, e.description, e.image_url, e.slug AS event_slug, e.name AS event_name, e.entry_note, e.venue_name,
 	             e.venue_address, e.venue_map_url, e.time_zone
 	      FROM products p JOIN events e ON e.id = p.event_id) products`
@@ -349,7 +354,8 @@ func scanProduct(row pgx.Row) (*Product, error) {
 	err := row.Scan(&p.ID, &p.TenantID, &p.Slug, &p.Name, &p.Description, &p.ImageURL, &p.Kind, &p.Capacity, &layout,
 		&p.PriceCents, &p.Currency, &p.PerBuyerLimit, &p.HoldSeconds, &p.OnSaleAt, &p.Publication, &p.CreatedAt, &room, &p.LayoutVersion, &p.RehearsalOf,
 		&p.RefundPolicy, &p.OffSaleAt, &p.StartsAt, &p.DoorsAt, &p.EndsAt, &cancelHours, &cancelFee,
-		&e.ID, &e.Slug, &e.Name, &e.EntryNote, &e.Venue.Name, &e.Venue.Address, &e.Venue.MapURL, &e.TimeZone)
+		&e.ID, &e.Slug, &e.Name, &e.EntryNote, &e.Venue.Name, &e.Venue.Address, &e.Venue.MapURL, &e.TimeZone,
+		&p.CancelledAt, &p.CancelReason)
 	if err != nil {
 		return nil, err
 	}

@@ -139,6 +139,8 @@ type Terms struct {
 	// Closed is true once the tenant has closed the sale, or its
 	// off-sale time has passed.
 	Closed bool
+	// Cancelled is true once the date is cancelled.
+	Cancelled bool
 	// LayoutVersion names the seat map the claim may have cached.
 	LayoutVersion int
 	// Now is the transaction's now(), so hold expiry follows the database
@@ -151,9 +153,10 @@ func TermsOf(ctx context.Context, q db.DBTX, id uuid.UUID) (Terms, error) {
 	var t Terms
 	err := q.QueryRow(ctx, `
 		SELECT capacity, per_buyer_limit, hold_seconds, on_sale_at <= now() AND publication = 'PUBLISHED',
-		       publication = 'CLOSED' OR coalesce(off_sale_at <= now(), false), layout_version, now()
+		       publication = 'CLOSED' OR coalesce(off_sale_at <= now(), false), publication = 'CANCELLED',
+		       layout_version, now()
 		FROM products WHERE id = $1`, id).Scan(&t.Capacity, &t.PerBuyer, &t.HoldSeconds, &t.OnSale, &t.Closed,
-		&t.LayoutVersion, &t.Now)
+		&t.Cancelled, &t.LayoutVersion, &t.Now)
 	if err != nil {
 		return t, fmt.Errorf("read product %s: %w", id, db.NotFound(err))
 	}

@@ -30,6 +30,10 @@ var (
 // the waiting room, of a product that is already on sale.
 var ErrAlreadyOnSale = errors.New("product already on sale")
 
+// ErrDateCancelled is returned for a change to a cancelled date, or a
+// purchase of one.
+var ErrDateCancelled = errors.New("this date is cancelled")
+
 // ErrRehearsalShadow refuses to publish a rehearsal's shadow copy.
 var ErrRehearsalShadow = errors.New("a rehearsal's shadow copy is never published")
 
@@ -68,6 +72,9 @@ func (s *Store) Update(ctx context.Context, tenantID, id uuid.UUID, u Update) (*
 		var now time.Time
 		if err := tx.QueryRow(ctx, `SELECT now()`).Scan(&now); err != nil {
 			return err
+		}
+		if cur.Publication == Cancelled {
+			return ErrDateCancelled // a cancelled date stays cancelled
 		}
 		onSale := cur.Publication == Published && !cur.OnSaleAt.After(now)
 		if cur.RehearsalOf != nil && u.Publication != nil && *u.Publication == Published {

@@ -289,6 +289,8 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 	// Why no request can be held now, whatever it asks ("" when they can).
 	var refuse string
 	switch {
+	case terms.Cancelled:
+		refuse = ReasonEventCancelled
 	case terms.Closed:
 		refuse = ReasonSaleClosed
 	case !terms.OnSale:

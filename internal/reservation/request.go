@@ -34,6 +34,7 @@ const (
 	ReasonNotEnoughLeft  = "NOT_ENOUGH_LEFT"
 	ReasonNotOnSale      = "NOT_ON_SALE"
 	ReasonSaleClosed     = "SALE_CLOSED"
+	ReasonEventCancelled = "EVENT_CANCELLED"
 	ReasonInvalidNumbers = "INVALID_NUMBERS"
 )
 

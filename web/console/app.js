@@ -553,7 +553,7 @@ async function productPage(id) {
   const setPublication = (pub) => guarded(async () => { await api('PATCH', `/v1/products/${id}`, {publication: pub}); route(); });
   const actions = h('div', {class: 'panel row', id: 'publication'},
     h('span', {}, 'Publication: ', h('span', {class: `badge ${p.publication}`, id: 'publication-state'}, p.publication)),
-    p.publication !== 'PUBLISHED' ? h('button', {class: 'primary', id: 'publish', onclick: setPublication('PUBLISHED')}, p.publication === 'DRAFT' ? 'Publish' : 'Reopen') : null,
+    p.publication === 'DRAFT' || p.publication === 'CLOSED' ? h('button', {class: 'primary', id: 'publish', onclick: setPublication('PUBLISHED')}, p.publication === 'DRAFT' ? 'Publish' : 'Reopen') : null,
     p.publication === 'PUBLISHED' ? h('button', {class: 'danger', id: 'close', onclick: setPublication('CLOSED')}, 'Close the sale') : null,
     h('a', {href: `#/sales/${id}`}, 'Live view'), h('a', {href: `#/report/${id}`}, 'Report'),
     h('a', {href: `#/rehearse/${id}`, id: 'rehearse-link'}, 'Rehearse the on-sale'),
@@ -581,7 +581,49 @@ async function productPage(id) {
   h('div', {class: 'row'}, h('label', {}, 'Map link', e.map), h('label', {}, 'Time zone (IANA)', e.zone)),
   h('label', {}, 'Entry note', e.note),
   h('button', {type: 'submit', id: 'save-event'}, 'Save the event'));
-  page(p.name, actions, save, eventForm, seatMap);
+  const cancelled = p.publication === 'CANCELLED';
+  page(p.name, actions, cancelled ? null : save, cancelled ? null : eventForm, cancelled ? null : seatMap,
+    cancelled ? cancellationPanel(id) : isTenantAdmin() ? cancelDateForm(p) : null);
+}
+
+// cancelDateForm cancels the date: every order refunded, every buyer told.
+function cancelDateForm(p) {
+  const reason = h('input', {id: 'cancel-reason', required: true, maxlength: 500, placeholder: 'e.g. the artist is ill; the show will not take place'});
+  const go = confirmed('Cancel the date and refund everyone?', async () => {
+    await api('POST', `/v1/products/${p.id}/cancellation`, {reason: reason.value.trim()});
+    route();
+  });
+  return h('form', {class: 'panel', id: 'cancel-date-form', onsubmit: (ev) => ev.preventDefault()},
+    h('h2', {}, 'Cancel this date'),
+    h('p', {class: 'muted'}, 'Nothing more is sold, no ticket admits, every order is refunded in full and each buyer gets one e-mail with the reason. It cannot be undone.'),
+    h('label', {}, 'Reason (told to the buyers)', reason),
+    h('button', {type: 'button', class: 'danger', id: 'cancel-date', onclick: (ev) => {
+      if (!reason.value.trim()) return guarded(() => { throw new Error('Say why: the buyers are told.'); })(ev);
+      return go(ev);
+    }}, 'Cancel the date'));
+}
+
+// cancellationPanel shows how far the refunds of a cancelled date have got,
+// looking again every two seconds until they are done.
+function cancellationPanel(id) {
+  const box = h('section', {class: 'panel', id: 'cancellation', 'aria-live': 'polite'}, h('p', {}, 'Loading…'));
+  let timer;
+  const draw = async () => {
+    const c = await api('GET', `/v1/products/${id}/cancellation`);
+    const done = c.state === 'DONE';
+    box.replaceChildren(h('h2', {}, done ? 'Cancelled: every order refunded' : 'Cancelled: refunding the orders'),
+      h('p', {}, `Cancelled ${when(c.cancelledAt)} by ${c.cancelledBy}: ${c.reason}`),
+      h('div', {class: 'tiles'}, tile('Orders to refund', n(c.remaining), 'remaining'), tile('Being paid', n(c.paying)),
+        tile('Refunds awaited', n(c.refunding)), tile('Refunded', n(c.refunded), 'refunded'),
+        tile('Refused', n(c.failed), c.failed ? 'bad' : ''), tile('Buyers mailed', n(c.buyersMailed), 'mailed')),
+      c.failed ? h('p', {class: 'error'}, 'Some refunds were refused: find those orders (status REFUND_FAILED) and retry or settle each by hand.') : null,
+      h('p', {class: 'muted', id: 'cancellation-state', dataset: {state: c.state}}, done ? `Finished ${when(c.finishedAt)}.` : 'Working… this page follows it.'),
+      h('p', {}, h('a', {href: `#/report/${id}`}, 'Report'), ' ', h('a', {href: `/v1/products/${id}/attendees.csv`, download: `attendees-${id}.csv`}, 'Orders and attendees (CSV)')));
+    if (!done) timer = setTimeout(() => draw().catch((e) => box.append(errorBox(e))), 2000);
+  };
+  draw().catch((e) => box.replaceChildren(errorBox(e)));
+  stopPage = () => clearTimeout(timer);
+  return box;
 }
 
 // ---------- rehearsals ----------

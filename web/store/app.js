@@ -146,6 +146,7 @@ function statusText(p) {
     case "UPCOMING": return t("upcoming", { time: duration(new Date(p.onSaleAt) - Date.now()) });
     case "SOLD_OUT": return t("soldOut");
     case "CLOSED": return t("closed");
+    case "CANCELLED": return t("cancelled");
     default: return t("onSale");
   }
 }
@@ -231,7 +232,7 @@ async function productPage(id) {
   if (!p) throw new Error(t("noSuchEvent"));
   const head = [h("p", {}, h("a", { href: "#/" }, t("back"))), h("h1", {}, p.name),
     p.description ? h("p", {}, p.description) : null];
-  if (p.waitingRoom && !accessToken(id) && p.saleStatus !== "SOLD_OUT" && p.saleStatus !== "CLOSED") {
+  if (p.waitingRoom && !accessToken(id) && !["SOLD_OUT", "CLOSED", "CANCELLED"].includes(p.saleStatus)) {
     return show(...head, h("p", {}, t("queueExplain")),
       h("button", { class: "primary", onclick: () => (location.hash = `#/q/${id}`) }, t("queueJoin")));
   }
@@ -241,6 +242,10 @@ async function productPage(id) {
     return show(...head, when);
   }
   if (p.saleStatus === "CLOSED") return show(...head, h("p", {}, t("closed")));
+  if (p.saleStatus === "CANCELLED") {
+    return show(...head, h("p", { class: "error", role: "status" }, t("cancelledNotice")),
+      p.cancelReason ? h("p", {}, p.cancelReason) : null);
+  }
   const flash = sessionStorage.getItem(key("flash"));
   sessionStorage.removeItem(key("flash"));
   const notice = flash ? h("p", { class: "error", role: "alert" }, t(flash)) : null;

@@ -1,0 +1,286 @@
+package checkout
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"boxoffice/internal/db"
+	"boxoffice/internal/outbox"
+	"boxoffice/internal/product"
+)
+
+// Cancelling a date: the product is marked CANCELLED (nothing more is sold,
+// nothing checks in) and CancelDateArgs's job refunds every order and mails
+// every buyer once. The job is a loop over what is left to do, read afresh
+// each time, so a worker that dies midway leaves a job the next worker
+// resumes: refunds carry the key event-cancel-<order> (asking twice answers
+// with the same refund), and each buyer's mail is recorded in mail_sent
+// after it goes.
+
+// refundKindEventCancelled marks the refunds of a cancelled date.
+const refundKindEventCancelled = "EVENT_CANCELLED"
+
+// cancelBatch is how many orders one pass of the job refunds before it
+// looks again (each refund is its own transaction).
+const cancelBatch = 100
+
+// ErrCancellationWaiting is the cancellation job's answer while orders are
+// still being paid for or a refund of theirs is under way: it runs again.
+var ErrCancellationWaiting = errors.New("orders of the cancelled date are still being paid or refunded")
+
+// CancelDateArgs refunds the orders of a cancelled date.
+type CancelDateArgs struct {
+	ProductID uuid.UUID `json:"product_id"`
+}
+
+func (CancelDateArgs) Kind() string { return "cancel_date" }
+
+// InsertOpts makes it unique per date while live, on the payments queue
+// with the refunds it asks for.
+func (CancelDateArgs) InsertOpts() river.InsertOpts {
+	o := uniqueWhileLive()
+	o.MaxAttempts = 50
+	return o
+}
+
+// CancelProgress is how far a date's cancellation has got.
+type CancelProgress struct {
+	ProductID   uuid.UUID  `json:"productId"`
+	State       string     `json:"state" enum:"RUNNING,DONE" doc:"DONE once no order holds a valid ticket and every refund is settled"`
+	Reason      string     `json:"reason"`
+	CancelledBy string     `json:"cancelledBy"`
+	CancelledAt time.Time  `json:"cancelledAt"`
+	FinishedAt  *time.Time `json:"finishedAt,omitempty"`
+	// Orders still to refund: they hold valid tickets.
+	Remaining int `json:"remaining" doc:"Orders still holding valid tickets"`
+	// Paying are orders whose payment is still in flight: refunded once
+	// they confirm.
+	Paying       int `json:"paying" doc:"Orders still being paid for: refunded once confirmed"`
+	Refunding    int `json:"refunding" doc:"Refunds asked for, the provider's answer awaited"`
+	Refunded     int `json:"refunded" doc:"Refunds done"`
+	Failed       int `json:"failed" doc:"Refunds the provider refused: retry or settle each by hand"`
+	BuyersMailed int `json:"buyersMailed"`
+}
+
+// CancelDate cancels a date of a tenant's event and starts refunding its
+// orders, in one transaction: the product is CANCELLED, an event.cancelled
+// outbox row and the refund job are written with it. Cancelling a date
+// already cancelled changes nothing and answers with its progress.
+func (s *Service) CancelDate(ctx context.Context, tenantID, productID uuid.UUID, reason, by string) (*CancelProgress, error) {
+	err := db.BeginFenced(ctx, s.pool, func(tx pgx.Tx) error {
+		changed, err := product.MarkCancelled(ctx, tx, tenantID, productID, reason, by)
+		if err != nil || !changed {
+			return err
+		}
+		if err := outbox.Add(ctx, tx, outbox.New{TenantID: tenantID, Topic: "event.cancelled", Payload: map[string]any{
+			"productId": productID, "reason": reason}}); err != nil {
+			return err
+		}
+		if _, err := s.river.InsertTx(ctx, tx, CancelDateArgs{ProductID: productID}, nil); err != nil {
+			return fmt.Errorf("enqueue cancellation of %s: %w", productID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.CancelProgressOf(ctx, tenantID, productID)
+}
+
+// CancelProgressOf reads a cancelled date's progress (db.ErrNotFound when
+// the date is not cancelled, or is another tenant's).
+func (s *Service) CancelProgressOf(ctx context.Context, tenantID, productID uuid.UUID) (*CancelProgress, error) {
+	c, err := product.CancellationOfDate(ctx, s.pool, productID)
+	if err != nil {
+		return nil, err
+	}
+	if c.TenantID != tenantID {
+		return nil, fmt.Errorf("cancellation of %s: %w", productID, db.ErrNotFound)
+	}
+	p := &CancelProgress{ProductID: productID, State: "RUNNING", Reason: c.Reason, CancelledBy: c.By,
+		CancelledAt: c.CancelledAt, FinishedAt: c.FinishedAt}
+	err = s.pool.QueryRow(ctx, `
+		SELECT
+		  (SELECT count(*) FROM orders o WHERE o.product_id = $1
+		     AND EXISTS (SELECT 1 FROM tickets t WHERE t.order_id = o.id AND t.status = 'VALID')),
+		  (SELECT count(*) FROM orders WHERE product_id = $1 AND status IN ('PENDING_PAYMENT', 'AUTHORIZED')),
+		  count(*) FILTER (WHERE r.status IN ('PENDING', 'UNKNOWN')),
+		  count(*) FILTER (WHERE r.status = 'REFUNDED'),
+		  count(*) FILTER (WHERE r.status = 'FAILED'),
+		  (SELECT count(*) FROM mail_sent WHERE key LIKE $2 || '%')
+		FROM refunds r JOIN orders o ON o.id = r.order_id
+		WHERE o.product_id = $1 AND r.kind = $3`, productID, cancelMailPrefix(productID), refundKindEventCancelled).
+		Scan(&p.Remaining, &p.Paying, &p.Refunding, &p.Refunded, &p.Failed, &p.BuyersMailed)
+	if err != nil {
+		return nil, fmt.Errorf("cancellation progress of %s: %w", productID, err)
+	}
+	if p.FinishedAt != nil && p.Refunding == 0 && p.Failed == 0 {
+		p.State = "DONE"
+	}
+	return p, nil
+}
+
+// cancelMailPrefix starts the mail_sent key of each buyer's cancellation
+// notice of a date.
+func cancelMailPrefix(productID uuid.UUID) string { return "event-cancelled-" + productID.String() + "-" }
+
+// ProcessCancellation is the cancellation job: it refunds every order of
+// the cancelled date that still holds valid tickets, mails every buyer
+// whose orders were refunded, and finishes once nothing is left to refund
+// and no payment is in flight (ErrCancellationWaiting until then). An
+// order whose own refund is under way is left to it and looked at again
+// the next time round.
+func (s *Service) ProcessCancellation(ctx context.Context, productID uuid.UUID) error {
+	c, err := product.CancellationOfDate(ctx, s.pool, productID)
+	if err != nil {
+		return err
+	}
+	if c.FinishedAt != nil {
+		return nil
+	}
+	skipped := map[uuid.UUID]bool{}
+	for {
+		orders, err := s.ids(ctx, `
+			SELECT o.id FROM orders o
+			WHERE o.product_id = $1 AND o.status = 'CONFIRMED' AND o.id <> ALL($2)
+			  AND EXISTS (SELECT 1 FROM tickets t WHERE t.order_id = o.id AND t.status = 'VALID')
+			ORDER BY o.id LIMIT $3`, productID, mapKeys(skipped), cancelBatch)
+		if err != nil {
+			return err
+		}
+		if len(orders) == 0 {
+			break
+		}
+		for _, orderID := range orders {
+			_, _, err := s.RequestRefund(ctx, RefundParams{TenantID: c.TenantID, OrderID: orderID, Reason: c.Reason,
+				RequestedBy: c.By, IdempotencyKey: "event-cancel-" + orderID.String(), EventCancelled: true})
+			switch {
+			case errors.Is(err, ErrRefundInProgress), errors.Is(err, ErrNotRefundable):
+				skipped[orderID] = true // its own refund first; the next pass comes back
+			case err != nil:
+				return fmt.Errorf("refund order %s of cancelled %s: %w", orderID, productID, err)
+			}
+		}
+	}
+	if err := s.mailCancellation(ctx, productID, c); err != nil {
+		return err
+	}
+	var left int
+	if err := s.pool.QueryRow(ctx, `
+		SELECT count(*) FROM orders o WHERE o.product_id = $1
+		  AND (o.status IN ('PENDING_PAYMENT', 'AUTHORIZED')
+		       OR EXISTS (SELECT 1 FROM tickets t WHERE t.order_id = o.id AND t.status = 'VALID'))`, productID).
+		Scan(&left); err != nil {
+		return fmt.Errorf("orders left of cancelled %s: %w", productID, err)
+	}
+	if left > 0 {
+		return ErrCancellationWaiting
+	}
+	return product.FinishCancellation(ctx, s.pool, productID)
+}
+
+func mapKeys(m map[uuid.UUID]bool) []uuid.UUID {
+	out := make([]uuid.UUID, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// mailCancellation tells each buyer of the date, once, that it is
+// cancelled and what is being refunded to them (all their orders in one
+// mail; their refunds send no notice of their own). The mail is recorded
+// after it goes: a worker that dies in between sends it again.
+func (s *Service) mailCancellation(ctx context.Context, productID uuid.UUID, c *product.DateCancellation) error {
+	if s.mailer == nil {
+		return nil
+	}
+	prefix := cancelMailPrefix(productID)
+	rows, err := s.pool.Query(ctx, `
+		SELECT lower(o.email), sum(r.amount_cents), min(r.currency), sum(cardinality(r.numbers))
+		FROM refunds r JOIN orders o ON o.id = r.order_id
+		WHERE o.product_id = $1 AND r.kind = $2 AND o.email IS NOT NULL
+		  AND NOT EXISTS (SELECT 1 FROM mail_sent m
+		                  WHERE m.key = $3 || encode(substr(sha256(convert_to(lower(o.email), 'UTF8')), 1, 12), 'hex'))
+		GROUP BY lower(o.email) ORDER BY 1`, productID, refundKindEventCancelled, prefix)
+	if err != nil {
+		return fmt.Errorf("buyers of cancelled %s: %w", productID, err)
+	}
+	type buyer struct {
+		Email    string
+		Cents    int64
+		Currency string
+		Tickets  int64
+	}
+	buyers, err := pgx.CollectRows(rows, pgx.RowToStructByPos[buyer])
+	if err != nil {
+		return fmt.Errorf("buyers of cancelled %s: %w", productID, err)
+	}
+	if len(buyers) == 0 {
+		return nil
+	}
+	ev, dates, err := product.EventOf(ctx, s.pool, productID)
+	if err != nil {
+		return err
+	}
+	for _, b := range buyers {
+		var body strings.Builder
+		if dates.StartsAt != nil {
+			fmt.Fprintf(&body, "We are sorry: %s on %s is cancelled.\n\n", ev.Name, dates.When(ev.TimeZone))
+		} else {
+			fmt.Fprintf(&body, "We are sorry: %s is cancelled.\n\n", ev.Name)
+		}
+		if c.Reason != "" {
+			fmt.Fprintf(&body, "%s\n\n", c.Reason)
+		}
+		if b.Tickets == 1 {
+			body.WriteString("Your ticket no longer admits. ")
+		} else {
+			fmt.Fprintf(&body, "Your %d tickets no longer admit. ", b.Tickets)
+		}
+		if b.Cents > 0 {
+			fmt.Fprintf(&body, "We are refunding %s to the card you paid with;\nyour bank may take a few days to show it. ",
+				Money(b.Cents, b.Currency))
+		}
+		body.WriteString("You need do nothing.\n")
+		// The address, hashed, keeps the key (and the Message-ID made of
+		// it) one opaque word.
+		sum := sha256.Sum256([]byte(b.Email))
+		key := prefix + hex.EncodeToString(sum[:12])
+		if err := s.mailer.SendID(key, b.Email, "Cancelled: "+ev.Name, body.String()); err != nil {
+			return fmt.Errorf("mail cancellation to a buyer: %w", err)
+		}
+		if _, err := s.pool.Exec(ctx, `INSERT INTO mail_sent (key) VALUES ($1) ON CONFLICT DO NOTHING`, key); err != nil {
+			return fmt.Errorf("record cancellation mail: %w", err)
+		}
+	}
+	return nil
+}
+
+// ReconcileCancellations enqueues the job of every cancelled date not
+// finished yet (a job River gave up on): the job resumes where it stopped.
+func (s *Service) ReconcileCancellations(ctx context.Context) (int, error) {
+	ids, err := s.ids(ctx, `
+		SELECT id FROM products WHERE publication = 'CANCELLED' AND cancel_finished_at IS NULL
+		  AND cancelled_at < now() - make_interval(secs => $1) LIMIT 100`, s.cfg.ResolveAfter.Seconds())
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	params := make([]river.InsertManyParams, len(ids))
+	for i, id := range ids {
+		params[i] = river.InsertManyParams{Args: CancelDateArgs{ProductID: id}}
+	}
+	if _, err := s.river.InsertMany(ctx, params); err != nil {
+		return 0, fmt.Errorf("reconcile cancellations: %w", err)
+	}
+	return len(ids), nil
+}
