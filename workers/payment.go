@@ -157,7 +157,9 @@ func (w *CancelDateWorker) Work(ctx context.Context, job *river.Job[checkout.Can
 
 // Timeout gives a date of many orders room: each refund is its own short
 // transaction, and a job cut off resumes where it stopped.
-func (w *CancelDateWorker) Timeout(*river.Job[checkout.CancelDateArgs]) time.Duration { return 10 * time.Minute }
+func (w *CancelDateWorker) Timeout(*river.Job[checkout.CancelDateArgs]) time.Duration {
+	return 10 * time.Minute
+}
 
 func addPaymentWorkers(w *river.Workers, c *checkout.Service) {
 	river.AddWorker(w, &CancelDateWorker{Checkout: c})

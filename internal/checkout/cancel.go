@@ -131,7 +131,9 @@ func (s *Service) CancelProgressOf(ctx context.Context, tenantID, productID uuid
 
 // cancelMailPrefix starts the mail_sent key of each buyer's cancellation
 // notice of a date.
-func cancelMailPrefix(productID uuid.UUID) string { return "event-cancelled-" + productID.String() + "-" }
+func cancelMailPrefix(productID uuid.UUID) string {
+	return "event-cancelled-" + productID.String() + "-"
+}
 
 // ProcessCancellation is the cancellation job: it refunds every order of
 // the cancelled date that still holds valid tickets, mails every buyer
