@@ -2,11 +2,14 @@ package checkout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"boxoffice/internal/db"
+	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 )
 
@@ -96,12 +99,17 @@ func AuditSales(ctx context.Context, tx pgx.Tx, productID uuid.UUID) ([]reservat
 	if err != nil {
 		return nil, fmt.Errorf("audit refunds of %s: %w", productID, err)
 	}
+	c, err := product.CancellationOfDate(ctx, tx, productID)
+	if errors.Is(err, db.ErrNotFound) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
 	var admitted, valid int
 	if err := tx.QueryRow(ctx, `
-		SELECT count(*) FILTER (WHERE t.checked_in_at > p.cancelled_at),
-		       count(*) FILTER (WHERE t.status = 'VALID' AND p.cancel_finished_at IS NOT NULL)
-		FROM products p JOIN tickets t ON t.product_id = p.id
-		WHERE p.id = $1 AND p.publication = 'CANCELLED'`, productID).Scan(&admitted, &valid); err != nil {
+		SELECT count(*) FILTER (WHERE checked_in_at > $2), count(*) FILTER (WHERE status = 'VALID' AND $3)
+		FROM tickets WHERE product_id = $1`, productID, c.CancelledAt, c.FinishedAt != nil).Scan(&admitted, &valid); err != nil {
 		return nil, fmt.Errorf("audit cancellation of %s: %w", productID, err)
 	}
 	if admitted > 0 {

@@ -271,9 +271,7 @@ func (s *Service) mailCancellation(ctx context.Context, productID uuid.UUID, c *
 // ReconcileCancellations enqueues the job of every cancelled date not
 // finished yet (a job River gave up on): the job resumes where it stopped.
 func (s *Service) ReconcileCancellations(ctx context.Context) (int, error) {
-	ids, err := s.ids(ctx, `
-		SELECT id FROM products WHERE publication = 'CANCELLED' AND cancel_finished_at IS NULL
-		  AND cancelled_at < now() - make_interval(secs => $1) LIMIT 100`, s.cfg.ResolveAfter.Seconds())
+	ids, err := product.UnfinishedCancellations(ctx, s.pool, s.cfg.ResolveAfter)
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}

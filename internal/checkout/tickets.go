@@ -119,7 +119,6 @@ func (s *Service) VerifyTicket(ctx context.Context, tenantID uuid.UUID, code str
 func (s *Service) ticket(ctx context.Context, q db.DBTX, tenantID uuid.UUID, code string, forUpdate bool) (VerifiedTicket, error) {
 	var v VerifiedTicket
 	var status, ticketStatus string
-	var dateCancelled bool
 	lock := ""
 	if forUpdate {
 		lock = "FOR UPDATE OF t"
@@ -129,11 +128,10 @@ func (s *Service) ticket(ctx context.Context, q db.DBTX, tenantID uuid.UUID, cod
 		return VerifiedTicket{}, nil // a malformed code is simply not valid
 	}
 	err = q.QueryRow(ctx, `
-		SELECT t.order_id, t.product_id, t.number, t.label, t.checked_in_at, o.status, t.status,
-		       p.publication = 'CANCELLED'
-		FROM tickets t JOIN orders o ON o.id = t.order_id JOIN products p ON p.id = t.product_id
+		SELECT t.order_id, t.product_id, t.number, t.label, t.checked_in_at, o.status, t.status
+		FROM tickets t JOIN orders o ON o.id = t.order_id
 		WHERE t.id = $1 AND o.tenant_id = $2 `+lock, id, tenantID).
-		Scan(&v.OrderID, &v.ProductID, &v.Number, &v.Seat, &v.CheckedInAt, &status, &ticketStatus, &dateCancelled)
+		Scan(&v.OrderID, &v.ProductID, &v.Number, &v.Seat, &v.CheckedInAt, &status, &ticketStatus)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return VerifiedTicket{}, nil // an unknown code is simply not valid
 	}
@@ -142,6 +140,10 @@ func (s *Service) ticket(ctx context.Context, q db.DBTX, tenantID uuid.UUID, cod
 	}
 	if s.tickets.Verify(code, v.ProductID, v.Number) != nil {
 		return VerifiedTicket{}, nil
+	}
+	dateCancelled, err := product.IsCancelled(ctx, q, v.ProductID)
+	if err != nil {
+		return VerifiedTicket{}, err
 	}
 	// A real ticket that no longer admits says why, so the gate can tell
 	// the holder.

@@ -76,3 +76,19 @@ func IsCancelled(ctx context.Context, q db.DBTX, id uuid.UUID) (bool, error) {
 	}
 	return cancelled, nil
 }
+
+// UnfinishedCancellations returns the dates cancelled longer than olderThan
+// ago whose refunds are not finished (at most 100).
+func UnfinishedCancellations(ctx context.Context, q db.DBTX, olderThan time.Duration) ([]uuid.UUID, error) {
+	rows, err := q.Query(ctx, `
+		SELECT id FROM products WHERE publication = 'CANCELLED' AND cancel_finished_at IS NULL
+		  AND cancelled_at < now() - make_interval(secs => $1) LIMIT 100`, olderThan.Seconds())
+	if err != nil {
+		return nil, fmt.Errorf("unfinished cancellations: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("unfinished cancellations: %w", err)
+	}
+	return ids, nil
+}
