@@ -59,6 +59,9 @@ func (p principal) actor() string {
 	if p.Admin {
 		return "platform-admin"
 	}
+	if p.KeyID == uuid.Nil && p.BuyerID != "" {
+		return "buyer " + p.BuyerID
+	}
 	return p.Role + " key " + p.KeyID.String()
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"boxoffice/internal/checkout"
 	"boxoffice/internal/db"
+	"boxoffice/internal/login"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/qr"
 	"boxoffice/internal/reservation"
@@ -218,6 +219,18 @@ func checkoutProblem(err error) *Problem {
 		return problem(http.StatusConflict, "NO_TICKETS_TO_SEND", err.Error())
 	case errors.Is(err, checkout.ErrRefundNotFailed):
 		return problem(http.StatusConflict, "REFUND_NOT_FAILED", err.Error())
+	case errors.Is(err, checkout.ErrTransferClosed):
+		return problem(http.StatusConflict, "TRANSFER_CLOSED", err.Error())
+	case errors.Is(err, checkout.ErrTransferLimit):
+		return problem(http.StatusConflict, "TRANSFER_LIMIT", err.Error())
+	case errors.Is(err, checkout.ErrTransferToSelf):
+		return problem(http.StatusUnprocessableEntity, "TRANSFER_TO_SELF", err.Error())
+	case errors.Is(err, checkout.ErrTicketNotTransferable):
+		return problem(http.StatusConflict, "TICKET_NOT_TRANSFERABLE", err.Error())
+	case errors.Is(err, reservation.ErrReceiverLimit):
+		return problem(http.StatusConflict, "RECEIVER_LIMIT", err.Error())
+	case errors.Is(err, login.ErrIdentifier):
+		return problem(http.StatusUnprocessableEntity, "INVALID_EMAIL", "give a valid e-mail address")
 	}
 	return nil
 }

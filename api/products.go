@@ -36,6 +36,7 @@ type ProductBody struct {
 	WaitingRoom   *waitingroom.Settings `json:"waitingRoom,omitempty" doc:"Turn on the virtual waiting room: buyers join the queue and need an access token to reserve and pay"`
 	RefundPolicy  string                `json:"refundPolicy,omitempty" enum:"resell,keep" doc:"Default resell: a refunded seat goes back on sale; keep leaves it off sale"`
 	Cancellation  *product.Cancellation `json:"shopperCancellation,omitempty" doc:"Let buyers cancel their own orders until hoursBefore doors (or the start), for feeCents per ticket; default: they may not"`
+	Transfers     *product.Transfers    `json:"transfers,omitempty" doc:"Let ticket holders hand tickets to another e-mail address until hoursBefore doors (or the start), each seat maxTimes times (default 1); default: they may not"`
 	EventID       *uuid.UUID            `json:"eventId,omitempty" format:"uuid" doc:"Make this a date of an existing event (a series); description and imageUrl are then the event's"`
 	Event         *EventBody            `json:"event,omitempty" doc:"Instead of eventId: a new event for this date; without either the product gets an event of its own, named after it"`
 	DateFields
@@ -119,7 +120,7 @@ func (s *Server) createProduct(ctx context.Context, in *struct {
 		TenantID: tenantID, Slug: b.Slug, Name: b.Name, Kind: b.Kind, Capacity: b.Capacity, Layout: b.Layout,
 		PriceCents: b.PriceCents, Currency: b.Currency, PerBuyerLimit: b.PerBuyerLimit, HoldSeconds: b.HoldSeconds,
 		WaitingRoom: b.WaitingRoom, Description: b.Description, ImageURL: b.ImageURL, Publication: b.Publication,
-		RefundPolicy: b.RefundPolicy, EventID: b.EventID, OffSaleAt: b.OffSaleAt, Cancellation: b.Cancellation,
+		RefundPolicy: b.RefundPolicy, EventID: b.EventID, OffSaleAt: b.OffSaleAt, Cancellation: b.Cancellation, Transfers: b.Transfers,
 		Dates: product.Dates{StartsAt: b.StartsAt, DoorsAt: b.DoorsAt, EndsAt: b.EndsAt},
 	}
 	if b.Event != nil {

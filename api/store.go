@@ -306,15 +306,18 @@ func (s *Server) logoUpload(ctx context.Context, in *struct {
 
 // ProductPatch is a change to a product; absent fields stay.
 type ProductPatch struct {
-	Name         *string               `json:"name,omitempty" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$" patternDescription:"no control characters"`
-	Description  *string               `json:"description,omitempty" maxLength:"5000"`
-	ImageURL     *string               `json:"imageUrl,omitempty" maxLength:"500" pattern:"^(https://[^\\s\"'<>]+)?$" patternDescription:"an https URL, or empty"`
-	PriceCents   *int64                `json:"priceCents,omitempty" minimum:"0" maximum:"100000000" doc:"Not once a number is held or sold"`
-	OnSaleAt     *time.Time            `json:"onSaleAt,omitempty" doc:"Only before the sale opens, and not into the past"`
-	WaitingRoom  *waitingroom.Settings `json:"waitingRoom,omitempty" doc:"Turn the room on or off or change it; only before the sale opens"`
-	Publication  *string               `json:"publication,omitempty" enum:"PUBLISHED,CLOSED" doc:"PUBLISHED puts a draft in the store (or reopens a closed sale); CLOSED ends the sale"`
-	RefundPolicy *string               `json:"refundPolicy,omitempty" enum:"resell,keep" doc:"Whether seats refunded from now on go back on sale"`
-	Cancellation *product.Cancellation `json:"shopperCancellation,omitempty" doc:"Set the buyers' cancellation window and fee; {\"off\": true} turns it off"`
+	Name          *string               `json:"name,omitempty" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$" patternDescription:"no control characters"`
+	Description   *string               `json:"description,omitempty" maxLength:"5000"`
+	ImageURL      *string               `json:"imageUrl,omitempty" maxLength:"500" pattern:"^(https://[^\\s\"'<>]+)?$" patternDescription:"an https URL, or empty"`
+	PriceCents    *int64                `json:"priceCents,omitempty" minimum:"0" maximum:"100000000" doc:"Not once a number is held or sold"`
+	OnSaleAt      *time.Time            `json:"onSaleAt,omitempty" doc:"Only before the sale opens, and not into the past"`
+	WaitingRoom   *waitingroom.Settings `json:"waitingRoom,omitempty" doc:"Turn the room on or off or change it; only before the sale opens"`
+	Publication   *string               `json:"publication,omitempty" enum:"PUBLISHED,CLOSED" doc:"PUBLISHED puts a draft in the store (or reopens a closed sale); CLOSED ends the sale"`
+	RefundPolicy  *string               `json:"refundPolicy,omitempty" enum:"resell,keep" doc:"Whether seats refunded from now on go back on sale"`
+	Cancellation  *product.Cancellation `json:"shopperCancellation,omitempty" doc:"Set the buyers' cancellation window and fee; {\"off\": true} turns it off"`
+	Transfers     *product.Transfers    `json:"transfers,omitempty" doc:"Set whether and until when tickets may be transferred, and how many times; {\"off\": true} turns it off"`
+	PerBuyerLimit *int                  `json:"perBuyerLimit,omitempty" minimum:"1" maximum:"100" doc:"Numbers one buyer may hold or own at once, from the next claim on (also mid-sale)"`
+	HoldSeconds   *int                  `json:"holdSeconds,omitempty" minimum:"30" maximum:"86400" doc:"How long new holds last (holds already made keep their expiry)"`
 	DateFields
 }
 
@@ -326,7 +329,8 @@ func (s *Server) updateProduct(ctx context.Context, in *struct {
 	b := in.Body
 	p, err := s.Products.Update(ctx, caller(ctx).TenantID, in.ID, product.Update{Name: b.Name, Description: b.Description,
 		ImageURL: b.ImageURL, PriceCents: b.PriceCents, OnSaleAt: b.OnSaleAt, WaitingRoom: b.WaitingRoom, Publication: b.Publication,
-		RefundPolicy: b.RefundPolicy, StartsAt: b.StartsAt, DoorsAt: b.DoorsAt, EndsAt: b.EndsAt, OffSaleAt: b.OffSaleAt, Cancellation: b.Cancellation})
+		RefundPolicy: b.RefundPolicy, StartsAt: b.StartsAt, DoorsAt: b.DoorsAt, EndsAt: b.EndsAt, OffSaleAt: b.OffSaleAt, Cancellation: b.Cancellation,
+		Transfers: b.Transfers, PerBuyerLimit: b.PerBuyerLimit, HoldSeconds: b.HoldSeconds})
 	if err != nil {
 		return nil, s.toProblem(err)
 	}

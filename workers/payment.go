@@ -161,7 +161,19 @@ func (w *CancelDateWorker) Timeout(*river.Job[checkout.CancelDateArgs]) time.Dur
 	return 10 * time.Minute
 }
 
+// SendTransferWorker mails a transferred ticket to its receiver.
+type SendTransferWorker struct {
+	river.WorkerDefaults[checkout.SendTransferArgs]
+	Checkout *checkout.Service
+}
+
+// Work sends the mail.
+func (w *SendTransferWorker) Work(ctx context.Context, job *river.Job[checkout.SendTransferArgs]) error {
+	return w.Checkout.SendTransfer(ctx, job.Args.TransferID)
+}
+
 func addPaymentWorkers(w *river.Workers, c *checkout.Service) {
+	river.AddWorker(w, &SendTransferWorker{Checkout: c})
 	river.AddWorker(w, &CancelDateWorker{Checkout: c})
 	river.AddWorker(w, &NotifyChangeWorker{Checkout: c})
 	river.AddWorker(w, &RefundWorker{Checkout: c})

@@ -74,13 +74,15 @@ type Timeline struct {
 	Events  []TimelineEvent `json:"events"`
 	Tickets []AdminTicket   `json:"tickets"`
 	Refunds []Refund        `json:"refunds"`
+	// Transfers are the order's tickets handed on, oldest first.
+	Transfers []Transfer `json:"transfers"`
 }
 
 // TimelineEvent is one step: the order's, a payment attempt's or a
 // provider webhook's.
 type TimelineEvent struct {
 	At     time.Time `json:"at"`
-	Source string    `json:"source" enum:"order,attempt,webhook,tickets,refund"`
+	Source string    `json:"source" enum:"order,attempt,webhook,tickets,refund,transfer"`
 	What   string    `json:"what"`
 	Detail string    `json:"detail,omitempty"`
 }
@@ -95,6 +97,7 @@ type AdminTicket struct {
 	Code        string     `json:"code"`
 	CheckedInAt *time.Time `json:"checkedInAt,omitempty"`
 	CheckedInBy string     `json:"checkedInBy,omitempty"`
+	HeldBy      string     `json:"heldBy,omitempty" doc:"The address it was transferred to, when not the order's buyer's"`
 }
 
 // Money writes an amount in minor units for people: 17800 EUR is
@@ -203,10 +206,18 @@ func (s *Service) OrderTimeline(ctx context.Context, tenantID, orderID uuid.UUID
 			t.Events = append(t.Events, TimelineEvent{At: updated, Source: "refund", What: StatusRefundFailed, Detail: r.LastError})
 		}
 	}
+	if t.Transfers, err = s.transfersOf(ctx, orderID); err != nil {
+		return nil, err
+	}
+	for _, x := range t.Transfers {
+		t.Events = append(t.Events, TimelineEvent{At: x.CreatedAt, Source: "transfer", What: ticketTransferred,
+			Detail: fmt.Sprintf("%s to %s · new ticket %s", x.Seat, x.ToEmail, x.ToTicketID)})
+	}
 	sortEvents(t.Events)
 
 	rows, err = s.pool.Query(ctx, `
-		SELECT id, product_id, number, coalesce(label, ''), status, checked_in_at, coalesce(checked_in_by, '')
+		SELECT id, product_id, number, coalesce(label, ''), status, checked_in_at, coalesce(checked_in_by, ''),
+		       coalesce(holder_email, '')
 		FROM tickets WHERE order_id = $1 ORDER BY number, issued_at`, orderID)
 	if err != nil {
 		return nil, fmt.Errorf("tickets of %s: %w", orderID, err)
@@ -214,7 +225,7 @@ func (s *Service) OrderTimeline(ctx context.Context, tenantID, orderID uuid.UUID
 	t.Tickets, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (AdminTicket, error) {
 		var a AdminTicket
 		var productID uuid.UUID
-		err := row.Scan(&a.ID, &productID, &a.Number, &a.Seat, &a.Status, &a.CheckedInAt, &a.CheckedInBy)
+		err := row.Scan(&a.ID, &productID, &a.Number, &a.Seat, &a.Status, &a.CheckedInAt, &a.CheckedInBy, &a.HeldBy)
 		a.Code = s.tickets.Code(a.ID, productID, a.Number) // derived: no code is stored
 		return a, err
 	})

@@ -133,5 +133,6 @@ type Ticket struct {
 	Number int32     `json:"number"`
 	Seat   string    `json:"seat" doc:"North · Row A · Seat 7"`
 	Status string    `json:"status" enum:"VALID,VOID,TRANSFERRED" doc:"VOID from the moment its refund is asked for"`
-	Code   string    `json:"code,omitempty" doc:"Only while the ticket admits (VALID)"`
+	Code   string    `json:"code,omitempty" doc:"Only while the ticket admits (VALID), and to its holder"`
+	HeldBy string    `json:"heldBy,omitempty" doc:"The address a ticket of this order was transferred to"`
 }

@@ -169,15 +169,20 @@ func (s *Service) Get(ctx context.Context, tenantID, id uuid.UUID, buyerID strin
 		return nil, err
 	}
 	if o.ConfirmedAt != nil {
-		rows, err := s.pool.Query(ctx, `SELECT id, number, label, status FROM tickets WHERE order_id = $1 ORDER BY number, issued_at`, id)
+		rows, err := s.pool.Query(ctx, `
+			SELECT id, number, label, status, coalesce(holder_email, '') FROM tickets WHERE order_id = $1
+			ORDER BY number, issued_at`, id)
 		if err != nil {
 			return nil, fmt.Errorf("tickets of %s: %w", id, err)
 		}
 		o.Tickets, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Ticket, error) {
 			var t Ticket
-			err := row.Scan(&t.ID, &t.Number, &t.Seat, &t.Status)
-			if t.Status == ticketValid && admits(o.Status) {
-				t.Code = s.tickets.Code(t.ID, o.ProductID, t.Number) // only a ticket that admits shows its code
+			err := row.Scan(&t.ID, &t.Number, &t.Seat, &t.Status, &t.HeldBy)
+			// Only a ticket that admits shows its code, and to the buyer
+			// only while it is theirs: a ticket they gave away is the
+			// receiver's (whose code the giver never sees).
+			if t.Status == ticketValid && admits(o.Status) && (t.HeldBy == "" || buyerID == "") {
+				t.Code = s.tickets.Code(t.ID, o.ProductID, t.Number)
 			}
 			return t, err
 		})
@@ -286,7 +291,7 @@ func (s *Service) ListForBuyer(ctx context.Context, tenantID uuid.UUID, buyerID 
 	return out, nil
 }
 
-// TicketCode returns the code of one of the buyer's tickets, while its order
+// TicketCode returns the code of a ticket the buyer holds, while its order
 // is confirmed (db.ErrNotFound otherwise: another buyer's ticket is no
 // ticket to this one).
 func (s *Service) TicketCode(ctx context.Context, tenantID uuid.UUID, buyerID string, ticketID uuid.UUID) (string, error) {
@@ -294,7 +299,7 @@ func (s *Service) TicketCode(ctx context.Context, tenantID uuid.UUID, buyerID st
 	var number int32
 	err := s.pool.QueryRow(ctx, `
 		SELECT t.product_id, t.number FROM tickets t JOIN orders o ON o.id = t.order_id
-		WHERE t.id = $1 AND o.tenant_id = $2 AND o.buyer_id = $3 AND t.status = 'VALID'
+		WHERE t.id = $1 AND o.tenant_id = $2 AND coalesce(t.holder_buyer_id, o.buyer_id) = $3 AND t.status = 'VALID'
 		  AND o.status IN ('CONFIRMED', 'REFUND_PENDING', 'REFUND_FAILED')`,
 		ticketID, tenantID, buyerID).Scan(&productID, &number)
 	if err != nil {

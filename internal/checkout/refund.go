@@ -172,17 +172,27 @@ func (s *Service) recordRefund(ctx context.Context, tx pgx.Tx, p RefundParams) (
 		return uuid.Nil, fmt.Errorf("%w: the order is %s", ErrNotRefundable, status)
 	}
 	rows, err := tx.Query(ctx, `
-		SELECT id, number FROM tickets WHERE order_id = $1 AND status = 'VALID' ORDER BY number FOR UPDATE`, p.OrderID)
+		SELECT id, number, holder_buyer_id FROM tickets WHERE order_id = $1 AND status = 'VALID' ORDER BY number FOR UPDATE`,
+		p.OrderID)
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("tickets of %s: %w", p.OrderID, err)
 	}
 	var ids []uuid.UUID
 	var numbers []int32
+	var receivedBy []string // the holders of the tickets refunded that were transferred to them
 	var id uuid.UUID
 	var n int32
-	if _, err := pgx.ForEachRow(rows, []any{&id, &n}, func() error {
+	var holder *string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &n, &holder}, func() error {
+		if p.BuyerID != "" && holder != nil && *holder != p.BuyerID {
+			// A buyer cannot take back by cancelling a ticket they gave away.
+			return fmt.Errorf("%w: a ticket of the order was transferred to someone else", ErrCancellationClosed)
+		}
 		if p.BuyerID != "" || p.EventCancelled || len(p.TicketIDs) == 0 || slices.Contains(p.TicketIDs, id) {
 			ids, numbers = append(ids, id), append(numbers, n)
+			if holder != nil {
+				receivedBy = append(receivedBy, *holder)
+			}
 		}
 		return nil
 	}); err != nil {
@@ -242,7 +252,7 @@ func (s *Service) recordRefund(ctx context.Context, tx pgx.Tx, p RefundParams) (
 		p.OrderID, StatusRefundPending); err != nil {
 		return uuid.Nil, fmt.Errorf("order refund pending: %w", err)
 	}
-	if _, err := reservation.Refunded(ctx, tx, holdID, numbers, policy == product.Resell); err != nil {
+	if _, err := reservation.Refunded(ctx, tx, holdID, numbers, receivedBy, policy == product.Resell); err != nil {
 		return uuid.Nil, err
 	}
 	if err := outbox.Add(ctx, tx, outbox.New{TenantID: p.TenantID, Topic: "order.refund_requested", Payload: map[string]any{

@@ -225,21 +225,24 @@ func (s *Service) HandleEvent(ctx context.Context, ev outbox.Event) error {
 		return s.SendRefundNotice(ctx, args.RefundID)
 	case NotifyChangeArgs:
 		return s.NotifyChange(ctx, args)
+	case SendTransferArgs:
+		return s.SendTransfer(ctx, args.TransferID)
 	}
 	return nil
 }
 
 // JobFor is the job that consumes an outbox event: order.confirmed mails
 // the tickets, order.refunded tells the buyer, event.changed tells every
-// ticket holder; nil for other topics (or a
+// ticket holder, ticket.transferred mails the receiver; nil for other topics (or a
 // payload that names nothing).
 func JobFor(ev outbox.Event) river.JobArgs {
 	var p struct {
-		OrderID   uuid.UUID `json:"orderId"`
-		RefundID  uuid.UUID `json:"refundId"`
-		ProductID uuid.UUID `json:"productId"`
-		ChangeID  uuid.UUID `json:"changeId"`
-		What      string    `json:"what"`
+		OrderID    uuid.UUID `json:"orderId"`
+		RefundID   uuid.UUID `json:"refundId"`
+		ProductID  uuid.UUID `json:"productId"`
+		ChangeID   uuid.UUID `json:"changeId"`
+		What       string    `json:"what"`
+		TransferID uuid.UUID `json:"transferId"`
 	}
 	if json.Unmarshal(ev.Payload, &p) != nil {
 		return nil
@@ -251,6 +254,8 @@ func JobFor(ev outbox.Event) river.JobArgs {
 		return SendRefundNoticeArgs{RefundID: p.RefundID}
 	case ev.Topic == "event.changed" && p.ChangeID != uuid.Nil:
 		return NotifyChangeArgs{ProductID: p.ProductID, ChangeID: p.ChangeID, What: p.What}
+	case ev.Topic == "ticket.transferred" && p.TransferID != uuid.Nil:
+		return SendTransferArgs{TransferID: p.TransferID}
 	}
 	return nil
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"boxoffice/internal/atrest"
+	"boxoffice/internal/db"
 )
 
 // Limits of the codes.
@@ -235,16 +236,9 @@ func (s *Store) Verify(ctx context.Context, tenantID uuid.UUID, key, client, cod
 		tenantID, key); err != nil {
 		return "", fmt.Errorf("use login code: %w", err)
 	}
-	var buyer string
-	err = tx.QueryRow(ctx, `
-		WITH ins AS (
-			INSERT INTO login_buyers (tenant_id, identifier, buyer_id) VALUES ($1, $2, $3)
-			ON CONFLICT (tenant_id, identifier) DO NOTHING RETURNING buyer_id)
-		SELECT buyer_id FROM ins
-		UNION ALL SELECT buyer_id FROM login_buyers WHERE tenant_id = $1 AND identifier = $2
-		LIMIT 1`, tenantID, key, buyerPrefix+uuid.NewString()).Scan(&buyer)
+	buyer, err := buyerOf(ctx, tx, tenantID, key)
 	if err != nil {
-		return "", fmt.Errorf("buyer of login: %w", err)
+		return "", err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return "", fmt.Errorf("verify login code: %w", err)
@@ -261,4 +255,33 @@ func newCode() (string, error) {
 		return "", fmt.Errorf("login code: %w", err)
 	}
 	return fmt.Sprintf("%0*d", codeDigits, n.Int64()), nil
+}
+
+// buyerOf returns the buyer id of an identifier's key, made on first use:
+// whoever signs in with the identifier, or receives a ticket at it, is the
+// same buyer.
+func buyerOf(ctx context.Context, q db.DBTX, tenantID uuid.UUID, key string) (string, error) {
+	var buyer string
+	err := q.QueryRow(ctx, `
+		WITH ins AS (
+			INSERT INTO login_buyers (tenant_id, identifier, buyer_id) VALUES ($1, $2, $3)
+			ON CONFLICT (tenant_id, identifier) DO NOTHING RETURNING buyer_id)
+		SELECT buyer_id FROM ins
+		UNION ALL SELECT buyer_id FROM login_buyers WHERE tenant_id = $1 AND identifier = $2
+		LIMIT 1`, tenantID, key, buyerPrefix+uuid.NewString()).Scan(&buyer)
+	if err != nil {
+		return "", fmt.Errorf("buyer of login: %w", err)
+	}
+	return buyer, nil
+}
+
+// BuyerForEmail returns the buyer id of an e-mail address (ErrIdentifier
+// when it is not one), in the caller's transaction: the buyer who signs in
+// with it later is this one.
+func BuyerForEmail(ctx context.Context, q db.DBTX, tenantID uuid.UUID, email string) (string, error) {
+	key, err := Identifier{Email: email}.Normalize()
+	if err != nil {
+		return "", err
+	}
+	return buyerOf(ctx, q, tenantID, key)
 }

@@ -81,6 +81,7 @@ type Product struct {
 	RefundPolicy  string                `json:"refundPolicy" enum:"resell,keep" doc:"Whether a refunded seat goes back on sale (resell) or stays off sale (keep)"`
 	OffSaleAt     *time.Time            `json:"offSaleAt,omitempty" doc:"When the sale ends (absent: when the tenant closes it)"`
 	Cancellation  *Cancellation         `json:"shopperCancellation,omitempty" doc:"Whether and until when shoppers may cancel their own orders, and the fee (absent: they may not)"`
+	Transfers     *Transfers            `json:"transfers,omitempty" doc:"Whether and until when ticket holders may hand tickets to someone else, and how many times (absent: they may not)"`
 	EventID       uuid.UUID             `json:"eventId" doc:"The event this is a date of; description and imageUrl are the event's"`
 	Event         *Event                `json:"event"`
 	Dates
@@ -121,6 +122,8 @@ type CreateParams struct {
 	OffSaleAt *time.Time
 	// Cancellation lets shoppers cancel their own orders (nil: never).
 	Cancellation *Cancellation
+	// Transfers lets ticket holders hand tickets on (nil: never).
+	Transfers *Transfers
 	// RehearsalOf makes a rehearsal's shadow of that product: a draft,
 	// outside the tenant's quota and lists.
 	RehearsalOf *uuid.UUID
@@ -213,13 +216,14 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 			INSERT INTO products (id, tenant_id, slug, name, event_id, kind, capacity, layout,
 			                      price_cents, currency, per_buyer_limit, hold_seconds, on_sale_at, waiting_room, publication,
 			                      rehearsal_of, refund_policy, starts_at, doors_at, ends_at, off_sale_at,
-			                      cancel_hours_before, cancel_fee_cents)
+			                      cancel_hours_before, cancel_fee_cents, transfer_hours_before, transfer_max)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, coalesce($13, now()), $14, $15, $16, $17, $18, $19,
-			        $20, $21, $22, $23)
+			        $20, $21, $22, $23, $24, $25)
 			RETURNING on_sale_at`,
 			id, p.TenantID, p.Slug, p.Name, eventID, p.Kind, p.Capacity, layout,
 			p.PriceCents, p.Currency, p.PerBuyerLimit, p.HoldSeconds, onSale, room, p.Publication, p.RehearsalOf,
-			p.RefundPolicy, p.StartsAt, p.DoorsAt, p.EndsAt, p.OffSaleAt, p.Cancellation.hours(), p.Cancellation.fee()).Scan(&opensAt)
+			p.RefundPolicy, p.StartsAt, p.DoorsAt, p.EndsAt, p.OffSaleAt, p.Cancellation.hours(), p.Cancellation.fee(),
+			p.Transfers.hours(), p.Transfers.max()).Scan(&opensAt)
 		if db.IsUniqueViolation(err, "products_tenant_id_slug_key") {
 			return ErrSlugTaken
 		}
@@ -340,7 +344,7 @@ const selectProduct = `
 	       per_buyer_limit, hold_seconds, on_sale_at, publication, created_at, waiting_room, layout_version, rehearsal_of,
 	       refund_policy, off_sale_at, starts_at, doors_at, ends_at, cancel_hours_before, cancel_fee_cents,
 	       event_id, event_slug, event_name, entry_note, venue_name, venue_address, venue_map_url, time_zone,
-	       cancelled_at, coalesce(cancel_reason, '')
+	       cancelled_at, coalesce(cancel_reason, ''), transfer_hours_before, transfer_max
 	FROM (SELECT p.*, e.description, e.image_url, e.slug AS event_slug, e.name AS event_name, e.entry_note, e.venue_name,
 	             e.venue_address, e.venue_map_url, e.time_zone
 	      FROM products p JOIN events e ON e.id = p.event_id) products`
@@ -348,14 +352,15 @@ const selectProduct = `
 func scanProduct(row pgx.Row) (*Product, error) {
 	var p Product
 	var e Event
-	var cancelHours *int
+	var cancelHours, transferHours *int
 	var cancelFee int64
+	var transferMax int
 	var layout, room []byte
 	err := row.Scan(&p.ID, &p.TenantID, &p.Slug, &p.Name, &p.Description, &p.ImageURL, &p.Kind, &p.Capacity, &layout,
 		&p.PriceCents, &p.Currency, &p.PerBuyerLimit, &p.HoldSeconds, &p.OnSaleAt, &p.Publication, &p.CreatedAt, &room, &p.LayoutVersion, &p.RehearsalOf,
 		&p.RefundPolicy, &p.OffSaleAt, &p.StartsAt, &p.DoorsAt, &p.EndsAt, &cancelHours, &cancelFee,
 		&e.ID, &e.Slug, &e.Name, &e.EntryNote, &e.Venue.Name, &e.Venue.Address, &e.Venue.MapURL, &e.TimeZone,
-		&p.CancelledAt, &p.CancelReason)
+		&p.CancelledAt, &p.CancelReason, &transferHours, &transferMax)
 	if err != nil {
 		return nil, err
 	}
@@ -363,6 +368,9 @@ func scanProduct(row pgx.Row) (*Product, error) {
 	p.EventID, p.Event = e.ID, &e
 	if cancelHours != nil {
 		p.Cancellation = &Cancellation{HoursBefore: *cancelHours, FeeCents: cancelFee}
+	}
+	if transferHours != nil {
+		p.Transfers = &Transfers{HoursBefore: *transferHours, MaxTimes: transferMax}
 	}
 	if room != nil {
 		p.WaitingRoom = &waitingroom.Settings{}

@@ -127,6 +127,55 @@ func CancellationOf(ctx context.Context, q db.DBTX, id uuid.UUID) (CancellationT
 	return t, nil
 }
 
+// Transfers is a product's policy for ticket holders handing a ticket to
+// someone else: until HoursBefore hours before doors (or the start), each
+// seat's ticket at most MaxTimes times.
+type Transfers struct {
+	HoursBefore int `json:"hoursBefore" minimum:"0" maximum:"8760"`
+	MaxTimes    int `json:"maxTimes,omitempty" minimum:"0" maximum:"10" doc:"How many times a seat's ticket may change hands (default 1)"`
+	// Off, in a change, turns transfers off.
+	Off bool `json:"off,omitempty" doc:"In a change: tickets may no longer be transferred"`
+}
+
+func (t *Transfers) hours() *int {
+	if t == nil || t.Off {
+		return nil
+	}
+	return &t.HoursBefore
+}
+
+func (t *Transfers) max() int {
+	if t == nil || t.Off || t.MaxTimes == 0 {
+		return 1
+	}
+	return t.MaxTimes
+}
+
+// TransferTerms are whether a ticket of the product may change hands now
+// (the database's clock), how many times in all, and the buyer limit the
+// receiver is held to.
+type TransferTerms struct {
+	Open     bool
+	Deadline *time.Time
+	MaxTimes int
+	PerBuyer int
+}
+
+// TransferTermsOf reads a product's transfer terms: closed when the policy
+// is off or the date cancelled; with no date set, open without a deadline.
+func TransferTermsOf(ctx context.Context, q db.DBTX, id uuid.UUID) (TransferTerms, error) {
+	var t TransferTerms
+	err := q.QueryRow(ctx, `
+		SELECT coalesce(doors_at, starts_at) - make_interval(hours => transfer_hours_before), transfer_max, per_buyer_limit,
+		       transfer_hours_before IS NOT NULL AND publication <> 'CANCELLED'
+		       AND coalesce(now() < coalesce(doors_at, starts_at) - make_interval(hours => transfer_hours_before), true)
+		FROM products WHERE id = $1`, id).Scan(&t.Deadline, &t.MaxTimes, &t.PerBuyer, &t.Open)
+	if err != nil {
+		return t, fmt.Errorf("transfer terms of %s: %w", id, db.NotFound(err))
+	}
+	return t, nil
+}
+
 // Terms are what a claim transaction decides by, read in it with the
 // database's clock.
 type Terms struct {

@@ -56,6 +56,12 @@ type Update struct {
 	// Cancellation sets the shoppers' cancellation policy; one with
 	// Off set turns it off.
 	Cancellation *Cancellation
+	// Transfers sets the ticket holders' transfer policy; one with Off set
+	// turns it off.
+	Transfers *Transfers
+	// PerBuyerLimit and HoldSeconds apply to the claims from now on (holds
+	// already made keep their expiry).
+	PerBuyerLimit, HoldSeconds *int
 }
 
 // Update applies a tenant admin's change in one transaction, by the rules:
@@ -132,11 +138,15 @@ func (s *Store) Update(ctx context.Context, tenantID, id uuid.UUID, u Update) (*
 			       refund_policy = coalesce($8, refund_policy), starts_at = $9, doors_at = $10, ends_at = $11,
 			       off_sale_at = $12,
 			       cancel_hours_before = CASE WHEN $13 THEN $14 ELSE cancel_hours_before END,
-			       cancel_fee_cents = CASE WHEN $13 THEN $15 ELSE cancel_fee_cents END
+			       cancel_fee_cents = CASE WHEN $13 THEN $15 ELSE cancel_fee_cents END,
+			       transfer_hours_before = CASE WHEN $16 THEN $17 ELSE transfer_hours_before END,
+			       transfer_max = CASE WHEN $16 THEN $18 ELSE transfer_max END,
+			       per_buyer_limit = coalesce($19, per_buyer_limit), hold_seconds = coalesce($20, hold_seconds)
 			WHERE id = $1`,
 			id, u.Name, u.PriceCents, u.OnSaleAt, u.Publication, u.WaitingRoom != nil, room,
 			u.RefundPolicy, dates.StartsAt, dates.DoorsAt, dates.EndsAt, offSale,
-			u.Cancellation != nil, u.Cancellation.hours(), u.Cancellation.fee())
+			u.Cancellation != nil, u.Cancellation.hours(), u.Cancellation.fee(),
+			u.Transfers != nil, u.Transfers.hours(), u.Transfers.max(), u.PerBuyerLimit, u.HoldSeconds)
 		if err != nil {
 			return fmt.Errorf("update product %s: %w", id, err)
 		}

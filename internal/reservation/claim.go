@@ -389,6 +389,16 @@ func (c *Claimer) lockQueued(ctx context.Context, tx pgx.Tx, productID uuid.UUID
 	return reqs, nil
 }
 
+// buyerCount is what counts against the per-buyer limit of buyer
+// b.buyer_id on product $1: the numbers of their live and converted holds
+// less those refunded or given away, plus the tickets they received (their
+// buyer_limits row, which the caller has locked).
+const buyerCount = `(
+	(SELECT coalesce(sum(cardinality(h.numbers) - h.refunded - h.given), 0)::int FROM holds h
+	 WHERE h.product_id = $1 AND h.buyer_id = b.buyer_id
+	   AND ((h.state = 'ACTIVE' AND h.expires_at > now()) OR h.state = 'CONVERTED'))
+	+ coalesce((SELECT l.received FROM buyer_limits l WHERE l.product_id = $1 AND l.buyer_id = b.buyer_id), 0))`
+
 // lockBuyers locks the buyer-limit rows of the batch's buyers in sorted order
 // (the one lock order every claim uses) and returns how many numbers each
 // buyer already has in live holds and purchases. The count is derived from
@@ -410,12 +420,7 @@ func lockBuyers(ctx context.Context, tx pgx.Tx, productID uuid.UUID, reqs []*que
 	}
 	// One index probe per buyer: written as a correlated subquery because
 	// "buyer_id = ANY($2)" let the planner filter every hold of the product.
-	rows, err := tx.Query(ctx, `
-		SELECT b.buyer_id, (
-			SELECT coalesce(sum(cardinality(h.numbers) - h.refunded), 0)::int FROM holds h
-			WHERE h.product_id = $1 AND h.buyer_id = b.buyer_id
-			  AND ((h.state = 'ACTIVE' AND h.expires_at > now()) OR h.state = 'CONVERTED'))
-		FROM unnest($2::text[]) AS b(buyer_id)`, productID, buyers)
+	rows, err := tx.Query(ctx, `SELECT b.buyer_id, `+buyerCount+` FROM unnest($2::text[]) AS b(buyer_id)`, productID, buyers)
 	if err != nil {
 		return nil, fmt.Errorf("count live holds: %w", err)
 	}

@@ -13,22 +13,31 @@ import (
 )
 
 // Refunded records, in the caller's transaction, that numbers of a converted
-// hold were refunded: they stop counting against the buyer's limit, and with
+// hold were refunded: they stop counting against their holders' limits (the
+// hold's buyer, or for each ticket received by transfer its receiver, named
+// in receivedBy), and with
 // resell they go back on sale — their SOLD claims deleted, the bits cleared
 // and the counters moved from sold to available, with a numbers.returned
 // event. Without resell the claims stay SOLD: the seats are kept off sale.
 // Locks follow the common order: hold, claims, inventory last. It returns
 // the numbers that went back on sale; a number not SOLD under the hold (a
 // retried call) is skipped.
-func Refunded(ctx context.Context, tx pgx.Tx, holdID uuid.UUID, numbers []int32, resell bool) ([]int32, error) {
+func Refunded(ctx context.Context, tx pgx.Tx, holdID uuid.UUID, numbers []int32, receivedBy []string, resell bool) ([]int32, error) {
 	var tenantID, productID uuid.UUID
 	var holdNumbers []int32
 	err := tx.QueryRow(ctx, `
 		UPDATE holds SET refunded = least(refunded + $2, cardinality(numbers))
 		WHERE id = $1 AND state = 'CONVERTED'
-		RETURNING tenant_id, product_id, numbers`, holdID, len(numbers)).Scan(&tenantID, &productID, &holdNumbers)
+		RETURNING tenant_id, product_id, numbers`, holdID, len(numbers)-len(receivedBy)).Scan(&tenantID, &productID, &holdNumbers)
 	if err != nil {
 		return nil, fmt.Errorf("refunded numbers of hold %s: %w", holdID, err)
+	}
+	for _, buyer := range receivedBy {
+		if _, err := tx.Exec(ctx, `
+			UPDATE buyer_limits SET received = greatest(received - 1, 0) WHERE product_id = $1 AND buyer_id = $2`,
+			productID, buyer); err != nil {
+			return nil, fmt.Errorf("refunded ticket of %s: %w", buyer, err)
+		}
 	}
 	for _, n := range numbers {
 		if !slices.Contains(holdNumbers, n) {
