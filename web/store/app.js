@@ -231,7 +231,7 @@ async function productPage(id) {
   const p = await product(id);
   if (!p) throw new Error(t("noSuchEvent"));
   const head = [h("p", {}, h("a", { href: "#/" }, t("back"))), h("h1", {}, p.name),
-    p.description ? h("p", {}, p.description) : null];
+    eventDetails(p.event, p), p.description ? h("p", {}, p.description) : null];
   if (p.waitingRoom && !accessToken(id) && !["SOLD_OUT", "CLOSED", "CANCELLED"].includes(p.saleStatus)) {
     return show(...head, h("p", {}, t("queueExplain")),
       h("button", { class: "primary", onclick: () => (location.hash = `#/q/${id}`) }, t("queueJoin")));
@@ -251,6 +251,31 @@ async function productPage(id) {
   const notice = flash ? h("p", { class: "error", role: "alert" }, t(flash)) : null;
   if (p.kind === "seated") return seatedPage(p, head, notice);
   return numberedPage(p, head, notice);
+}
+
+// whenText says when a date is, in the venue's time zone (as the tickets
+// and mails do), or null when it has no date yet.
+function whenText(dates, zone) {
+  if (!dates?.startsAt) return null;
+  const tz = zone || "UTC";
+  const f = (x, o) => new Intl.DateTimeFormat(cfg.lang, { ...o, timeZone: tz }).format(new Date(x));
+  let s = f(dates.startsAt, { dateStyle: "full", timeStyle: "short" });
+  if (dates.doorsAt) s += ` · ${t("doors", { time: f(dates.doorsAt, { timeStyle: "short" }) })}`;
+  return `${s} (${tz})`;
+}
+
+// eventDetails is when and where a date is, and its entry note.
+function eventDetails(ev, dates) {
+  if (!ev) return null;
+  const when = whenText(dates, ev.timeZone);
+  const where = [ev.venue?.name, ev.venue?.address].filter(Boolean).join(", ");
+  const map = ev.venue?.mapUrl?.startsWith("https://")
+    ? [" · ", h("a", { href: ev.venue.mapUrl, target: "_blank", rel: "noopener" }, t("map"))] : null;
+  if (!when && !where && !ev.entryNote) return null;
+  return h("dl", { class: "event-details" },
+    when ? [h("dt", {}, t("when")), h("dd", {}, when)] : null,
+    where ? [h("dt", {}, t("where")), h("dd", {}, where, map)] : null,
+    ev.entryNote ? [h("dt", {}, t("entry")), h("dd", {}, ev.entryNote)] : null);
 }
 
 // actionKey is the Idempotency-Key of one shopper action: kept in the tab's
@@ -829,11 +854,78 @@ async function orderPage(id, params) {
         h("button", { class: "primary", onclick: () => (location.hash = `#/checkout/${o.holdId}?p=${params.get("p") ?? o.productId}&r=${params.get("r") ?? ""}`) }, t("payAgain")));
     }
     if (o.status !== "CONFIRMED") return box.replaceChildren(h("p", { role: "alert" }, t("orderFailed", { reason: o.reason || o.status })));
-    const tickets = await Promise.all(o.tickets.map(async (tk) => h("li", { class: "ticket" }, h("strong", {}, tk.seat), await qrImage(tk.id, tk.seat), h("code", {}, tk.code))));
+    const tickets = await Promise.all(o.tickets.map((tk) => ticketItem(tk)));
     box.replaceChildren(h("h1", {}, t("confirmed")), h("p", {}, t("total"), ": ", money(o.amountCents, o.currency)), h("ul", { class: "tickets" }, tickets));
     announce(t("confirmed"));
   };
   poll();
+}
+
+// ticketItem shows one ticket of an order: its code and QR while it is the
+// shopper's to use (with a way to give it to someone), or what became of it.
+async function ticketItem(tk) {
+  const seat = h("strong", {}, tk.seat);
+  if (tk.status === "TRANSFERRED") return h("li", { class: "ticket gone" }, seat, " ", t("ticketTransferred"));
+  if (tk.heldBy) return h("li", { class: "ticket gone" }, seat, " ", t("ticketGivenTo", { who: tk.heldBy }));
+  if (tk.status !== "VALID" || !tk.code) return h("li", { class: "ticket gone" }, seat, " ", t("ticketVoid"));
+  return h("li", { class: "ticket", "data-ticket": tk.id }, seat, await qrImage(tk.id, tk.seat), h("code", {}, tk.code), transferForm(tk));
+}
+
+// transferForm gives a ticket to another e-mail address: the code shown
+// here stops working, and the other person is mailed a new one.
+function transferForm(tk) {
+  const email = h("input", { type: "email", id: `transfer-${tk.id}`, required: true, autocomplete: "off" });
+  const msg = h("p", { "aria-live": "polite" });
+  const form = h("form", {
+    class: "transfer",
+    hidden: true,
+    onsubmit: (e) => {
+      e.preventDefault();
+      return once(`transfer.${tk.id}`, form.querySelector("button.primary"), async () => {
+        const idem = actionKey(`transfer.${tk.id}`, email.value);
+        try {
+          await api("POST", `/v1/tickets/${tk.id}/transfer`, { auth: true, headers: { "Idempotency-Key": idem.id }, body: { email: email.value } });
+          idem.done();
+          sessionStorage.setItem(key("sent"), email.value);
+          if (location.hash.startsWith("#/tickets")) route();
+          else location.hash = "#/tickets";
+        } catch (err) {
+          if (err.status && err.status < 500) idem.done();
+          msg.className = "error";
+          msg.setAttribute("role", "alert");
+          msg.textContent = err.code && cfg.strings[err.code] ? t(err.code) : err.message;
+        }
+      });
+    },
+  }, h("label", { for: email.id }, t("transferTo")), email, h("p", { class: "muted" }, t("transferHelp")),
+  h("button", { class: "primary" }, t("transferSend")), msg);
+  const open = h("button", {
+    type: "button", class: "link", "aria-expanded": "false",
+    onclick: () => {
+      form.hidden = !form.hidden;
+      open.setAttribute("aria-expanded", String(!form.hidden));
+      if (!form.hidden) email.focus();
+    },
+  }, t("transfer"));
+  return h("div", {}, open, form);
+}
+
+// ticketsPage is every ticket the shopper holds, bought or given to them.
+async function ticketsPage() {
+  if (!token()) return needLogin();
+  const sent = sessionStorage.getItem(key("sent"));
+  sessionStorage.removeItem(key("sent"));
+  const { tickets } = await api("GET", "/v1/tickets", { auth: true });
+  const notice = sent ? h("p", { class: "notice", role: "status" }, t("transferDone", { who: sent })) : null;
+  if (!tickets.length) return show(h("h1", {}, t("myTickets")), notice, h("p", {}, t("noTickets")));
+  const items = await Promise.all(tickets.map(async (tk) => {
+    const item = await ticketItem({ ...tk, status: "VALID" });
+    item.prepend(h("h2", {}, tk.event?.name || tk.product), eventDetails(tk.event, tk),
+      tk.received ? h("p", { class: "muted" }, t("ticketReceived")) : null);
+    return item;
+  }));
+  show(h("h1", {}, t("myTickets")), notice, h("ul", { class: "tickets held" }, items));
+  if (sent) announce(t("transferDone", { who: sent }));
 }
 
 async function ordersPage() {
@@ -948,7 +1040,7 @@ function renderAccount() {
   const nav = document.getElementById("account");
   if (token()) {
     nav.replaceChildren(h("span", { id: "signed-in-as" }, t("signedInAs", { who: signedInAs() })), " ",
-      h("a", { href: "#/orders" }, t("myOrders")), " ",
+      h("a", { href: "#/tickets" }, t("myTickets")), " ", h("a", { href: "#/orders" }, t("myOrders")), " ",
       h("button", { class: "link", onclick: () => { localStorage.removeItem(key("token")); renderAccount(); location.hash = "#/"; } }, t("logOut")));
   } else nav.replaceChildren(h("a", { href: "#/login" }, t("logIn")));
 }
@@ -971,6 +1063,7 @@ async function route() {
       case "checkout": return await checkoutPage(parts[1], params);
       case "o": return await orderPage(parts[1], params);
       case "orders": return await ordersPage();
+      case "tickets": return await ticketsPage();
       case "login": return loginPage(params);
       default: return await home();
     }
