@@ -21,6 +21,7 @@ var auditedOps = map[string]bool{
 	"create-api-key": true, "revoke-api-key": true, "rotate-buyer-token-secret": true,
 	"refund-order": true, "retry-refund": true, "settle-refund": true, "resend-tickets": true,
 	"create-event": true, "update-event": true, "cancel-date": true,
+	"tune-admission": true, "remove-queue-entry": true,
 	// The buyers' own changes to what they bought.
 	"transfer-ticket": true, "cancel-order": true,
 }

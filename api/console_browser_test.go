@@ -20,10 +20,12 @@ import (
 	"boxoffice/api"
 	"boxoffice/internal/audit"
 	"boxoffice/internal/browsertest"
+	"boxoffice/internal/checkout"
 	"boxoffice/internal/devs3"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/ops"
 	"boxoffice/internal/payment"
+	"boxoffice/internal/product"
 	"boxoffice/internal/pspsim"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/session"
@@ -524,4 +526,80 @@ func TestConsoleTenantAdminSetsDateAndVenue(t *testing.T) {
 	require.Equal(t, time.Hour, got.StartsAt.Sub(*got.DoorsAt))
 	require.Equal(t, "Coliseu", got.Event.Venue.Name)
 	require.Equal(t, "Europe/Lisbon", got.Event.TimeZone)
+}
+
+// A tenant admin runs the sale from the console: the admission rate
+// changed and paused mid-sale on the waiting-room page, a shopper found
+// in the line and taken out; then the date is cancelled and the page
+// follows the refunds until every order is refunded.
+func TestConsoleTenantAdminControlsAndCancelsTheSale(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, deploymentOpts{Work: true})
+	ctx0 := context.Background()
+	p := d.env.Product(t, testfix.ProductOpts{Capacity: 20, WaitingRoom: &waitingroom.Settings{Enabled: true, ActiveShoppers: 10,
+		ShoppingSeconds: 60}, OnSaleAt: time.Now().Add(time.Hour)})
+	var entries []waitingroom.Entry
+	for i := range 4 {
+		e, _, err := d.env.Rooms.Join(ctx0, p.TenantID, p.ID, fmt.Sprintf("fan-%d", i))
+		require.NoError(t, err)
+		entries = append(entries, e)
+	}
+	d.env.Open(t, p)
+	ctx := browsertest.Browser(t)
+	err := chromedp.Do(ctx, d.signIn(d.env.Tenant.APIKey), d.open("#/products/"+p.ID.String()),
+		chromedp.Click(chromedp.CSS(`#queue-link`)), chromedp.WaitVisible(chromedp.CSS(`#admission-form`)),
+		waitText(`#queue-live .tiles`, "Waiting"),
+		chromedp.SetValue(chromedp.CSS(`#q-w`), "120"), waitText(`#q-pace`, "0.08 shoppers/s"),
+		chromedp.Click(chromedp.CSS(`#q-apply`)),
+		chromedp.Click(chromedp.CSS(`#q-pause`)), waitText(`#q-state`, "Admission paused"))
+	require.NoError(t, err, "admission slowed and paused")
+	got, err := d.env.Products.Get(ctx0, p.TenantID, p.ID)
+	require.NoError(t, err)
+	require.Equal(t, 120, got.WaitingRoom.ShoppingSeconds)
+	require.True(t, got.WaitingRoom.Paused)
+	res, err := d.env.Rooms.Tick(ctx0)
+	require.NoError(t, err)
+	require.Zero(t, res[0].Admitted, "the controller follows the pause")
+
+	err = chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`#q-search`), "fan-2"),
+		chromedp.Click(chromedp.CSS(`#queue-search button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-entry="`+entries[2].ID.String()+`"] .remove-entry`)))
+	require.NoError(t, err, "the shopper is found")
+	browsertest.Shot(t, ctx, "1-queue")
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`.remove-entry`)), chromedp.Click(chromedp.CSS(`.remove-entry`)),
+		waitText(`tr[data-entry="`+entries[2].ID.String()+`"]`, "REMOVED"))
+	require.NoError(t, err, "and taken out")
+
+	// Sales, then the cancellation.
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#q-pause`)), waitText(`#q-state`, "Admitting"))
+	require.NoError(t, err)
+	_, err = d.env.Products.Update(ctx0, p.TenantID, p.ID, product.Update{WaitingRoom: &waitingroom.Settings{}})
+	require.ErrorIs(t, err, product.ErrAlreadyOnSale, "the room is tuned, not replaced, once the sale runs")
+	noRoom := d.env.Product(t, testfix.ProductOpts{Capacity: 20})
+	orders := []*checkout.Order{d.env.Confirmed(t, noRoom, "ann", 2, pspsim.MethodOK), d.env.Confirmed(t, noRoom, "bea", 1, pspsim.MethodOK)}
+	err = chromedp.Do(ctx, d.open("#/products/"+noRoom.ID.String()), chromedp.WaitVisible(chromedp.CSS(`#cancel-date-form`)),
+		chromedp.Click(chromedp.CSS(`#cancel-date`)), waitText(`#cancel-date-form .error`, "Say why"),
+		chromedp.SendKeys(chromedp.CSS(`#cancel-reason`), "The band split up."),
+		chromedp.Click(chromedp.CSS(`#cancel-date`)), waitText(`#cancel-date`, "refund everyone?"),
+		chromedp.Click(chromedp.CSS(`#cancel-date`)),
+		waitText(`#publication-state`, "CANCELLED"),
+		browsertest.WaitJS(`document.querySelector('#cancellation-state')?.dataset.state === 'DONE'`),
+		waitText(`#cancellation .refunded`, "2"))
+	require.NoError(t, err, "cancelled, and the page follows the refunds to the end")
+	require.Contains(t, browsertest.Text(t, ctx, `#cancellation`), "The band split up.")
+	browsertest.Shot(t, ctx, "2-cancelled")
+	for _, o := range orders {
+		got, err := d.env.Checkout.Get(ctx0, noRoom.TenantID, o.ID, "")
+		require.NoError(t, err)
+		require.Equal(t, checkout.StatusCancelled, got.Status)
+	}
+	entriesLog, err := audit.New(d.env.Schema.Pool).List(ctx0, d.env.Tenant.ID, 0, 100)
+	require.NoError(t, err)
+	actions := []string{}
+	for _, e := range entriesLog {
+		actions = append(actions, e.Action)
+	}
+	require.Subset(t, actions, []string{"tune-admission", "remove-queue-entry", "cancel-date"}, "audited")
+	d.env.RequireInvariants(t)
 }

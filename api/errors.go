@@ -187,6 +187,8 @@ func (s *Server) toProblem(err error) error {
 		return problem(http.StatusUnprocessableEntity, "INVALID_DATES", err.Error())
 	case errors.Is(err, product.ErrOnSaleInPast):
 		return problem(http.StatusUnprocessableEntity, "ON_SALE_IN_PAST", err.Error())
+	case errors.Is(err, product.ErrNoWaitingRoom):
+		return problem(http.StatusConflict, "NO_WAITING_ROOM", err.Error())
 	case errors.Is(err, product.ErrDateCancelled):
 		return problem(http.StatusConflict, "EVENT_CANCELLED", err.Error())
 	case errors.Is(err, product.ErrAlreadyOnSale):

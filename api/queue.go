@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/google/uuid"
 
 	"boxoffice/internal/db"
+	"boxoffice/internal/login"
 	"boxoffice/internal/product"
 	"boxoffice/internal/waitingroom"
 )
@@ -50,6 +52,8 @@ func (s *Server) checkAccess(ctx context.Context, p *product.Product, who princi
 			"your turn went unused and was given to the next shopper in line")
 	case why == waitingroom.StatusLeft:
 		return problem(http.StatusForbidden, "ACCESS_ENDED", "you left the waiting room; this turn is over")
+	case why == waitingroom.StatusRemoved:
+		return problem(http.StatusForbidden, "ACCESS_REMOVED", "the organiser took this turn out of the waiting room")
 	}
 	return nil
 }
@@ -211,4 +215,67 @@ func (s *Server) queueDraw(ctx context.Context, in *struct {
 		out.CacheControl = "public, max-age=60" // a drawn order never changes
 	}
 	return out, nil
+}
+
+// AdmissionBody changes a waiting room's admission while its sale runs.
+type AdmissionBody struct {
+	ActiveShoppers  *int  `json:"activeShoppers,omitempty" minimum:"1" maximum:"1000000" doc:"L: shoppers served at once"`
+	ShoppingSeconds *int  `json:"shoppingSeconds,omitempty" minimum:"1" maximum:"86400" doc:"W: seconds each spends; admission's pace is L ÷ W a second"`
+	Paused          *bool `json:"paused,omitempty" doc:"true stops admission (the line and its order stay); false resumes it"`
+}
+
+// tuneAdmission serves PUT /v1/products/{id}/queue/admission.
+func (s *Server) tuneAdmission(ctx context.Context, in *struct {
+	ProductPath
+	Body AdmissionBody
+}) (*struct{ Body *waitingroom.QueueView }, error) {
+	who := caller(ctx)
+	p, err := s.Products.TuneAdmission(ctx, who.TenantID, in.ID, product.AdmissionChange{
+		ActiveShoppers: in.Body.ActiveShoppers, ShoppingSeconds: in.Body.ShoppingSeconds, Paused: in.Body.Paused})
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	s.productCache.Forget(p.ID)
+	v, err := s.WaitingRoom.Queue(ctx, who.TenantID, in.ID, nil)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct{ Body *waitingroom.QueueView }{v}, nil
+}
+
+// queueEntries serves GET /v1/products/{id}/queue/entries.
+func (s *Server) queueEntries(ctx context.Context, in *struct {
+	ProductPath
+	Buyer string `query:"buyer" maxLength:"254" doc:"A buyer id, or the e-mail address a store shopper signs in with; absent: the next 50 in line"`
+}) (*struct{ Body *waitingroom.QueueView }, error) {
+	who := caller(ctx)
+	var buyers []string
+	if q := strings.TrimSpace(in.Buyer); q != "" {
+		buyers = []string{q}
+		if strings.Contains(q, "@") {
+			id, err := login.FindBuyerByEmail(ctx, s.Pool, who.TenantID, q)
+			if err != nil {
+				return nil, s.toProblem(err)
+			}
+			if id != "" {
+				buyers = append(buyers, id)
+			}
+		}
+	}
+	v, err := s.WaitingRoom.Queue(ctx, who.TenantID, in.ID, buyers)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return &struct{ Body *waitingroom.QueueView }{v}, nil
+}
+
+// removeQueueEntry serves DELETE /v1/products/{id}/queue/entries/{entryId}.
+func (s *Server) removeQueueEntry(ctx context.Context, in *struct {
+	ProductPath
+	EntryID uuid.UUID `path:"entryId" format:"uuid"`
+}) (*struct{}, error) {
+	if err := s.WaitingRoom.RemoveEntry(ctx, caller(ctx).TenantID, in.ID, in.EntryID); err != nil {
+		return nil, s.toProblem(err)
+	}
+	return nil, nil
 }

@@ -128,5 +128,8 @@ func (s *Server) routes() {
 		route(s, "Waiting room", del, "/v1/queue/{token}", "leave-queue", s.leaveQueue, status(204), errs(401))
 		route(s, "Waiting room", get, "/v1/products/{id}/queue/fairness", "queue-fairness", s.queueFairness, errs(404))
 		route(s, "Waiting room", get, "/v1/products/{id}/queue/draw", "queue-draw", s.queueDraw, errs(404, 422))
+		route(s, "Waiting room", put, "/v1/products/{id}/queue/admission", "tune-admission", s.tuneAdmission, by(schemeAPI), body(maxSmallBody), errs(401, 403, 404, 409, 422))
+		route(s, "Waiting room", get, "/v1/products/{id}/queue/entries", "queue-entries", s.queueEntries, by(schemeAPI, schemeOperator), errs(401, 403, 404, 422))
+		route(s, "Waiting room", del, "/v1/products/{id}/queue/entries/{entryId}", "remove-queue-entry", s.removeQueueEntry, by(schemeAPI), status(204), errs(401, 403, 404))
 	}
 }

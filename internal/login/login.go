@@ -285,3 +285,21 @@ func BuyerForEmail(ctx context.Context, q db.DBTX, tenantID uuid.UUID, email str
 	}
 	return buyerOf(ctx, q, tenantID, key)
 }
+
+// FindBuyerByEmail returns the buyer id of an e-mail address that has one
+// ("" when nobody signed in or received a ticket with it yet).
+func FindBuyerByEmail(ctx context.Context, q db.DBTX, tenantID uuid.UUID, email string) (string, error) {
+	key, err := Identifier{Email: email}.Normalize()
+	if err != nil {
+		return "", err
+	}
+	var buyer string
+	err = q.QueryRow(ctx, `SELECT buyer_id FROM login_buyers WHERE tenant_id = $1 AND identifier = $2`, tenantID, key).Scan(&buyer)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("buyer of %s: %w", key, err)
+	}
+	return buyer, nil
+}

@@ -170,6 +170,13 @@ func (s *Store) Update(ctx context.Context, tenantID, id uuid.UUID, u Update) (*
 				}
 			}
 		}
+		if u.PerBuyerLimit != nil {
+			// The room admits no more shoppers than the stock left serves
+			// at this limit.
+			if err := waitingroom.SetPerBuyerLimit(ctx, tx, id, *u.PerBuyerLimit); err != nil {
+				return err
+			}
+		}
 		if u.OnSaleAt != nil && u.WaitingRoom == nil && cur.WaitingRoom != nil {
 			return waitingroom.Reschedule(ctx, tx, id, *u.OnSaleAt)
 		}

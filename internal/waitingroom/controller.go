@@ -152,6 +152,8 @@ func (s *Service) tick(ctx context.Context, productID uuid.UUID) (TickResult, er
 		}
 		rate, reason := settings.Rate(), ""
 		switch {
+		case settings.Paused:
+			rate, reason = 0, "paused by the organiser"
 		case oldestQueued > s.feedback.SlowClaimsAfter:
 			rate, reason = rate*feedbackReduction, "claims falling behind"
 		case unknownPayments >= s.feedback.PaymentTroubleAt:

@@ -30,6 +30,9 @@ type Settings struct {
 	AccessTokenSeconds int  `json:"accessTokenSeconds,omitempty" minimum:"30" maximum:"86400" doc:"Lifetime of an access token (default 900)"`
 	ReclaimSeconds     int  `json:"reclaimSeconds,omitempty" minimum:"10" maximum:"86400" doc:"An admitted shopper who has made no reservation this long after admission loses the slot to the next in line (default 120)"`
 	ChallengeBits      int  `json:"challengeBits,omitempty" minimum:"0" maximum:"28" doc:"Proof of work to join: solve GET /queue/challenge to this many zero bits first (0: off; 18 takes a browser about a second)"`
+	// Paused stops admission (the draw and the line are untouched); set
+	// and cleared mid-sale through the admission control.
+	Paused bool `json:"paused,omitempty" doc:"Admission paused by the organiser: nobody new is let in until it resumes"`
 }
 
 // reclaimAfter is how long an admitted slot may go unused.
@@ -61,6 +64,8 @@ const (
 	// StatusReclaimed: the shopper was admitted but made no reservation
 	// within the room's reclaim time; the slot went to the next in line.
 	StatusReclaimed = "RECLAIMED"
+	// StatusRemoved: the organiser took the shopper out of the line.
+	StatusRemoved = "REMOVED"
 )
 
 // ErrNoRoom is returned for a product without a waiting room.
@@ -77,7 +82,7 @@ type Entry struct {
 
 // Status is what a poll answers.
 type Status struct {
-	Status      string     `json:"status" enum:"WAITING,ADMITTED,SOLD_OUT,EXPIRED,LEFT,RECLAIMED"`
+	Status      string     `json:"status" enum:"WAITING,ADMITTED,SOLD_OUT,EXPIRED,LEFT,RECLAIMED,REMOVED"`
 	Position    int64      `json:"position,omitempty" doc:"Absent while waiting for the draw at opening"`
 	NowServing  int64      `json:"nowServing"`
 	ETASeconds  float64    `json:"etaSeconds,omitempty"`
@@ -646,7 +651,7 @@ func (s *Service) loadEnded(ctx context.Context, productID uuid.UUID, prev, st *
 		since = prev.dbNow.Add(-time.Second)
 	}
 	rows, err := s.pool.Query(ctx, `
-		SELECT buyer_id, CASE WHEN reclaimed_at IS NOT NULL THEN 'RECLAIMED' ELSE 'LEFT' END
+		SELECT buyer_id, CASE WHEN reclaimed_at IS NOT NULL THEN 'RECLAIMED' WHEN removed_at IS NOT NULL THEN 'REMOVED' ELSE 'LEFT' END
 		FROM queue_entries WHERE product_id = $1 AND ended_at IS NOT NULL AND ended_at >= $2`, productID, since)
 	if err != nil {
 		return fmt.Errorf("ended turns: %w", err)
@@ -673,7 +678,7 @@ func (s *Service) loadEnded(ctx context.Context, productID uuid.UUID, prev, st *
 }
 
 // Ended says whether the buyer's turn in the product's room is over, and
-// why: StatusLeft, StatusReclaimed, or "" while it lasts. Answered from the
+// why: StatusLeft, StatusReclaimed, StatusRemoved, or "" while it lasts. Answered from the
 // room's state (at most a second old), never a query per call.
 func (s *Service) Ended(ctx context.Context, productID uuid.UUID, buyer string) (string, error) {
 	st, err := s.state(ctx, productID)

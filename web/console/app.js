@@ -171,6 +171,7 @@ const routes = [
   [/^#\/products\/new$/, newProductPage, TENANT],
   [/^#\/products\/([\w-]+)$/, productPage, TENANT],
   [/^#\/rehearse\/([\w-]+)$/, rehearsePage, TENANT],
+  [/^#\/queue\/([\w-]+)$/, queuePage, ['tenant-admin', 'operator']],
   [/^#\/orders$/, ordersPage, ['tenant-admin', 'operator']],
   [/^#\/orders\/([\w-]+)$/, orderPage, ['tenant-admin', 'operator']],
   [/^#\/store$/, storePage, TENANT],
@@ -490,7 +491,11 @@ async function productPage(id) {
     L: h('input', {id: 'r-l', type: 'number', min: 1, value: room.activeShoppers}),
     W: h('input', {id: 'r-w', type: 'number', min: 1, value: room.shoppingSeconds}),
     crowd: h('input', {id: 'r-crowd', type: 'number', min: 1, value: Math.max(p.capacity * 5, 100)}),
-    perBuyer: Number(p.perBuyerLimit) || 6,
+    perBuyer: h('input', {id: 'e-per-buyer', type: 'number', min: 1, max: 100, value: p.perBuyerLimit}),
+    hold: h('input', {id: 'e-hold', type: 'number', min: 30, max: 86400, value: p.holdSeconds}),
+    transferHours: h('input', {id: 'e-transfer-hours', type: 'number', min: 0, max: 8760, placeholder: 'off',
+      value: p.transfers ? p.transfers.hoursBefore : ''}),
+    transferMax: h('input', {id: 'e-transfer-max', type: 'number', min: 1, max: 10, value: p.transfers?.maxTimes || 1}),
     starts: h('input', {id: 'e-starts', type: 'datetime-local', value: localInput(p.startsAt)}),
     doors: h('input', {id: 'e-doors', type: 'datetime-local', value: localInput(p.doorsAt)}),
     ends: h('input', {id: 'e-ends', type: 'datetime-local', value: localInput(p.endsAt)}),
@@ -516,17 +521,20 @@ async function productPage(id) {
     if (!(L > 0 && W > 0)) { little.textContent = 'Set L and W.'; return; }
     const rate = L / W;
     little.textContent = `Little's law: λ = L ÷ W = ${rate.toFixed(2)} shoppers/s (${n(rate * 3600)}/hour). ` +
-      `${n(N)} people served in ${secs(N / rate)}; at most ${p.perBuyerLimit} each, the ${n(p.capacity)} numbers need at least ` +
-      `${n(Math.ceil(p.capacity / p.perBuyerLimit))} shoppers, ${secs(Math.ceil(p.capacity / p.perBuyerLimit) / rate)}.`;
+      `${n(N)} people served in ${secs(N / rate)}; at most ${f.perBuyer.value} each, the ${n(p.capacity)} numbers need at least ` +
+      `${n(Math.ceil(p.capacity / f.perBuyer.value))} shoppers, ${secs(Math.ceil(p.capacity / f.perBuyer.value) / rate)}.`;
   };
-  [f.L, f.W, f.crowd].forEach((el) => el.addEventListener('input', updateLittle));
+  [f.L, f.W, f.crowd, f.perBuyer].forEach((el) => el.addEventListener('input', updateLittle));
   updateLittle();
   const opened = new Date(p.onSaleAt) <= new Date();
   const save = h('form', {class: 'panel', id: 'edit-form', onsubmit: guarded(async () => {
     const patch = {name: f.name.value, description: f.description.value, imageUrl: f.image.value, refundPolicy: f.refund.value,
       startsAt: iso(f.starts), doorsAt: iso(f.doors), endsAt: iso(f.ends), offSaleAt: iso(f.offSale),
       shopperCancellation: f.cancelHours.value === '' ? {off: true, hoursBefore: 0, feeCents: 0} :
-        {hoursBefore: Number(f.cancelHours.value), feeCents: Math.round(Number(f.cancelFee.value) * 100)}};
+        {hoursBefore: Number(f.cancelHours.value), feeCents: Math.round(Number(f.cancelFee.value) * 100)},
+      transfers: f.transferHours.value === '' ? {off: true, hoursBefore: 0} :
+        {hoursBefore: Number(f.transferHours.value), maxTimes: Number(f.transferMax.value) || 1},
+      perBuyerLimit: Number(f.perBuyer.value), holdSeconds: Number(f.hold.value)};
     const price = Math.round(Number(f.price.value) * 100);
     if (price !== p.priceCents) patch.priceCents = price;
     if (!opened) {
@@ -540,15 +548,21 @@ async function productPage(id) {
   h('h2', {}, 'Details'), h('label', {}, 'Name', f.name), h('label', {}, 'Description', f.description), h('label', {}, 'Picture URL', f.image),
   h('label', {}, `Price (${p.currency}; fixed once a number is held)`, f.price),
   h('label', {}, 'On sale at (only before opening)', f.onSale), h('label', {}, 'Sale ends at (optional)', f.offSale),
+  h('div', {class: 'row'}, h('label', {}, 'Per buyer at most (numbers held or owned; applies at once)', f.perBuyer),
+    h('label', {}, 'Hold time, seconds (new holds)', f.hold)),
   h('h2', {}, 'Date'), h('p', {class: 'muted'}, `Times in your browser's zone; shoppers see them in the venue's (${ev.timeZone || 'UTC'}). Once tickets are sold, a change is mailed to every holder.`),
   h('div', {class: 'row'}, h('label', {}, 'Starts', f.starts), h('label', {}, 'Doors', f.doors), h('label', {}, 'Ends', f.ends)),
   h('label', {}, 'Refund policy', f.refund),
   h('div', {class: 'row'}, h('label', {}, 'Buyers may cancel until … hours before doors (empty: never)', f.cancelHours),
     h('label', {}, `Cancellation fee per ticket (${p.currency})`, f.cancelFee)),
-  h('h2', {}, 'Waiting room'), h('label', {class: 'check'}, f.roomOn, 'Queue buyers in a waiting room at opening'),
-  h('label', {}, 'L: shoppers served at once', f.L), h('label', {}, 'W: seconds each shopper takes', f.W),
-  h('label', {}, 'Expected crowd', f.crowd), little,
-  opened ? h('p', {class: 'muted'}, 'The sale has opened: the on-sale time and the waiting room are fixed.') : null,
+  h('div', {class: 'row'}, h('label', {}, 'Holders may give tickets away until … hours before doors (empty: never)', f.transferHours),
+    h('label', {}, 'Times a seat\'s ticket may change hands', f.transferMax)),
+  h('h2', {}, 'Waiting room'),
+  opened ? h('p', {class: 'muted'}, 'The sale has opened: the on-sale time is fixed. ',
+    p.waitingRoom?.enabled ? h('a', {href: `#/queue/${id}`}, 'Change the admission rate, pause it or see the line') : 'It sells without a waiting room.') :
+    [h('label', {class: 'check'}, f.roomOn, 'Queue buyers in a waiting room at opening'),
+      h('label', {}, 'L: shoppers served at once', f.L), h('label', {}, 'W: seconds each shopper takes', f.W),
+      h('label', {}, 'Expected crowd', f.crowd), little],
   h('button', {class: 'primary', type: 'submit', id: 'save-product'}, 'Save'));
   const setPublication = (pub) => guarded(async () => { await api('PATCH', `/v1/products/${id}`, {publication: pub}); route(); });
   const actions = h('div', {class: 'panel row', id: 'publication'},
@@ -557,6 +571,7 @@ async function productPage(id) {
     p.publication === 'PUBLISHED' ? h('button', {class: 'danger', id: 'close', onclick: setPublication('CLOSED')}, 'Close the sale') : null,
     h('a', {href: `#/sales/${id}`}, 'Live view'), h('a', {href: `#/report/${id}`}, 'Report'),
     h('a', {href: `#/rehearse/${id}`, id: 'rehearse-link'}, 'Rehearse the on-sale'),
+    p.waitingRoom?.enabled ? h('a', {href: `#/queue/${id}`, id: 'queue-link'}, 'Waiting room and admission') : null,
     session.tenant ? h('a', {href: `/s/${session.tenant.slug}/`, target: '_blank', rel: 'noopener'}, 'Store') : null);
   let seatMap = null;
   if (p.kind === 'seated') {
@@ -586,6 +601,65 @@ async function productPage(id) {
     cancelled ? cancellationPanel(id) : isTenantAdmin() ? cancelDateForm(p) : null);
 }
 
+// ---------- the waiting room while the sale runs ----------
+
+// queuePage is a room's admission control and its line: L and W (so the
+// pace), pause and resume, counts by state, a buyer searched for and taken
+// out. It looks again every two seconds; the forms keep what is typed.
+async function queuePage(id) {
+  const admin = isTenantAdmin();
+  const live = h('div', {id: 'queue-live', 'aria-live': 'polite'}, h('p', {}, 'Loading…'));
+  let search = '', timer;
+  const L = h('input', {id: 'q-l', type: 'number', min: 1}), W = h('input', {id: 'q-w', type: 'number', min: 1});
+  const pace = h('p', {class: 'notice', id: 'q-pace'});
+  const showPace = () => {
+    const rate = Number(L.value) / Number(W.value);
+    pace.textContent = rate > 0 ? `λ = L ÷ W = ${rate.toFixed(2)} shoppers/s (${n(rate * 3600)}/hour)` : 'Set L and W.';
+  };
+  [L, W].forEach((el) => el.addEventListener('input', showPace));
+  const tune = (body) => guarded(async () => { await api('PUT', `/v1/products/${id}/queue/admission`, body); await draw(); });
+  const pause = h('button', {type: 'button', id: 'q-pause'});
+  const control = admin ? h('form', {class: 'panel', id: 'admission-form', onsubmit: (ev) => tune({activeShoppers: Number(L.value), shoppingSeconds: Number(W.value)})(ev)},
+    h('h2', {}, 'Admission'), h('div', {class: 'row'}, h('label', {}, 'L: shoppers served at once', L), h('label', {}, 'W: seconds each shopper takes', W)),
+    pace, h('p', {class: 'muted'}, 'The next admission step (within a second) follows. The line and its drawn order do not change.'),
+    h('div', {class: 'row'}, h('button', {class: 'primary', type: 'submit', id: 'q-apply'}, 'Apply'), pause)) : null;
+  const q = h('input', {id: 'q-search', placeholder: 'buyer id or e-mail'});
+  const find = h('form', {class: 'panel row', id: 'queue-search', onsubmit: guarded(async () => { search = q.value.trim(); await draw(); })},
+    h('label', {}, 'Find a buyer in the line', q), h('button', {type: 'submit'}, 'Search'),
+    h('button', {type: 'button', onclick: guarded(async () => { search = ''; q.value = ''; await draw(); })}, 'Next in line'));
+  let first = true;
+  const draw = async () => {
+    clearTimeout(timer);
+    const v = await api('GET', `/v1/products/${id}/queue/entries${search ? `?buyer=${encodeURIComponent(search)}` : ''}`);
+    if (first) { L.value = v.settings.activeShoppers; W.value = v.settings.shoppingSeconds; showPace(); first = false; }
+    pause.className = v.settings.paused ? 'primary' : 'danger';
+    pause.textContent = v.settings.paused ? 'Resume admission' : 'Pause admission';
+    pause.onclick = tune({paused: !v.settings.paused});
+    const c = v.counts;
+    live.replaceChildren(
+      h('p', {}, h('span', {class: `badge ${v.settings.paused ? 'CLOSED' : 'ON_SALE'}`, id: 'q-state'}, v.settings.paused ? 'Admission paused' : 'Admitting'),
+        ` Now serving #${n(v.nowServing)} · ${v.ratePerSecond.toFixed(2)} shoppers/s at the last step`, v.rateReason ? ` (${v.rateReason})` : '',
+        v.drawn ? '' : ' · the draw runs at opening'),
+      h('div', {class: 'tiles'}, tile('Waiting', n(c.waiting), 'waiting'), tile('Admitted', n(c.admitted)), tile('Reserved', n(c.reserved)),
+        tile('Left', n(c.left)), tile('Reclaimed', n(c.reclaimed)), tile('Removed', n(c.removed))),
+      h('h2', {}, search ? `Search: ${search}` : 'Next in line'),
+      v.entries.length === 0 ? h('p', {class: 'muted'}, search ? 'Not in this line.' : 'Nobody is waiting.') :
+        table(['Place', 'Buyer', 'State', 'Joined', 'Admitted', ''], v.entries.map((e) => h('tr', {dataset: {entry: e.id}},
+          h('td', {class: 'num'}, e.position ? `#${n(e.position)}` : '—'), h('td', {}, e.buyerId),
+          h('td', {}, h('span', {class: `badge ${e.state}`}, e.state)), h('td', {}, when(e.joinedAt)), h('td', {}, when(e.admittedAt)),
+          h('td', {}, admin && ['WAITING', 'ADMITTED', 'RESERVED'].includes(e.state) ? h('button', {type: 'button', class: 'danger remove-entry',
+            onclick: confirmed('Take them out of the line?', async () => {
+              await api('DELETE', `/v1/products/${id}/queue/entries/${e.id}`);
+              await draw();
+            })}, 'Remove') : null)))));
+    timer = setTimeout(() => draw().catch((e) => live.append(errorBox(e))), 2000);
+  };
+  page('Waiting room', h('p', {}, admin ? h('a', {href: `#/products/${id}`}, 'Back to the product') : null, ' ', h('a', {href: `#/sales/${id}`}, 'Live view')),
+    control, live, find);
+  stopPage = () => clearTimeout(timer);
+  await draw();
+}
+
 // cancelDateForm cancels the date: every order refunded, every buyer told.
 function cancelDateForm(p) {
   const reason = h('input', {id: 'cancel-reason', required: true, maxlength: 500, placeholder: 'e.g. the artist is ill; the show will not take place'});
@@ -611,14 +685,15 @@ function cancellationPanel(id) {
   const draw = async () => {
     const c = await api('GET', `/v1/products/${id}/cancellation`);
     const done = c.state === 'DONE';
-    box.replaceChildren(h('h2', {}, done ? 'Cancelled: every order refunded' : 'Cancelled: refunding the orders'),
+    box.replaceChildren(...[h('h2', {}, done ? 'Cancelled: every order refunded' : 'Cancelled: refunding the orders'),
       h('p', {}, `Cancelled ${when(c.cancelledAt)} by ${c.cancelledBy}: ${c.reason}`),
       h('div', {class: 'tiles'}, tile('Orders to refund', n(c.remaining), 'remaining'), tile('Being paid', n(c.paying)),
         tile('Refunds awaited', n(c.refunding)), tile('Refunded', n(c.refunded), 'refunded'),
         tile('Refused', n(c.failed), c.failed ? 'bad' : ''), tile('Buyers mailed', n(c.buyersMailed), 'mailed')),
       c.failed ? h('p', {class: 'error'}, 'Some refunds were refused: find those orders (status REFUND_FAILED) and retry or settle each by hand.') : null,
       h('p', {class: 'muted', id: 'cancellation-state', dataset: {state: c.state}}, done ? `Finished ${when(c.finishedAt)}.` : 'Working… this page follows it.'),
-      h('p', {}, h('a', {href: `#/report/${id}`}, 'Report'), ' ', h('a', {href: `/v1/products/${id}/attendees.csv`, download: `attendees-${id}.csv`}, 'Orders and attendees (CSV)')));
+      h('p', {}, h('a', {href: `#/report/${id}`}, 'Report'), ' ', h('a', {href: `/v1/products/${id}/attendees.csv`, download: `attendees-${id}.csv`}, 'Orders and attendees (CSV)'))]
+      .filter(Boolean));
     if (!done) timer = setTimeout(() => draw().catch((e) => box.append(errorBox(e))), 2000);
   };
   draw().catch((e) => box.replaceChildren(errorBox(e)));
@@ -704,7 +779,7 @@ async function orderPage(id) {
     const pick = refundable && k.status === 'VALID' ? h('input', {type: 'checkbox', class: 'refund-pick', 'aria-label': `Refund ${k.seat || `Number ${k.number}`}`}) : null;
     if (pick) picks.set(k.id, pick);
     return h('tr', {dataset: {ticket: k.id, status: k.status}}, refundable ? h('td', {}, pick) : null,
-      h('td', {}, k.seat || `Number ${k.number}`), h('td', {class: 'ticket-status'}, k.status),
+      h('td', {}, k.seat || `Number ${k.number}`), h('td', {class: 'ticket-status'}, k.status, k.heldBy ? h('span', {class: 'muted'}, ` · held by ${k.heldBy}`) : null),
       h('td', {}, k.checkedInAt ? `${when(k.checkedInAt)} by ${k.checkedInBy}` : 'no'),
       h('td', {}, k.checkedInAt || k.status !== 'VALID' ? '' : h('button', {class: 'check-in', onclick: guarded(async () => {
         await api('POST', '/v1/tickets/check-in', {code: k.code});
