@@ -207,13 +207,25 @@ func (s *Service) mailCancellation(ctx context.Context, productID uuid.UUID, c *
 		return nil
 	}
 	prefix := cancelMailPrefix(productID)
+	// The buyers who paid, and those holding tickets given to them (told
+	// too; the money goes back to whoever paid).
 	rows, err := s.pool.Query(ctx, `
-		SELECT lower(o.email), sum(r.amount_cents), min(r.currency), sum(cardinality(r.numbers))
-		FROM refunds r JOIN orders o ON o.id = r.order_id
-		WHERE o.product_id = $1 AND r.kind = $2 AND o.email IS NOT NULL
-		  AND NOT EXISTS (SELECT 1 FROM mail_sent m
-		                  WHERE m.key = $3 || encode(substr(sha256(convert_to(lower(o.email), 'UTF8')), 1, 12), 'hex'))
-		GROUP BY lower(o.email) ORDER BY 1`, productID, refundKindEventCancelled, prefix)
+		WITH payers AS (
+			SELECT lower(o.email) AS email, sum(r.amount_cents) AS cents, min(r.currency) AS currency,
+			       sum(cardinality(r.numbers)) AS tickets, true AS paid
+			FROM refunds r JOIN orders o ON o.id = r.order_id
+			WHERE o.product_id = $1 AND r.kind = $2 AND o.email IS NOT NULL
+			GROUP BY 1),
+		holders AS (
+			SELECT lower(t.holder_email) AS email, 0::bigint AS cents, '' AS currency, count(*) AS tickets, false AS paid
+			FROM tickets t JOIN refunds r ON r.id = t.refund_id
+			WHERE t.product_id = $1 AND r.kind = $2 AND t.holder_email IS NOT NULL
+			  AND lower(t.holder_email) NOT IN (SELECT email FROM payers)
+			GROUP BY 1)
+		SELECT email, cents, currency, tickets, paid FROM (SELECT * FROM payers UNION ALL SELECT * FROM holders) b
+		WHERE NOT EXISTS (SELECT 1 FROM mail_sent m
+		                  WHERE m.key = $3 || encode(substr(sha256(convert_to(b.email, 'UTF8')), 1, 12), 'hex'))
+		ORDER BY 1`, productID, refundKindEventCancelled, prefix)
 	if err != nil {
 		return fmt.Errorf("buyers of cancelled %s: %w", productID, err)
 	}
@@ -222,6 +234,7 @@ func (s *Service) mailCancellation(ctx context.Context, productID uuid.UUID, c *
 		Cents    int64
 		Currency string
 		Tickets  int64
+		Paid     bool
 	}
 	buyers, err := pgx.CollectRows(rows, pgx.RowToStructByPos[buyer])
 	if err != nil {
@@ -249,7 +262,10 @@ func (s *Service) mailCancellation(ctx context.Context, productID uuid.UUID, c *
 		} else {
 			fmt.Fprintf(&body, "Your %d tickets no longer admit. ", b.Tickets)
 		}
-		if b.Cents > 0 {
+		switch {
+		case !b.Paid:
+			body.WriteString("Given to you by the buyer who paid, the refund goes to them. ")
+		case b.Cents > 0:
 			fmt.Fprintf(&body, "We are refunding %s to the card you paid with;\nyour bank may take a few days to show it. ",
 				Money(b.Cents, b.Currency))
 		}

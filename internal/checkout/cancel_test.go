@@ -32,6 +32,11 @@ func TestCancelDateRefundsEveryOrder(t *testing.T) {
 	partial := b.refund(t, carol.ID, carol.Tickets[0].ID)
 	b.waitRefund(t, partial.ID, checkout.StatusRefunded)
 	pending := b.hold(t, "dave") // held, not yet an order
+	_, err := b.env.Products.Update(ctx, b.product.TenantID, b.product.ID, product.Update{Transfers: &product.Transfers{HoursBefore: 0}})
+	require.NoError(t, err)
+	_, _, err = b.env.Checkout.TransferTicket(ctx, checkout.TransferParams{TenantID: b.product.TenantID, BuyerID: "bob",
+		TicketID: bob.Tickets[1].ID, Email: "zoe@example.test", IdempotencyKey: "gift"})
+	require.NoError(t, err)
 
 	path := "/v1/products/" + b.product.ID.String() + "/cancellation"
 	code, body := b.call(t, http.MethodGet, path, key, nil)
@@ -46,7 +51,7 @@ func TestCancelDateRefundsEveryOrder(t *testing.T) {
 	res := b.checkIn(t, bob.Tickets[0].Code)
 	require.Equal(t, checkout.VoidTicket, res.Result)
 	require.Equal(t, "EVENT_CANCELLED", res.Void)
-	_, _, err := b.env.Checkout.Create(ctx, checkout.CreateParams{TenantID: b.product.TenantID, BuyerID: "dave",
+	_, _, err = b.env.Checkout.Create(ctx, checkout.CreateParams{TenantID: b.product.TenantID, BuyerID: "dave",
 		IdempotencyKey: "late", HoldID: pending, PaymentMethod: pspsim.MethodOK})
 	require.ErrorIs(t, err, product.ErrDateCancelled)
 	r := b.env.Reserve(t, b.product, "erin", reservation.Params{Quantity: 1})
@@ -65,7 +70,7 @@ func TestCancelDateRefundsEveryOrder(t *testing.T) {
 	_, body = b.call(t, http.MethodGet, path, key, nil)
 	require.EqualValues(t, 4, body["refunded"], "one refund per order: %v", body)
 	require.EqualValues(t, 0, body["remaining"])
-	require.EqualValues(t, 3, body["buyersMailed"])
+	require.EqualValues(t, 4, body["buyersMailed"], "three buyers, and zoe, who holds a ticket bob gave her")
 
 	for _, o := range []*checkout.Order{alice1, alice2, bob, carol} {
 		got, err := b.env.Checkout.Get(ctx, b.product.TenantID, o.ID, "")
@@ -89,6 +94,8 @@ func TestCancelDateRefundsEveryOrder(t *testing.T) {
 	require.Contains(t, decoded(b.mailsTo("carol@example.test", "Cancelled")[0]), "Your ticket no longer admits")
 	require.Contains(t, decoded(b.mailsTo("carol@example.test", "Cancelled")[0]), "The artist is ill.")
 	require.Empty(t, b.mailsTo("bob@example.test", "Your refund"))
+	require.Len(t, b.mailsTo("zoe@example.test", "Cancelled"), 1)
+	require.Contains(t, decoded(b.mailsTo("zoe@example.test", "Cancelled")[0]), "the refund goes to them")
 
 	// Cancelling again changes nothing.
 	code, body = b.call(t, http.MethodPost, path, key, map[string]any{"reason": "again"})
