@@ -362,6 +362,10 @@ func seedDemo(ctx context.Context, a *app.App) (*demoData, error) {
 		Event: &product.EventParams{Slug: "demo-stadium", Name: "Demo Stadium Night", Venue: venue, TimeZone: "Europe/Lisbon",
 			Description: "An open-air night at the stadium: two stands, a balcony and the pitch-side rows.", EntryNote: "All ages; under 12s with an adult."},
 		Dates: product.Dates{StartsAt: &night, DoorsAt: ptrTo(night.Add(-90 * time.Minute)), EndsAt: ptrTo(night.Add(150 * time.Minute))},
+		// Fans may pass a ticket on until a day before doors, once; and
+		// cancel their own order until two days before, for 5.00 a ticket.
+		Transfers:    &product.Transfers{HoursBefore: 24, MaxTimes: 1},
+		Cancellation: &product.Cancellation{HoursBefore: 48, FeeCents: 500},
 	}); err != nil {
 		return nil, err
 	}
@@ -396,7 +400,8 @@ func demoProduct(ctx context.Context, a *app.App, tenantID uuid.UUID, p product.
 		EntryNote: &e.EntryNote, Venue: &e.Venue, TimeZone: &e.TimeZone}); err != nil {
 		return nil, err
 	}
-	return a.Products.Update(ctx, tenantID, found.ID, product.Update{StartsAt: p.StartsAt, DoorsAt: p.DoorsAt, EndsAt: p.EndsAt})
+	return a.Products.Update(ctx, tenantID, found.ID, product.Update{StartsAt: p.StartsAt, DoorsAt: p.DoorsAt, EndsAt: p.EndsAt,
+		Transfers: p.Transfers, Cancellation: p.Cancellation})
 }
 
 // devSecretsKeyFile keeps dev's BOXOFFICE_SECRETS_KEY between runs, under the
