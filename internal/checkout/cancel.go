@@ -288,15 +288,8 @@ func (s *Service) mailCancellation(ctx context.Context, productID uuid.UUID, c *
 // finished yet (a job River gave up on): the job resumes where it stopped.
 func (s *Service) ReconcileCancellations(ctx context.Context) (int, error) {
 	ids, err := product.UnfinishedCancellations(ctx, s.pool, s.cfg.ResolveAfter)
-	if err != nil || len(ids) == 0 {
+	if err != nil {
 		return 0, err
 	}
-	params := make([]river.InsertManyParams, len(ids))
-	for i, id := range ids {
-		params[i] = river.InsertManyParams{Args: CancelDateArgs{ProductID: id}}
-	}
-	if _, err := s.river.InsertMany(ctx, params); err != nil {
-		return 0, fmt.Errorf("reconcile cancellations: %w", err)
-	}
-	return len(ids), nil
+	return s.enqueueEach(ctx, ids, func(id uuid.UUID) river.JobArgs { return CancelDateArgs{ProductID: id} }, "cancellations")
 }

@@ -128,23 +128,10 @@ func (RefundArgs) InsertOpts() river.InsertOpts {
 func (s *Service) RequestRefund(ctx context.Context, p RefundParams) (_ *Refund, replayed bool, err error) {
 	slices.SortFunc(p.TicketIDs, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 	p.TicketIDs = slices.Compact(p.TicketIDs)
-	var refundID uuid.UUID
-	err = db.BeginFenced(ctx, s.pool, func(tx pgx.Tx) error {
-		var existingOrder uuid.UUID
-		err := tx.QueryRow(ctx, `SELECT id, order_id FROM refunds WHERE tenant_id = $1 AND idempotency_key = $2`,
-			p.TenantID, p.IdempotencyKey).Scan(&refundID, &existingOrder)
-		switch {
-		case err == nil && existingOrder == p.OrderID:
-			replayed = true
-			return nil
-		case err == nil:
-			return ErrIdempotencyConflict
-		case !errors.Is(err, pgx.ErrNoRows):
-			return fmt.Errorf("look up refund by key: %w", err)
-		}
-		refundID, err = s.recordRefund(ctx, tx, p)
-		return err
-	})
+	refundID, replayed, err := s.onceByKey(ctx, keyed{
+		lookup: `SELECT id, order_id FROM refunds WHERE tenant_id = $1 AND idempotency_key = $2`,
+		args:   []any{p.TenantID, p.IdempotencyKey}, subject: p.OrderID, what: "refund",
+	}, func(tx pgx.Tx) (uuid.UUID, error) { return s.recordRefund(ctx, tx, p) })
 	if err != nil {
 		return nil, false, err
 	}
@@ -508,17 +495,10 @@ func (s *Service) ReconcileRefunds(ctx context.Context) (int, error) {
 	ids, err := s.ids(ctx, `
 		SELECT id FROM refunds WHERE status IN ('PENDING', 'UNKNOWN') AND updated_at < now() - make_interval(secs => $1)
 		ORDER BY updated_at LIMIT 500`, s.cfg.ResolveAfter.Seconds())
-	if err != nil || len(ids) == 0 {
+	if err != nil {
 		return 0, err
 	}
-	params := make([]river.InsertManyParams, len(ids))
-	for i, id := range ids {
-		params[i] = river.InsertManyParams{Args: RefundArgs{RefundID: id}}
-	}
-	if _, err := s.river.InsertMany(ctx, params); err != nil {
-		return 0, fmt.Errorf("reconcile refunds: %w", err)
-	}
-	return len(ids), nil
+	return s.enqueueEach(ctx, ids, func(id uuid.UUID) river.JobArgs { return RefundArgs{RefundID: id} }, "refunds")
 }
 
 // SendRefundNoticeArgs tells a buyer about a refund that was made.

@@ -63,24 +63,10 @@ type Transfer struct {
 // (ErrTransferLimit), and the receiver stay within the per-buyer limit
 // (reservation.ErrReceiverLimit).
 func (s *Service) TransferTicket(ctx context.Context, p TransferParams) (_ *Transfer, replayed bool, err error) {
-	var id uuid.UUID
-	err = db.BeginFenced(ctx, s.pool, func(tx pgx.Tx) error {
-		var fromTicket uuid.UUID
-		err := tx.QueryRow(ctx, `
-			SELECT id, from_ticket FROM ticket_transfers WHERE tenant_id = $1 AND from_buyer = $2 AND idempotency_key = $3`,
-			p.TenantID, p.BuyerID, p.IdempotencyKey).Scan(&id, &fromTicket)
-		switch {
-		case err == nil && fromTicket == p.TicketID:
-			replayed = true
-			return nil
-		case err == nil:
-			return ErrIdempotencyConflict
-		case !errors.Is(err, pgx.ErrNoRows):
-			return fmt.Errorf("look up transfer by key: %w", err)
-		}
-		id, err = s.transfer(ctx, tx, p)
-		return err
-	})
+	id, replayed, err := s.onceByKey(ctx, keyed{
+		lookup: `SELECT id, from_ticket FROM ticket_transfers WHERE tenant_id = $1 AND from_buyer = $2 AND idempotency_key = $3`,
+		args:   []any{p.TenantID, p.BuyerID, p.IdempotencyKey}, subject: p.TicketID, what: "transfer",
+	}, func(tx pgx.Tx) (uuid.UUID, error) { return s.transfer(ctx, tx, p) })
 	if err != nil {
 		return nil, false, err
 	}
