@@ -45,15 +45,45 @@ func Browser(t *testing.T) context.Context {
 	return ctx
 }
 
-// Shot saves a screenshot of the page to a temporary folder (kept out of
-// the tree; BOXOFFICE_SCREENSHOTS names another folder).
-func Shot(t *testing.T, ctx context.Context, step string) {
+// Do runs actions and fails the test on an error, saving a screenshot
+// ("failed") and logging the page's address and text first, so that a
+// wait that timed out says what the page showed.
+func Do(t *testing.T, ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
+	err := chromedp.Do(ctx, actions...)
+	if err == nil {
+		return
+	}
+	// The test's browser context may be what ran out: look with a fresh
+	// deadline on the same tab.
+	look, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if page, lerr := chromedp.Run(look, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText`)); lerr == nil {
+		t.Logf("the page when it failed:\n%s", page)
+	}
+	if png, serr := chromedp.Run(look, chromedp.CaptureScreenshot()); serr == nil {
+		dir := shotDir(t)
+		if os.MkdirAll(dir, 0o755) == nil {
+			_ = os.WriteFile(filepath.Join(dir, "failed.png"), png, 0o644)
+		}
+	}
+	require.NoError(t, err)
+}
+
+// shotDir is where a test's screenshots go.
+func shotDir(t *testing.T) string {
 	dir := os.Getenv("BOXOFFICE_SCREENSHOTS")
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "boxoffice-screenshots")
 	}
-	dir = filepath.Join(dir, t.Name())
+	return filepath.Join(dir, t.Name())
+}
+
+// Shot saves a screenshot of the page to a temporary folder (kept out of
+// the tree; BOXOFFICE_SCREENSHOTS names another folder).
+func Shot(t *testing.T, ctx context.Context, step string) {
+	t.Helper()
+	dir := shotDir(t)
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	require.NoError(t, err)

@@ -125,7 +125,10 @@ func TestEventSeries(t *testing.T) {
 			assert.Contains(c, decoded(msgs[1]), "Where: Campo Pequeno, Lisboa")
 		}
 	}, 10*time.Second, 20*time.Millisecond)
-	require.Equal(t, 2, b.count(t, `SELECT count(*) FROM mail_sent`), "one notice per order and change")
+	// Each notice is recorded just after it is sent.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, 2, b.count(c, `SELECT count(*) FROM mail_sent`), "one notice per order and change")
+	}, 10*time.Second, 20*time.Millisecond)
 
 	// The sale of the 12th ends: reservations are refused, the store says
 	// closed.

@@ -139,14 +139,14 @@ func TestStoreOnItsOwnOrigin(t *testing.T) {
 
 	ctx := browsertest.Browser(t)
 	w.logInByEmail(t, ctx, store, "cora@example.test")
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		chromedp.Navigate(store+"#/p/"+id),
 		chromedp.WaitVisible(chromedp.CSS(`main button.primary`)),
 		chromedp.Click(chromedp.CSS(`main button.primary`)), // join, solving the proof of work
 		chromedp.Poll[chromedp.Void](`window.__seatMap && window.__seatMap.ready()`,
 			chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(100*time.Millisecond)),
 		holdTwoAndPay("cora@example.test"),
-	))
+	)
 	browsertest.Shot(t, ctx, "1-tickets")
 	origin, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.origin`))
 	require.NoError(t, err)

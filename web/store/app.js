@@ -683,9 +683,16 @@ async function queuePage(id) {
     try {
       st = await api("GET", `/v1/queue/${qt}`);
     } catch (err) {
+      // A poll that failed (a network blip, a busy server) is tried
+      // again, more slowly; only a token refused ends the waiting.
       status.textContent = err.message;
+      if (err.status === 401) return;
+      delay = Math.min(delay * 2, 10000);
+      const again = setTimeout(tick, delay);
+      cleanup.push(() => clearTimeout(again));
       return;
     }
+    delay = 1000;
     if (st.status === "ADMITTED" && st.accessToken) {
       sessionStorage.setItem(key(`access.${id}`), st.accessToken);
       announce(t("queueAdmitted"));
@@ -694,7 +701,7 @@ async function queuePage(id) {
     }
     const parts = [];
     if (st.status === "SOLD_OUT") parts.push(h("p", {}, t("queueSoldOut")));
-    else if (["EXPIRED", "LEFT", "RECLAIMED"].includes(st.status)) parts.push(h("p", {}, t("queueEnded")));
+    else if (["EXPIRED", "LEFT", "RECLAIMED", "REMOVED"].includes(st.status)) parts.push(h("p", {}, t("queueEnded")));
     else if (!st.position) parts.push(h("p", {}, t("queueBeforeDraw", { time: st.opensAt ? new Date(st.opensAt).toLocaleString(cfg.lang) : "" })));
     else {
       parts.push(h("p", {}, t("queuePosition", { position: st.position, serving: st.nowServing })));
