@@ -141,19 +141,24 @@ type DateFields struct {
 // orderCalendar serves GET /v1/orders/{id}/calendar.ics.
 func (s *Server) orderCalendar(ctx context.Context, in *struct {
 	ID uuid.UUID `path:"id" format:"uuid"`
-}) (*struct {
-	ContentType        string `header:"Content-Type"`
-	ContentDisposition string `header:"Content-Disposition"`
-	Body               []byte
-}, error) {
+}) (*download, error) {
 	who := caller(ctx)
 	ics, err := s.Checkout.Calendar(ctx, who.TenantID, in.ID, who.BuyerID)
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	return &struct {
-		ContentType        string `header:"Content-Type"`
-		ContentDisposition string `header:"Content-Disposition"`
-		Body               []byte
-	}{"text/calendar; charset=utf-8", `attachment; filename="order-` + in.ID.String() + `.ics"`, ics}, nil
+	return attachment("text/calendar; charset=utf-8", "order-"+in.ID.String()+".ics", ics), nil
+}
+
+// download is a file the browser saves under its name.
+type download struct {
+	ContentType        string `header:"Content-Type"`
+	ContentDisposition string `header:"Content-Disposition"`
+	Body               []byte
+}
+
+// attachment is body as a download named name (a name made of ids and
+// fixed words: nothing to quote).
+func attachment(contentType, name string, body []byte) *download {
+	return &download{contentType, `attachment; filename="` + name + `"`, body}
 }

@@ -25,10 +25,21 @@ type OrderBody struct {
 	Email         string    `json:"email,omitempty" format:"email" maxLength:"320" doc:"Where the tickets are sent"`
 }
 
-type orderOutput struct {
+// keyedOutput is the answer to a write made once per Idempotency-Key: its
+// status the first time (202 or 201), 200 with the same body when the key
+// is replayed, and where to read what it made.
+type keyedOutput[T any] struct {
 	Status   int
 	Location string `header:"Location"`
-	Body     *checkout.Order
+	Body     T
+}
+
+// keyedAnswer answers a keyed write that made body, readable at location.
+func keyedAnswer[T any](body T, location string, first int, replayed bool) *keyedOutput[T] {
+	if replayed {
+		first = http.StatusOK
+	}
+	return &keyedOutput[T]{Status: first, Location: location, Body: body}
 }
 
 // createOrder serves POST /v1/orders.
@@ -36,7 +47,7 @@ func (s *Server) createOrder(ctx context.Context, in *struct {
 	IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"Required; unique per buyer"`
 	AccessToken    string `header:"X-Access-Token" maxLength:"2000" doc:"Required when the product's waiting room is on"`
 	Body           OrderBody
-}) (*orderOutput, error) {
+}) (*keyedOutput[*checkout.Order], error) {
 	if in.IdempotencyKey == "" {
 		return nil, problem(http.StatusBadRequest, "IDEMPOTENCY_KEY_REQUIRED", "send an Idempotency-Key header")
 	}
@@ -49,11 +60,7 @@ func (s *Server) createOrder(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	out := &orderOutput{Status: http.StatusAccepted, Location: "/v1/orders/" + o.ID.String(), Body: o}
-	if replayed {
-		out.Status = http.StatusOK
-	}
-	return out, nil
+	return keyedAnswer(o, "/v1/orders/"+o.ID.String(), http.StatusAccepted, replayed), nil
 }
 
 // getOrder serves GET /v1/orders/{id}.

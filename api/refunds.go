@@ -16,18 +16,12 @@ type RefundBody struct {
 	Reason    string      `json:"reason" minLength:"1" maxLength:"500" pattern:"^[^\\p{Cc}]+$" doc:"Why: shown in the order's timeline and told to the buyer"`
 }
 
-type refundOutput struct {
-	Status   int
-	Location string `header:"Location"`
-	Body     *checkout.Refund
-}
-
 // refundOrder serves POST /v1/tenant/orders/{id}/refunds.
 func (s *Server) refundOrder(ctx context.Context, in *struct {
 	ID             uuid.UUID `path:"id" format:"uuid"`
 	IdempotencyKey string    `header:"Idempotency-Key" maxLength:"200" doc:"Required: the same key answers with the same refund"`
 	Body           RefundBody
-}) (*refundOutput, error) {
+}) (*keyedOutput[*checkout.Refund], error) {
 	if in.IdempotencyKey == "" {
 		return nil, problem(http.StatusBadRequest, "IDEMPOTENCY_KEY_REQUIRED", "send an Idempotency-Key header")
 	}
@@ -37,11 +31,7 @@ func (s *Server) refundOrder(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	out := &refundOutput{Status: http.StatusAccepted, Location: "/v1/tenant/refunds/" + r.ID.String(), Body: r}
-	if replayed {
-		out.Status = http.StatusOK
-	}
-	return out, nil
+	return keyedAnswer(r, "/v1/tenant/refunds/"+r.ID.String(), http.StatusAccepted, replayed), nil
 }
 
 // RefundPath names a refund.
@@ -92,11 +82,7 @@ func (s *Server) resendTickets(ctx context.Context, in *struct {
 }
 
 // attendeesCSV serves GET /v1/products/{id}/attendees.csv.
-func (s *Server) attendeesCSV(ctx context.Context, in *ProductPath) (*struct {
-	ContentType        string `header:"Content-Type"`
-	ContentDisposition string `header:"Content-Disposition"`
-	Body               []byte
-}, error) {
+func (s *Server) attendeesCSV(ctx context.Context, in *ProductPath) (*download, error) {
 	tenantID := caller(ctx).TenantID
 	if _, err := s.Products.Get(ctx, tenantID, in.ID); err != nil {
 		return nil, s.toProblem(err)
@@ -105,18 +91,14 @@ func (s *Server) attendeesCSV(ctx context.Context, in *ProductPath) (*struct {
 	if err := s.Checkout.ExportAttendees(ctx, tenantID, in.ID, &b); err != nil {
 		return nil, s.toProblem(err)
 	}
-	return &struct {
-		ContentType        string `header:"Content-Type"`
-		ContentDisposition string `header:"Content-Disposition"`
-		Body               []byte
-	}{"text/csv; charset=utf-8", `attachment; filename="attendees-` + in.ID.String() + `.csv"`, b.Bytes()}, nil
+	return attachment("text/csv; charset=utf-8", "attendees-"+in.ID.String()+".csv", b.Bytes()), nil
 }
 
 // cancelOrder serves POST /v1/orders/{id}/cancel.
 func (s *Server) cancelOrder(ctx context.Context, in *struct {
 	ID             uuid.UUID `path:"id" format:"uuid"`
 	IdempotencyKey string    `header:"Idempotency-Key" maxLength:"200" doc:"Required: the same key answers with the same cancellation"`
-}) (*refundOutput, error) {
+}) (*keyedOutput[*checkout.Refund], error) {
 	if in.IdempotencyKey == "" {
 		return nil, problem(http.StatusBadRequest, "IDEMPOTENCY_KEY_REQUIRED", "send an Idempotency-Key header")
 	}
@@ -127,11 +109,7 @@ func (s *Server) cancelOrder(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	out := &refundOutput{Status: http.StatusAccepted, Location: "/v1/orders/" + in.ID.String(), Body: r}
-	if replayed {
-		out.Status = http.StatusOK
-	}
-	return out, nil
+	return keyedAnswer(r, "/v1/orders/"+in.ID.String(), http.StatusAccepted, replayed), nil
 }
 
 // cancelDate serves POST /v1/products/{id}/cancellation.

@@ -235,11 +235,7 @@ var reportColumns = []string{"minute", "joined", "admitted", "reserved", "held",
 // salesReportCSV serves GET /v1/products/{id}/report.csv.
 func (s *Server) salesReportCSV(ctx context.Context, in *struct {
 	ID uuid.UUID `path:"id"`
-}) (*struct {
-	ContentType        string `header:"Content-Type"`
-	ContentDisposition string `header:"Content-Disposition"`
-	Body               []byte
-}, error) {
+}) (*download, error) {
 	r, err := s.sales.Report(ctx, scope(ctx), in.ID)
 	if err != nil {
 		return nil, s.salesProblem(err)
@@ -261,9 +257,5 @@ func (s *Server) salesReportCSV(ctx context.Context, in *struct {
 	}
 	row("total", r.Totals)
 	w.Flush()
-	return &struct {
-		ContentType        string `header:"Content-Type"`
-		ContentDisposition string `header:"Content-Disposition"`
-		Body               []byte
-	}{"text/csv; charset=utf-8", `attachment; filename="sales-` + in.ID.String() + `.csv"`, []byte(b.String())}, nil
+	return attachment("text/csv; charset=utf-8", "sales-"+in.ID.String()+".csv", []byte(b.String())), nil
 }

@@ -16,10 +16,7 @@ func (s *Server) transferTicket(ctx context.Context, in *struct {
 	Body           struct {
 		Email string `json:"email" format:"email" minLength:"3" maxLength:"254" doc:"Whom to give the ticket to: they sign in to the store with this address to see it"`
 	}
-}) (*struct {
-	Status int
-	Body   *checkout.Transfer
-}, error) {
+}) (*keyedOutput[*checkout.Transfer], error) {
 	if in.IdempotencyKey == "" {
 		return nil, problem(http.StatusBadRequest, "IDEMPOTENCY_KEY_REQUIRED", "send an Idempotency-Key header")
 	}
@@ -29,14 +26,7 @@ func (s *Server) transferTicket(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	status := http.StatusCreated
-	if replayed {
-		status = http.StatusOK
-	}
-	return &struct {
-		Status int
-		Body   *checkout.Transfer
-	}{status, t}, nil
+	return keyedAnswer(t, "/v1/tickets", http.StatusCreated, replayed), nil
 }
 
 // HeldTickets are the tickets a buyer holds.

@@ -39,7 +39,7 @@ func (s *Service) Calendar(ctx context.Context, tenantID, orderID uuid.UUID, buy
 	utc := func(t time.Time) string { return t.UTC().Format("20060102T150405Z") }
 	desc := "Seats: " + strings.Join(seats, ", ")
 	if dates.DoorsAt != nil {
-		desc += "\nDoors: " + dates.DoorsAt.In(zone(ev.TimeZone)).Format("15:04") + " " + ev.TimeZone
+		desc += "\nDoors: " + dates.DoorsAt.In(product.Location(ev.TimeZone)).Format("15:04") + " " + ev.TimeZone
 	}
 	if ev.EntryNote != "" {
 		desc += "\n" + ev.EntryNote
@@ -63,13 +63,6 @@ func (s *Service) Calendar(ctx context.Context, tenantID, orderID uuid.UUID, buy
 		b.WriteString(fold(l))
 	}
 	return []byte(b.String()), nil
-}
-
-func zone(name string) *time.Location {
-	if loc, err := time.LoadLocation(name); err == nil {
-		return loc
-	}
-	return time.UTC
 }
 
 // icsText escapes a TEXT value (RFC 5545 3.3.11).

@@ -200,19 +200,18 @@ func announceChange(ctx context.Context, tx pgx.Tx, tenantID, productID uuid.UUI
 // EventOf returns the event of a product, with the product's dates: what
 // tickets, e-mails and calendars say of when and where.
 func EventOf(ctx context.Context, q db.DBTX, productID uuid.UUID) (*Event, *Dates, error) {
+	var e Event
 	var d Dates
-	e, err := scanEvent(q.QueryRow(ctx, `
+	err := q.QueryRow(ctx, `
 		SELECT e.id, e.slug, e.name, e.description, e.image_url, e.entry_note, e.venue_name, e.venue_address,
-		       e.venue_map_url, e.time_zone
-		FROM events e JOIN products p ON p.event_id = e.id WHERE p.id = $1`, productID))
+		       e.venue_map_url, e.time_zone, p.starts_at, p.doors_at, p.ends_at
+		FROM events e JOIN products p ON p.event_id = e.id WHERE p.id = $1`, productID).
+		Scan(&e.ID, &e.Slug, &e.Name, &e.Description, &e.ImageURL, &e.EntryNote, &e.Venue.Name, &e.Venue.Address,
+			&e.Venue.MapURL, &e.TimeZone, &d.StartsAt, &d.DoorsAt, &d.EndsAt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("event of product %s: %w", productID, db.NotFound(err))
 	}
-	if err := q.QueryRow(ctx, `SELECT starts_at, doors_at, ends_at FROM products WHERE id = $1`, productID).
-		Scan(&d.StartsAt, &d.DoorsAt, &d.EndsAt); err != nil {
-		return nil, nil, fmt.Errorf("dates of product %s: %w", productID, db.NotFound(err))
-	}
-	return e, &d, nil
+	return &e, &d, nil
 }
 
 // Dates are when one date of an event happens (each unset until the
@@ -229,10 +228,7 @@ func (d Dates) When(zone string) string {
 	if d.StartsAt == nil {
 		return "Date to be announced"
 	}
-	loc, err := time.LoadLocation(zone)
-	if err != nil {
-		loc = time.UTC
-	}
+	loc := Location(zone)
 	s := d.StartsAt.In(loc).Format("Mon 2 Jan 2006, 15:04")
 	if d.DoorsAt != nil {
 		s += " (doors " + d.DoorsAt.In(loc).Format("15:04") + ")"
@@ -241,6 +237,15 @@ func (d Dates) When(zone string) string {
 		s += " – " + d.EndsAt.In(loc).Format("15:04")
 	}
 	return s + " " + zone
+}
+
+// Location is an event's time zone (UTC should a stored name no longer
+// load: every name is checked when it is set).
+func Location(zone string) *time.Location {
+	if loc, err := time.LoadLocation(zone); err == nil {
+		return loc
+	}
+	return time.UTC
 }
 
 // Where writes the venue for people: "Coliseu, Rua das Portas 96, Lisboa".
