@@ -274,11 +274,8 @@ func (s *Service) mailCancellation(ctx context.Context, productID uuid.UUID, c *
 		// it) one opaque word.
 		sum := sha256.Sum256([]byte(b.Email))
 		key := prefix + hex.EncodeToString(sum[:12])
-		if err := s.mailer.SendID(key, b.Email, "Cancelled: "+ev.Name, body.String()); err != nil {
-			return fmt.Errorf("mail cancellation to a buyer: %w", err)
-		}
-		if _, err := s.pool.Exec(ctx, `INSERT INTO mail_sent (key) VALUES ($1) ON CONFLICT DO NOTHING`, key); err != nil {
-			return fmt.Errorf("record cancellation mail: %w", err)
+		if err := s.mailOnce(ctx, key, b.Email, "Cancelled: "+ev.Name, body.String()); err != nil {
+			return err
 		}
 	}
 	return nil

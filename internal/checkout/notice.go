@@ -68,12 +68,22 @@ func (s *Service) NotifyChange(ctx context.Context, a NotifyChangeArgs) error {
 	b.WriteString("\nYour tickets stay valid for it; you need do nothing. If you cannot come, contact the organiser.\n")
 	for _, h := range holders {
 		key := "change-" + a.ChangeID.String() + "-" + h.Order.String()
-		if err := s.mailer.SendID(key, h.Email, subject, b.String()); err != nil {
-			return fmt.Errorf("notify %s: %w", h.Order, err)
+		if err := s.mailOnce(ctx, key, h.Email, subject, b.String()); err != nil {
+			return err
 		}
-		if _, err := s.pool.Exec(ctx, `INSERT INTO mail_sent (key) VALUES ($1) ON CONFLICT DO NOTHING`, key); err != nil {
-			return fmt.Errorf("record notice %s: %w", key, err)
-		}
+	}
+	return nil
+}
+
+// mailOnce sends a message whose Message-ID is key and records key in
+// mail_sent after it went: the callers skip what is recorded, so a message
+// goes at least once, and twice only when a worker dies in between.
+func (s *Service) mailOnce(ctx context.Context, key, to, subject, body string) error {
+	if err := s.mailer.SendID(key, to, subject, body); err != nil {
+		return fmt.Errorf("mail %s: %w", key, err)
+	}
+	if _, err := s.pool.Exec(ctx, `INSERT INTO mail_sent (key) VALUES ($1) ON CONFLICT DO NOTHING`, key); err != nil {
+		return fmt.Errorf("record mail %s: %w", key, err)
 	}
 	return nil
 }

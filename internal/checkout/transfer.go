@@ -298,11 +298,5 @@ func (s *Service) SendTransfer(ctx context.Context, transferID uuid.UUID) error 
 	}
 	fmt.Fprintf(&b, "\n  %s   code %s\n\n", seat, s.tickets.Code(ticketID, productID, number))
 	b.WriteString("Show the code at the entrance. Sign in to the store with this address to see the ticket there.\n")
-	if err := s.mailer.SendID(key, email, "A ticket for you: "+ev.Name, b.String()); err != nil {
-		return err
-	}
-	if _, err := s.pool.Exec(ctx, `INSERT INTO mail_sent (key) VALUES ($1) ON CONFLICT DO NOTHING`, key); err != nil {
-		return fmt.Errorf("record transfer mail: %w", err)
-	}
-	return nil
+	return s.mailOnce(ctx, key, email, "A ticket for you: "+ev.Name, b.String())
 }
