@@ -252,10 +252,17 @@ func checkoutConfig(cfg *config.Config, o Options, tp trace.TracerProvider) chec
 	if c.TestMode = testModeProvider(cfg, o); c.TestMode != nil && tracing.Enabled(tp) {
 		c.TestMode = payment.Traced(c.TestMode, tp)
 	}
-	if cfg.SMTPAddr != "" {
-		c.Mailer = &mail.Sender{Addr: cfg.SMTPAddr, From: cfg.MailFrom}
-	}
+	c.Mailer = mailSender(cfg)
 	return c
+}
+
+// mailSender is the process's SMTP sender, nil without BOXOFFICE_SMTP_ADDR.
+func mailSender(cfg *config.Config) *mail.Sender {
+	if cfg.SMTPAddr == "" {
+		return nil
+	}
+	return &mail.Sender{Addr: cfg.SMTPAddr, From: cfg.MailFrom, Username: cfg.SMTPUsername, Password: cfg.SMTPPassword,
+		TLS: cfg.SMTPTLS}
 }
 
 // setupSQS builds the SQS publisher, operations and (for work) consumer.
@@ -307,10 +314,7 @@ func (a *App) Ready(ctx context.Context) error {
 // API builds the HTTP API on the services.
 func (a *App) API() *api.Server {
 	cfg := a.Config
-	var mailer *mail.Sender
-	if cfg.SMTPAddr != "" {
-		mailer = &mail.Sender{Addr: cfg.SMTPAddr, From: cfg.MailFrom}
-	}
+	mailer := mailSender(cfg)
 	var texts sms.Sender
 	switch cfg.SMSProvider {
 	case "twilio":

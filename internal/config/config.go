@@ -90,6 +90,9 @@ type Config struct {
 	AdmissionPaymentTrouble int           `env:"BOXOFFICE_ADMISSION_PAYMENT_TROUBLE" default:"10" doc:"admission halves while this many payment outcomes are unresolved"`
 
 	SMTPAddr         string `section:"Mail and SMS" env:"BOXOFFICE_SMTP_ADDR" old:"SMTP_ADDR" doc:"the SMTP server tickets and login codes are mailed through; none: no mail (dev runs its own catcher)"`
+	SMTPUsername     string `env:"BOXOFFICE_SMTP_USERNAME" doc:"the login at the SMTP relay (SES, Postmark, SendGrid: their SMTP credentials); none: no login"`
+	SMTPPassword     string `env:"BOXOFFICE_SMTP_PASSWORD" secret:"true" doc:"the password of BOXOFFICE_SMTP_USERNAME"`
+	SMTPTLS          string `env:"BOXOFFICE_SMTP_TLS" default:"opportunistic" enum:"starttls|tls|opportunistic|none" doc:"how the SMTP connection is secured: starttls (insist on STARTTLS, port 587), tls (TLS from the start, port 465), opportunistic (STARTTLS when the server offers it) or none; a login is only sent over TLS"`
 	MailFrom         string `env:"BOXOFFICE_MAIL_FROM" old:"MAIL_FROM" default:"tickets@boxoffice.local" doc:"the sender of BoxOffice's mail"`
 	SMSProvider      string `env:"BOXOFFICE_SMS_PROVIDER" old:"SMS_PROVIDER" enum:"|twilio|mail" doc:"how login codes go by SMS: twilio, mail (every SMS mailed through BOXOFFICE_SMTP_ADDR; dev sets it) or none"`
 	TwilioAccountSID string `env:"BOXOFFICE_TWILIO_ACCOUNT_SID" old:"TWILIO_ACCOUNT_SID" doc:"Twilio's account (with twilio)"`

@@ -6,24 +6,48 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"html"
 	"log/slog"
 	"mime"
 	"net"
 	"net/http"
-	"net/smtp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	gomail "github.com/wneessen/go-mail"
 )
 
-// Sender sends plain-text mail through an SMTP server.
+// Sender sends plain-text mail through an SMTP server: a relay that wants
+// a login (SES, Postmark, SendGrid) gets one, over TLS.
 type Sender struct {
 	Addr string // host:port
 	From string
+	// Username and Password log in to the relay (AUTH, the strongest
+	// mechanism it offers); empty: no login.
+	Username, Password string
+	// TLS is how the connection is secured: TLSStartTLS (insist on
+	// STARTTLS), TLSImplicit (TLS from the first byte, port 465),
+	// TLSOpportunistic (STARTTLS when offered; the default) or TLSNone.
+	TLS string
+	// TLSConfig, when set, replaces the system's roots and settings (a
+	// test's own certificate authority).
+	TLSConfig *tls.Config
 }
+
+// How a Sender secures its connection.
+const (
+	TLSStartTLS      = "starttls"
+	TLSImplicit      = "tls"
+	TLSOpportunistic = "opportunistic"
+	TLSNone          = "none"
+)
 
 // Send delivers one message with a fresh Message-ID.
 func (s *Sender) Send(to, subject, body string) error {
@@ -49,14 +73,66 @@ func (s *Sender) SendID(id, to, subject, body string) error {
 	if _, d, ok := strings.Cut(s.From, "@"); ok && d != "" {
 		domain = d
 	}
-	msg := "From: " + s.From + "\r\nTo: " + to + "\r\nSubject: " + mime.QEncoding.Encode("utf-8", subject) +
-		"\r\nMessage-ID: <" + id + "@" + domain + ">" +
-		"\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nDate: " +
-		time.Now().UTC().Format(time.RFC1123Z) + "\r\n\r\n" + strings.ReplaceAll(body, "\n", "\r\n")
-	if err := smtp.SendMail(s.Addr, nil, s.From, []string{to}, []byte(msg)); err != nil {
+	// 8bit, not quoted-printable: the lines are short, and a reader of the
+	// raw message (a log, a catcher) sees the text as written.
+	m := gomail.NewMsg(gomail.WithEncoding(gomail.NoEncoding), gomail.WithCharset(gomail.CharsetUTF8))
+	if err := m.From(s.From); err != nil {
+		return fmt.Errorf("send mail: sender %q: %w", s.From, err)
+	}
+	if err := m.To(to); err != nil {
+		return fmt.Errorf("send mail: recipient: %w", err)
+	}
+	m.Subject(subject) // MIME-encoded when it holds anything but printable ASCII
+	m.SetMessageIDWithValue(id + "@" + domain)
+	m.SetDate()
+	m.SetBodyString(gomail.TypeTextPlain, body)
+	c, err := s.client()
+	if err != nil {
+		return err
+	}
+	if err := c.DialAndSend(m); err != nil {
 		return fmt.Errorf("send mail to %s: %w", to, err)
 	}
 	return nil
+}
+
+// client is an SMTP client for one delivery, as the Sender says.
+func (s *Sender) client() (*gomail.Client, error) {
+	host, port, err := net.SplitHostPort(s.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("smtp address %q: %w", s.Addr, err)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, fmt.Errorf("smtp port %q: %w", port, err)
+	}
+	opts := []gomail.Option{gomail.WithPort(n), gomail.WithTimeout(15 * time.Second), gomail.WithHELO("boxoffice")}
+	switch s.TLS {
+	case TLSImplicit:
+		opts = append(opts, gomail.WithSSL())
+	case TLSStartTLS:
+		opts = append(opts, gomail.WithTLSPolicy(gomail.TLSMandatory))
+	case TLSNone:
+		opts = append(opts, gomail.WithTLSPolicy(gomail.NoTLS))
+	default:
+		opts = append(opts, gomail.WithTLSPolicy(gomail.TLSOpportunistic))
+	}
+	if s.TLSConfig != nil {
+		cfg := s.TLSConfig.Clone()
+		if cfg.ServerName == "" {
+			cfg.ServerName = host
+		}
+		opts = append(opts, gomail.WithTLSConfig(cfg))
+	}
+	if s.Username != "" {
+		opts = append(opts, gomail.WithSMTPAuth(gomail.SMTPAuthAutoDiscover), gomail.WithUsername(s.Username),
+			gomail.WithPassword(s.Password))
+	}
+	c, err := gomail.NewClient(host, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("smtp client: %w", err)
+	}
+	return c, nil
 }
 
 // Message is a caught message.
@@ -66,20 +142,27 @@ type Message struct {
 	At       time.Time
 }
 
-// Header returns the value of the message's header name ("" when absent).
+// Header returns the value of the message's header name ("" when absent),
+// unfolded (a long header goes on over lines that start with a space).
 func (m Message) Header(name string) string {
-	for _, line := range strings.Split(m.Data, "\r\n") {
-		if line == "" {
+	head, _, _ := strings.Cut(m.Data, "\r\n\r\n")
+	var value []string
+	in := false
+	for _, line := range strings.Split(head, "\r\n") {
+		if in && (strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t")) {
+			value = append(value, strings.TrimSpace(line))
+			continue
+		}
+		if in {
 			break
 		}
-		if k, v, ok := strings.Cut(line, ": "); ok && strings.EqualFold(k, name) {
-			return v
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(k, name) {
+			value, in = []string{strings.TrimSpace(v)}, true
 		}
 	}
-	return ""
+	return strings.TrimSpace(strings.Join(value, " "))
 }
 
-// Subject returns the message's Subject header, decoded.
 func (m Message) Subject() string {
 	v := m.Header("Subject")
 	if decoded, err := new(mime.WordDecoder).DecodeHeader(v); err == nil {
@@ -92,18 +175,34 @@ func (m Message) Subject() string {
 type Sink struct {
 	ln     net.Listener
 	logger *slog.Logger
+	opts   SinkOptions
 	mu     sync.Mutex
 	msgs   []Message
+	conns  map[net.Conn]bool
 	wg     sync.WaitGroup
 }
 
-// NewSink listens for SMTP on addr (e.g. 127.0.0.1:0).
+// SinkOptions make a sink behave as a production relay does.
+type SinkOptions struct {
+	// TLS, when set, offers STARTTLS with this certificate.
+	TLS *tls.Config
+	// Username and Password, when set, are required (AUTH PLAIN or LOGIN,
+	// and only over TLS when TLS is set) before any mail is taken.
+	Username, Password string
+}
+
+// NewSink listens for SMTP on addr (e.g. 127.0.0.1:0) and takes any mail.
 func NewSink(addr string, logger *slog.Logger) (*Sink, error) {
+	return NewSinkWith(addr, logger, SinkOptions{})
+}
+
+// NewSinkWith listens for SMTP on addr with a relay's demands.
+func NewSinkWith(addr string, logger *slog.Logger, o SinkOptions) (*Sink, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("smtp sink: %w", err)
 	}
-	s := &Sink{ln: ln, logger: logger}
+	s := &Sink{ln: ln, logger: logger, opts: o, conns: map[net.Conn]bool{}}
 	s.wg.Add(1)
 	go s.serve()
 	return s, nil
@@ -112,8 +211,16 @@ func NewSink(addr string, logger *slog.Logger) (*Sink, error) {
 // Addr is where the sink listens.
 func (s *Sink) Addr() string { return s.ln.Addr().String() }
 
-// Close stops the sink.
-func (s *Sink) Close() { _ = s.ln.Close(); s.wg.Wait() }
+// Close stops the sink, ending the sessions a client left open.
+func (s *Sink) Close() {
+	_ = s.ln.Close()
+	s.mu.Lock()
+	for c := range s.conns {
+		_ = c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
 
 // Messages returns the caught messages, oldest first.
 func (s *Sink) Messages() []Message {
@@ -129,36 +236,76 @@ func (s *Sink) serve() {
 		if err != nil {
 			return
 		}
+		s.mu.Lock()
+		s.conns[conn] = true
+		s.mu.Unlock()
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			s.session(conn)
+			s.mu.Lock()
+			delete(s.conns, conn)
+			s.mu.Unlock()
 		}()
 	}
 }
 
-// session speaks just enough SMTP for net/smtp.SendMail.
+// session speaks just enough SMTP for a client: EHLO, STARTTLS and AUTH
+// when the options ask for them, MAIL, RCPT, DATA.
 func (s *Sink) session(conn net.Conn) {
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	_ = conn.SetDeadline(time.Now().Add(time.Minute))
 	r := bufio.NewReader(conn)
 	reply := func(line string) { _, _ = conn.Write([]byte(line + "\r\n")) }
 	reply("220 boxoffice mail sink")
 	var m Message
-	for {
+	secure, authed := false, s.opts.Username == ""
+	read := func() (string, bool) {
 		line, err := r.ReadString('\n')
-		if err != nil {
+		return strings.TrimRight(line, "\r\n"), err == nil
+	}
+	for {
+		line, ok := read()
+		if !ok {
 			return
 		}
-		cmd := strings.ToUpper(strings.TrimSpace(line))
+		cmd := strings.ToUpper(line)
 		switch {
 		case strings.HasPrefix(cmd, "EHLO"), strings.HasPrefix(cmd, "HELO"):
-			reply("250 boxoffice")
+			ext := []string{"boxoffice", "8BITMIME"}
+			if s.opts.TLS != nil && !secure {
+				ext = append(ext, "STARTTLS")
+			}
+			if s.opts.Username != "" && (secure || s.opts.TLS == nil) {
+				ext = append(ext, "AUTH PLAIN LOGIN")
+			}
+			for i, e := range ext {
+				sep := "-"
+				if i == len(ext)-1 {
+					sep = " "
+				}
+				reply("250" + sep + e)
+			}
+		case cmd == "STARTTLS" && s.opts.TLS != nil && !secure:
+			reply("220 go ahead")
+			tc := tls.Server(conn, s.opts.TLS)
+			if tc.Handshake() != nil {
+				return
+			}
+			conn, r, secure = tc, bufio.NewReader(tc), true
+		case strings.HasPrefix(cmd, "AUTH "):
+			authed = s.auth(line, read, reply, secure)
 		case strings.HasPrefix(cmd, "MAIL FROM:"):
-			m = Message{From: strings.Trim(strings.TrimSpace(line[10:]), "<>")}
+			if !authed {
+				reply("530 5.7.0 authentication required")
+				continue
+			}
+			from, _, _ := strings.Cut(strings.TrimSpace(line[10:]), " ")
+			m = Message{From: strings.Trim(from, "<>")}
 			reply("250 OK")
 		case strings.HasPrefix(cmd, "RCPT TO:"):
-			m.To = strings.Trim(strings.TrimSpace(line[8:]), "<>")
+			to, _, _ := strings.Cut(strings.TrimSpace(line[8:]), " ")
+			m.To = strings.Trim(to, "<>")
 			reply("250 OK")
 		case cmd == "DATA":
 			reply("354 end with <CRLF>.<CRLF>")
@@ -187,14 +334,74 @@ func (s *Sink) session(conn net.Conn) {
 	}
 }
 
-// Inbox is the web inbox: newest first, each message in full.
+// auth checks an AUTH PLAIN or LOGIN exchange against the sink's
+// credentials; over a plain connection when TLS is on offer, it refuses.
+func (s *Sink) auth(line string, read func() (string, bool), reply func(string), secure bool) bool {
+	if s.opts.TLS != nil && !secure {
+		reply("538 5.7.11 encryption required for authentication")
+		return false
+	}
+	fields := strings.Fields(line)
+	var user, pass string
+	switch strings.ToUpper(fields[1]) {
+	case "PLAIN":
+		resp := ""
+		if len(fields) > 2 {
+			resp = fields[2]
+		} else {
+			reply("334 ")
+			resp, _ = read()
+		}
+		raw, _ := base64.StdEncoding.DecodeString(resp)
+		if parts := strings.Split(string(raw), "\x00"); len(parts) == 3 {
+			user, pass = parts[1], parts[2]
+		}
+	case "LOGIN":
+		reply("334 " + base64.StdEncoding.EncodeToString([]byte("Username:")))
+		u, _ := read()
+		reply("334 " + base64.StdEncoding.EncodeToString([]byte("Password:")))
+		p, _ := read()
+		ub, _ := base64.StdEncoding.DecodeString(u)
+		pb, _ := base64.StdEncoding.DecodeString(p)
+		user, pass = string(ub), string(pb)
+	default:
+		reply("504 5.5.4 unrecognized authentication type")
+		return false
+	}
+	if user != s.opts.Username || pass != s.opts.Password {
+		reply("535 5.7.8 authentication credentials invalid")
+		return false
+	}
+	reply("235 2.7.0 authenticated")
+	return true
+}
+
+// Inbox is the web inbox: newest first, each message in full; and
+// GET /api/messages, the same as JSON for tests and scripts (oldest first,
+// each with from, to, subject (decoded), at and the raw message).
 func (s *Sink) Inbox() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/messages", func(w http.ResponseWriter, _ *http.Request) {
+		type message struct {
+			From    string    `json:"from"`
+			To      string    `json:"to"`
+			Subject string    `json:"subject"`
+			At      time.Time `json:"at"`
+			Data    string    `json:"data"`
+		}
+		out := []message{}
+		for _, m := range s.Messages() {
+			out = append(out, message{From: m.From, To: m.To, Subject: m.Subject(), At: m.At, Data: m.Data})
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"messages": out})
+	})
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		msgs := s.Messages()
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		var b strings.Builder
 		b.WriteString("<!doctype html><title>BoxOffice dev inbox</title><h1>Dev inbox</h1>")
-		fmt.Fprintf(&b, "<p>%d messages</p>", len(msgs))
+		fmt.Fprintf(&b, "<p>%d messages (as JSON: <a href=\"/api/messages\">/api/messages</a>)</p>", len(msgs))
 		for i := len(msgs) - 1; i >= 0; i-- {
 			m := msgs[i]
 			fmt.Fprintf(&b, "<hr><h2>%s</h2><p>to %s at %s</p><pre>%s</pre>", html.EscapeString(m.Subject()),
@@ -202,6 +409,7 @@ func (s *Sink) Inbox() http.Handler {
 		}
 		_, _ = w.Write([]byte(b.String()))
 	})
+	return mux
 }
 
 // Serve runs the web inbox on addr until ctx ends.

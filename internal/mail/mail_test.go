@@ -2,8 +2,19 @@ package mail_test
 
 import (
 	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/mail"
 	"strings"
 	"testing"
@@ -31,11 +42,87 @@ func TestSubjectCannotInjectHeaders(t *testing.T) {
 	msg, err := mail.ReadMessage(bufio.NewReader(strings.NewReader(m.Data)))
 	require.NoError(t, err)
 	require.Empty(t, msg.Header.Get("Bcc"))
-	require.Equal(t, "text/plain; charset=utf-8", msg.Header.Get("Content-Type"))
+	require.Equal(t, "text/plain; charset=utf-8", strings.ToLower(msg.Header.Get("Content-Type")))
 	body, err := io.ReadAll(msg.Body)
 	require.NoError(t, err)
 	require.NotContains(t, string(body), "evil")
 	require.Equal(t, "Your tickets: "+evil, m.Subject(), "the subject arrives whole, encoded")
 
 	require.Error(t, s.Send("a@example.com\r\nBcc: b@example.com", "x", "y"))
+}
+
+// A relay that wants a login over STARTTLS, as SES, Postmark and SendGrid
+// do: the sender logs in after upgrading the connection and the mail goes;
+// a wrong password, or a sender that will not use TLS, gets nothing
+// through; a sender that insists on TLS refuses a server without it.
+func TestRelayWithLoginOverSTARTTLS(t *testing.T) {
+	t.Parallel()
+	server, roots := selfSigned(t)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	relay, err := mailer.NewSinkWith("127.0.0.1:0", logger, mailer.SinkOptions{TLS: server, Username: "apikey", Password: "s3cret"})
+	require.NoError(t, err)
+	t.Cleanup(relay.Close)
+
+	good := &mailer.Sender{Addr: relay.Addr(), From: "tickets@boxoffice.local", Username: "apikey", Password: "s3cret",
+		TLS: mailer.TLSStartTLS, TLSConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}
+	require.NoError(t, good.Send("buyer@example.com", "Your tickets · Gala", "Row A · Seat 7"))
+	require.Len(t, relay.Messages(), 1)
+	m := relay.Messages()[0]
+	require.Equal(t, "buyer@example.com", m.To)
+	require.Equal(t, "Your tickets · Gala", m.Subject())
+	require.Contains(t, m.Data, "Row A · Seat 7", "8bit text, readable as written")
+
+	wrong := *good
+	wrong.Password = "guess"
+	require.Error(t, wrong.Send("buyer@example.com", "x", "y"), "a wrong password")
+	plain := *good
+	plain.TLS = mailer.TLSNone
+	require.Error(t, plain.Send("buyer@example.com", "x", "y"), "no login offered without TLS")
+	require.Len(t, relay.Messages(), 1, "nothing else got through")
+
+	open, err := mailer.NewSink("127.0.0.1:0", logger)
+	require.NoError(t, err)
+	t.Cleanup(open.Close)
+	insist := &mailer.Sender{Addr: open.Addr(), From: "tickets@boxoffice.local", TLS: mailer.TLSStartTLS}
+	require.Error(t, insist.Send("buyer@example.com", "x", "y"), "starttls insists")
+	require.Empty(t, open.Messages())
+}
+
+// selfSigned makes a certificate for 127.0.0.1 and the pool that trusts it.
+func selfSigned(t *testing.T) (*tls.Config, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "mail sink"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"localhost"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	cert, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	roots := x509.NewCertPool()
+	roots.AddCert(cert)
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12}, roots
+}
+
+// The dev inbox reads as JSON for tests and scripts.
+func TestInboxAsJSON(t *testing.T) {
+	t.Parallel()
+	sink, err := mailer.NewSink("127.0.0.1:0", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	t.Cleanup(sink.Close)
+	s := &mailer.Sender{Addr: sink.Addr(), From: "tickets@boxoffice.local"}
+	require.NoError(t, s.Send("buyer@example.com", "Bilhetes · Coliseu", "Fila A"))
+	rec := httptest.NewRecorder()
+	sink.Inbox().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/messages", nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+	var got struct {
+		Messages []struct{ To, Subject, Data string }
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+	require.Len(t, got.Messages, 1)
+	require.Equal(t, "buyer@example.com", got.Messages[0].To)
+	require.Equal(t, "Bilhetes · Coliseu", got.Messages[0].Subject)
+	require.Contains(t, got.Messages[0].Data, "Fila A")
 }
