@@ -289,7 +289,10 @@ func (s *Sink) session(conn net.Conn) {
 		case cmd == "STARTTLS" && s.opts.TLS != nil && !secure:
 			reply("220 go ahead")
 			tc := tls.Server(conn, s.opts.TLS)
-			if tc.Handshake() != nil {
+			hs, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err := tc.HandshakeContext(hs)
+			cancel()
+			if err != nil {
 				return
 			}
 			conn, r, secure = tc, bufio.NewReader(tc), true
