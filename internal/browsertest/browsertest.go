@@ -39,7 +39,10 @@ func Browser(t *testing.T) context.Context {
 		chromedp.WindowSize(1200, 900))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	// A whole journey, with room for the waits of a loaded machine (two
+	// cores shared by every browser test of the package and the race
+	// detector): each wait has its own, shorter bound.
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
 	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
 	require.NoError(t, chromedp.Do(ctx)) // start the browser now
 	return ctx

@@ -78,7 +78,7 @@ func (s *Service) SendTickets(ctx context.Context, orderID uuid.UUID, resend int
 			fmt.Fprintf(&b, "  %s   code %s\n", t.Seat, t.Code)
 		}
 	}
-	b.WriteString("\nShow the code at the entrance; it can be checked with GET /v1/tickets/verify?code=...\n")
+	b.WriteString("\nShow the code (or the QR code on your order in the store) at the entrance.\n")
 	// One Message-ID per order's tickets, whoever sends them and however
 	// often (at least once: a crash before the mark below, or a restore
 	// replaying the outbox, sends them again).

@@ -634,10 +634,14 @@ async function numberedPage(p, head, notice) {
     shown++;
   }
   const count = h("select", { "aria-label": t("quantity") }, Array.from({ length: p.perBuyerLimit }, (_, i) => h("option", { value: i + 1 }, i + 1)));
+  // The button says how many it reserves, following the select.
+  const randomBtn = h("button", { class: "random", onclick: (e) => reserve(p, { quantity: Number(count.value), mode: "random" }, e.currentTarget) },
+    t("getRandom", { n: 1 }));
+  count.addEventListener("change", () => (randomBtn.textContent = t("getRandom", { n: count.value })));
   show(...head, notice,
     h("form", { onsubmit: search, class: "search" }, h("label", { for: "number" }, t("searchNumber")), input, h("button", {}, t("search"))),
     result, h("h2", {}, t("random")),
-    h("p", {}, count, " ", h("button", { class: "random", onclick: (e) => reserve(p, { quantity: Number(count.value), mode: "random" }, e.currentTarget) }, t("getRandom", { n: "" }))),
+    h("p", {}, count, " ", randomBtn),
     ranges, pickedList, h("div", { class: "bar" }, total, reserveBtn));
   update();
   renderRanges();
