@@ -118,7 +118,9 @@ func Million(ctx context.Context, pool *pgxpool.Pool, c MillionConfig, out io.Wr
 			go func() {
 				defer wg.Done()
 				var mine []time.Duration
-				for time.Now().Before(deadline) {
+				// At least one read each, however late a loaded machine
+				// starts the goroutine: a smoke run reads for milliseconds.
+				for first := true; first || time.Now().Before(deadline); first = false {
 					t0 := time.Now()
 					if err := once(); err != nil {
 						errc <- err
