@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -157,7 +155,7 @@ func (s *Service) ProcessCancellation(ctx context.Context, productID uuid.UUID) 
 			SELECT o.id FROM orders o
 			WHERE o.product_id = $1 AND o.status = 'CONFIRMED' AND o.id <> ALL($2)
 			  AND EXISTS (SELECT 1 FROM tickets t WHERE t.order_id = o.id AND t.status = 'VALID')
-			ORDER BY o.id LIMIT $3`, productID, slices.Collect(maps.Keys(skipped)), cancelBatch)
+			ORDER BY o.id LIMIT $3`, productID, mapKeys(skipped), cancelBatch)
 		if err != nil {
 			return err
 		}
@@ -190,6 +188,14 @@ func (s *Service) ProcessCancellation(ctx context.Context, productID uuid.UUID) 
 		return ErrCancellationWaiting
 	}
 	return product.FinishCancellation(ctx, s.pool, productID)
+}
+
+func mapKeys(m map[uuid.UUID]bool) []uuid.UUID {
+	out := make([]uuid.UUID, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
 
 // mailCancellation tells each buyer of the date, once, that it is
