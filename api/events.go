@@ -150,6 +150,18 @@ func (s *Server) orderCalendar(ctx context.Context, in *struct {
 	return attachment("text/calendar; charset=utf-8", "order-"+in.ID.String()+".ics", ics), nil
 }
 
+// orderTickets serves GET /v1/orders/{id}/tickets.pdf.
+func (s *Server) orderTickets(ctx context.Context, in *struct {
+	ID uuid.UUID `path:"id" format:"uuid"`
+}) (*download, error) {
+	who := caller(ctx)
+	pdf, err := s.Checkout.TicketsPDF(ctx, who.TenantID, in.ID, who.BuyerID)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return attachment("application/pdf", "tickets-"+in.ID.String()+".pdf", pdf), nil
+}
+
 // download is a file the browser saves under its name.
 type download struct {
 	ContentType        string `header:"Content-Type"`

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"boxoffice/internal/letter"
 	"boxoffice/internal/login"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/waitingroom"
@@ -100,7 +101,7 @@ func (s *Server) startLogin(ctx context.Context, in *struct {
 	}
 	text := "Your " + store.body.Name + " login code is " + code + ". It expires in 10 minutes. If you did not ask for it, ignore this message."
 	if id.Email != "" {
-		err = s.Mailer.Send(id.Email, store.body.Name+" login code", text)
+		err = s.mailCode(id.Email, store.body, code)
 	} else {
 		err = s.SMS.SendSMS(ctx, strings.TrimPrefix(key, "phone:"), text)
 	}
@@ -210,4 +211,16 @@ func loginKey(email, phone string) (string, error) {
 		return "", problem(http.StatusUnprocessableEntity, "INVALID_IDENTIFIER", err.Error())
 	}
 	return key, nil
+}
+
+// mailCode mails a login code in the store's name, look and language.
+func (s *Server) mailCode(to string, store *tenant.Profile, code string) error {
+	b := letter.BrandOf(store)
+	w := b.Words
+	l, err := b.Compose(to, letter.Content{Subject: w.T("codeSubject", "store", store.Name), Heading: w.T("codeHeading"),
+		Intro: []string{w.T("codeIntro", "store", store.Name)}, Codes: []string{code}})
+	if err != nil {
+		return err
+	}
+	return s.Mailer.SendLetter(l)
 }

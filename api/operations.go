@@ -112,6 +112,8 @@ var operations = map[string]opDoc{
 		"Until the product's shopperCancellation.hoursBefore doors (or the start), every valid ticket is refunded less feeCents each, as a refund (see refund-order); the order ends CANCELLED. 409 CANCELLATION_CLOSED outside the window or when the product allows none; 422 NOTHING_TO_REFUND when the fee would keep it all."},
 	"order-calendar": {"Add to calendar: a confirmed order's date as an .ics file (the buyer, or a tenant admin)",
 		"The event's name, start and end (UTC), the venue and the seats. 409 DATE_NOT_SET while the date is to be announced."},
+	"order-tickets-pdf": {"An order's tickets as a PDF (the buyer, or a tenant admin)",
+		"One page per ticket that admits: event, date, venue, seat, holder and the code as a QR code, in the tenant's colours and language. 409 NO_TICKETS when none of the order's tickets admits (all refunded or given away) or the order is not confirmed."},
 	"get-event": {"An event with its dates", ""},
 	"update-event": {"Change an event (tenant admin)",
 		"Name, description and image are shared by its dates. A change of venue or time zone is mailed to every ticket holder of its dates."},

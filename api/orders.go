@@ -220,6 +220,8 @@ func checkoutProblem(err error) *Problem {
 		return problem(http.StatusConflict, "CANCELLATION_CLOSED", err.Error())
 	case errors.Is(err, checkout.ErrNothingToRefund):
 		return problem(http.StatusUnprocessableEntity, "NOTHING_TO_REFUND", err.Error())
+	case errors.Is(err, checkout.ErrNoTickets):
+		return problem(http.StatusConflict, "NO_TICKETS", err.Error())
 	case errors.Is(err, checkout.ErrNoDate):
 		return problem(http.StatusConflict, "DATE_NOT_SET", err.Error())
 	case errors.Is(err, checkout.ErrNoTicketsToSend):

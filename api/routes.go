@@ -115,6 +115,7 @@ func (s *Server) routes() {
 		route(s, "Refunds", get, "/v1/products/{id}/cancellation", "date-cancellation", s.dateCancellation, by(schemeAPI, schemeOperator), errs(401, 403, 404))
 		route(s, "Checkout", post, "/v1/orders/{id}/cancel", "cancel-order", s.cancelOrder, by(schemeBuyer), status(202), errs(400, 401, 404, 409, 422, 503))
 		route(s, "Checkout", get, "/v1/orders/{id}/calendar.ics", "order-calendar", s.orderCalendar, by(schemeBuyer, schemeAPI), responses(textResponse("text/calendar", "The order's date as an iCalendar entry")), errs(401, 403, 404, 409))
+		route(s, "Checkout", get, "/v1/orders/{id}/tickets.pdf", "order-tickets-pdf", s.orderTickets, by(schemeBuyer, schemeAPI), responses(textResponse("application/pdf", "The tickets, one page each")), errs(401, 403, 404, 409))
 		route(s, "Tickets", post, "/v1/tickets/{id}/transfer", "transfer-ticket", s.transferTicket, by(schemeBuyer), status(201), body(maxSmallBody), errs(400, 401, 404, 409, 422, 503))
 		route(s, "Tickets", get, "/v1/tickets", "list-tickets", s.listTickets, by(schemeBuyer), errs(401))
 		route(s, "Checkout", get, "/v1/tickets/{id}/qr.svg", "ticket-qr", s.ticketQR, by(schemeBuyer), responses(svgResponse("The QR code")), errs(401, 404))

@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"boxoffice/internal/db"
+	"boxoffice/internal/letter"
 	"boxoffice/internal/outbox"
 	"boxoffice/internal/product"
 )
@@ -247,34 +248,44 @@ func (s *Service) mailCancellation(ctx context.Context, productID uuid.UUID, c *
 	if err != nil {
 		return err
 	}
+	tenantID, err := product.TenantOf(ctx, s.pool, productID)
+	if err != nil {
+		return err
+	}
+	brand, err := s.brandOf(ctx, tenantID)
+	if err != nil {
+		return err
+	}
+	w := brand.Words
+	intro := w.T("cancelIntroNoDate", "event", ev.Name)
+	if dates.StartsAt != nil {
+		intro = w.T("cancelIntro", "event", ev.Name, "when", w.When(*dates, ev.TimeZone))
+	}
 	for _, b := range buyers {
-		var body strings.Builder
-		if dates.StartsAt != nil {
-			fmt.Fprintf(&body, "We are sorry: %s on %s is cancelled.\n\n", ev.Name, dates.When(ev.TimeZone))
-		} else {
-			fmt.Fprintf(&body, "We are sorry: %s is cancelled.\n\n", ev.Name)
-		}
+		msg := letter.Content{Subject: w.T("cancelSubject", "event", ev.Name), Heading: w.T("cancelHeading", "event", ev.Name),
+			Intro: []string{intro}}
 		if c.Reason != "" {
-			fmt.Fprintf(&body, "%s\n\n", c.Reason)
+			msg.Facts = append(msg.Facts, letter.Fact{Label: w.T("reason"), Value: c.Reason})
 		}
-		if b.Tickets == 1 {
-			body.WriteString("Your ticket no longer admits. ")
-		} else {
-			fmt.Fprintf(&body, "Your %d tickets no longer admit. ", b.Tickets)
+		what := w.T("voidOne")
+		if b.Tickets != 1 {
+			what = w.T("voidMany", "n", strconv.FormatInt(b.Tickets, 10))
 		}
 		switch {
 		case !b.Paid:
-			body.WriteString("Given to you by the buyer who paid, the refund goes to them. ")
+			what += " " + w.T("refundToPayer")
 		case b.Cents > 0:
-			fmt.Fprintf(&body, "We are refunding %s to the card you paid with;\nyour bank may take a few days to show it. ",
-				Money(b.Cents, b.Currency))
+			what += " " + w.T("refundToCard", "amount", w.Money(b.Cents, b.Currency))
 		}
-		body.WriteString("You need do nothing.\n")
+		msg.Intro = append(msg.Intro, what+" "+w.T("nothingToDo"))
+		l, err := brand.Compose(b.Email, msg)
+		if err != nil {
+			return err
+		}
 		// The address, hashed, keeps the key (and the Message-ID made of
 		// it) one opaque word.
 		sum := sha256.Sum256([]byte(b.Email))
-		key := prefix + hex.EncodeToString(sum[:12])
-		if err := s.mailOnce(ctx, key, b.Email, "Cancelled: "+ev.Name, body.String()); err != nil {
+		if err := s.mailOnce(ctx, prefix+hex.EncodeToString(sum[:12]), l); err != nil {
 			return err
 		}
 	}

@@ -90,7 +90,7 @@ func TestCancelDateRefundsEveryOrder(t *testing.T) {
 	require.Eventually(t, func() bool { return len(b.mailsTo("bob@example.test", "Cancelled")) == 1 }, 10*time.Second, 20*time.Millisecond)
 	require.Len(t, b.mailsTo("alice@example.test", "Cancelled"), 1, "alice's two orders, one mail")
 	require.Contains(t, decoded(b.mailsTo("alice@example.test", "Cancelled")[0]), "Your 4 tickets no longer admit")
-	require.Contains(t, decoded(b.mailsTo("alice@example.test", "Cancelled")[0]), "200.00 EUR")
+	require.Contains(t, decoded(b.mailsTo("alice@example.test", "Cancelled")[0]), "€200.00")
 	require.Contains(t, decoded(b.mailsTo("carol@example.test", "Cancelled")[0]), "Your ticket no longer admits")
 	require.Contains(t, decoded(b.mailsTo("carol@example.test", "Cancelled")[0]), "The artist is ill.")
 	require.Empty(t, b.mailsTo("bob@example.test", "Your refund"))

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/internal/letter/lettertest"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/product"
 	"boxoffice/internal/pspsim"
@@ -79,11 +80,12 @@ func TestEventSeries(t *testing.T) {
 		msgs := b.mailsTo("kate@example.test", "Your tickets")
 		if assert.Len(c, msgs, 1) {
 			body := decoded(msgs[0])
-			assert.Contains(c, body, "Sun 14 Mar 2027, 20:00 (doors 19:00) – 23:00 Europe/Lisbon")
-			assert.Contains(c, body, "Where: Coliseu, Rua das Portas de Santo Antão 96, Lisboa")
-			assert.Contains(c, body, "Entry: 18+")
+			assert.Contains(c, body, "Sunday 14 March 2027, 20:00–23:00 (doors 19:00), Europe/Lisbon")
+			assert.Contains(c, body, "Where       Coliseu, Rua das Portas de Santo Antão 96, Lisboa")
+			assert.Contains(c, body, "Entry       18+")
 		}
 	}, 10*time.Second, 20*time.Millisecond)
+	ticketsMailed(t, b, b.mailsTo("kate@example.test", "Your tickets")[0], o)
 
 	// Add to calendar, for the buyer.
 	buyer, err := tenant.SignBuyerToken([]byte(b.env.Tenant.BuyerTokenSecret), b.env.Tenant.ID, "kate", time.Hour)
@@ -103,6 +105,25 @@ func TestEventSeries(t *testing.T) {
 		require.Contains(t, string(ics), line+"\r\n")
 	}
 
+	// The tickets as a PDF, for the buyer: the same pages as the mail's.
+	req, err = http.NewRequest(http.MethodGet, b.apiURL+"/v1/orders/"+o.ID.String()+"/tickets.pdf", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+buyer)
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	pdf, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, 200, resp.StatusCode)
+	require.Equal(t, "application/pdf", resp.Header.Get("Content-Type"))
+	parts, err := b.mailsTo("kate@example.test", "Your tickets")[0].Parts()
+	require.NoError(t, err)
+	downloaded, err := lettertest.Read(pdf)
+	require.NoError(t, err)
+	mailed, err := lettertest.Read(parts.Attachments[0].Data)
+	require.NoError(t, err)
+	require.Equal(t, mailed, downloaded, "the download is the mailed tickets")
+
 	// The date moves: every holder is told once, with the new date; the
 	// dates without tickets tell no one.
 	moved := night(21)
@@ -113,7 +134,7 @@ func TestEventSeries(t *testing.T) {
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		msgs := b.mailsTo("kate@example.test", "Changed: The Tour")
 		if assert.Len(c, msgs, 1) {
-			assert.Contains(c, decoded(msgs[0]), "Sun 21 Mar 2027, 20:00")
+			assert.Contains(c, decoded(msgs[0]), "Sunday 21 March 2027, 20:00")
 		}
 	}, 10*time.Second, 20*time.Millisecond)
 	code, p = b.call(t, "PATCH", "/v1/events/"+eventID.String(), key, map[string]any{
@@ -122,7 +143,7 @@ func TestEventSeries(t *testing.T) {
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		msgs := b.mailsTo("kate@example.test", "Changed: The Tour")
 		if assert.Len(c, msgs, 2) {
-			assert.Contains(c, decoded(msgs[1]), "Where: Campo Pequeno, Lisboa")
+			assert.Contains(c, decoded(msgs[1]), "Campo Pequeno, Lisboa")
 		}
 	}, 10*time.Second, 20*time.Millisecond)
 	// Each notice is recorded just after it is sent.

@@ -3,12 +3,13 @@ package checkout
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"boxoffice/internal/letter"
+	"boxoffice/internal/mail"
 	"boxoffice/internal/product"
 )
 
@@ -54,21 +55,30 @@ func (s *Service) NotifyChange(ctx context.Context, a NotifyChangeArgs) error {
 	if err != nil {
 		return fmt.Errorf("holders of %s: %w", a.ProductID, err)
 	}
-	subject := "Changed: " + ev.Name
-	var b strings.Builder
+	tenantID, err := product.TenantOf(ctx, s.pool, a.ProductID)
+	if err != nil {
+		return err
+	}
+	brand, err := s.brandOf(ctx, tenantID)
+	if err != nil {
+		return err
+	}
+	w := brand.Words
+	heading := w.T("changeHeadingDate", "event", ev.Name)
 	if a.What == "venue" {
-		fmt.Fprintf(&b, "%s has moved to a new venue.\n\n", ev.Name)
-	} else {
-		fmt.Fprintf(&b, "%s has a new date.\n\n", ev.Name)
+		heading = w.T("changeHeadingVenue", "event", ev.Name)
 	}
-	fmt.Fprintf(&b, "When:  %s\n", dates.When(ev.TimeZone))
+	c := letter.Content{Subject: w.T("changeSubject", "event", ev.Name), Heading: heading, Intro: []string{w.T("changeIntro")},
+		Facts: []letter.Fact{{Label: w.T("when"), Value: w.When(*dates, ev.TimeZone)}}}
 	if where := ev.Venue.Where(); where != "" {
-		fmt.Fprintf(&b, "Where: %s\n", where)
+		c.Facts = append(c.Facts, letter.Fact{Label: w.T("where"), Value: where})
 	}
-	b.WriteString("\nYour tickets stay valid for it; you need do nothing. If you cannot come, contact the organiser.\n")
 	for _, h := range holders {
-		key := "change-" + a.ChangeID.String() + "-" + h.Order.String()
-		if err := s.mailOnce(ctx, key, h.Email, subject, b.String()); err != nil {
+		l, err := brand.Compose(h.Email, c)
+		if err != nil {
+			return err
+		}
+		if err := s.mailOnce(ctx, "change-"+a.ChangeID.String()+"-"+h.Order.String(), l); err != nil {
 			return err
 		}
 	}
@@ -78,8 +88,8 @@ func (s *Service) NotifyChange(ctx context.Context, a NotifyChangeArgs) error {
 // mailOnce sends a message whose Message-ID is key and records key in
 // mail_sent after it went: the callers skip what is recorded, so a message
 // goes at least once, and twice only when a worker dies in between.
-func (s *Service) mailOnce(ctx context.Context, key, to, subject, body string) error {
-	if err := s.mailer.SendID(key, to, subject, body); err != nil {
+func (s *Service) mailOnce(ctx context.Context, key string, l mail.Letter) error {
+	if err := s.mailer.Deliver(key, l); err != nil {
 		return fmt.Errorf("mail %s: %w", key, err)
 	}
 	if _, err := s.pool.Exec(ctx, `INSERT INTO mail_sent (key) VALUES ($1) ON CONFLICT DO NOTHING`, key); err != nil {

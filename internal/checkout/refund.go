@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"boxoffice/internal/db"
+	"boxoffice/internal/letter"
 	"boxoffice/internal/outbox"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/product"
@@ -520,16 +520,16 @@ func (s *Service) SendRefundNotice(ctx context.Context, refundID uuid.UUID) erro
 	}
 	var email *string
 	var notified *time.Time
-	var productID uuid.UUID
+	var productID, tenantID uuid.UUID
 	var amount, refunded, total int64
 	var currency, reason, orderStatus, kind string
 	var numbers []int32
 	err := s.pool.QueryRow(ctx, `
-		SELECT o.email, r.notified_at, o.product_id, r.amount_cents, o.refunded_cents, o.amount_cents, r.currency,
+		SELECT o.email, r.notified_at, o.product_id, o.tenant_id, r.amount_cents, o.refunded_cents, o.amount_cents, r.currency,
 		       r.reason, o.status, r.numbers, r.kind
 		FROM refunds r JOIN orders o ON o.id = r.order_id
 		WHERE r.id = $1 AND r.status = 'REFUNDED'`, refundID).
-		Scan(&email, &notified, &productID, &amount, &refunded, &total, &currency, &reason, &orderStatus, &numbers, &kind)
+		Scan(&email, &notified, &productID, &tenantID, &amount, &refunded, &total, &currency, &reason, &orderStatus, &numbers, &kind)
 	if err != nil {
 		return fmt.Errorf("refund %s to notify: %w", refundID, db.NotFound(err))
 	}
@@ -545,19 +545,27 @@ func (s *Service) SendRefundNotice(ctx context.Context, refundID uuid.UUID) erro
 	if err != nil {
 		return err
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "We have refunded %s for %s.\n\n", Money(amount, currency), name)
+	brand, err := s.brandOf(ctx, tenantID)
+	if err != nil {
+		return err
+	}
+	w := brand.Words
+	c := letter.Content{Subject: w.T("refundSubject", "event", name), Heading: w.T("refundHeading"),
+		Intro: []string{w.T("refundIntro", "amount", w.Money(amount, currency), "event", name)}}
 	for _, seat := range quote.Seats {
-		fmt.Fprintf(&b, "  %s — refunded, its ticket no longer admits\n", seat)
+		c.Lines = append(c.Lines, letter.Fact{Label: seat, Value: w.T("refundedSeat")})
 	}
 	if reason != "" {
-		fmt.Fprintf(&b, "\nReason: %s\n", reason)
+		c.Facts = append(c.Facts, letter.Fact{Label: w.T("reason"), Value: reason})
 	}
 	if orderStatus == StatusConfirmed {
-		fmt.Fprintf(&b, "\nYour other tickets stay valid. Refunded so far: %s of %s.\n", Money(refunded, currency), Money(total, currency))
+		c.Intro = append(c.Intro, w.T("refundSoFar", "refunded", w.Money(refunded, currency), "total", w.Money(total, currency)))
 	}
-	b.WriteString("\nThe money goes back to the card you paid with; your bank may take a few days to show it.\n")
-	if err := s.mailer.SendID("refund-"+refundID.String(), *email, "Your refund: "+name, b.String()); err != nil {
+	l, err := brand.Compose(*email, c)
+	if err != nil {
+		return err
+	}
+	if err := s.mailer.Deliver("refund-"+refundID.String(), l); err != nil {
 		return err
 	}
 	_, err = s.pool.Exec(ctx, `UPDATE refunds SET notified_at = now() WHERE id = $1`, refundID)

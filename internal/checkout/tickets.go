@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -41,44 +40,21 @@ func (s *Service) SendTickets(ctx context.Context, orderID uuid.UUID, resend int
 	}
 	var email *string
 	var sent *time.Time
-	var tenantID, productID uuid.UUID
+	var tenantID uuid.UUID
 	err := s.pool.QueryRow(ctx, `
-		SELECT email, tickets_sent_at, tenant_id, product_id
+		SELECT email, tickets_sent_at, tenant_id
 		FROM orders WHERE id = $1 AND status IN ('CONFIRMED', 'REFUND_PENDING', 'REFUND_FAILED')`, orderID).
-		Scan(&email, &sent, &tenantID, &productID)
+		Scan(&email, &sent, &tenantID)
 	if err != nil {
 		return fmt.Errorf("order %s for tickets: %w", orderID, db.NotFound(err))
 	}
 	if email == nil || (sent != nil && resend == 0) {
 		return nil
 	}
-	productName, err := product.NameOf(ctx, s.pool, productID)
+	l, err := s.ticketsLetter(ctx, tenantID, orderID, *email)
 	if err != nil {
 		return err
 	}
-	ev, dates, err := product.EventOf(ctx, s.pool, productID)
-	if err != nil {
-		return err
-	}
-	o, err := s.Get(ctx, tenantID, orderID, "")
-	if err != nil {
-		return err
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Your tickets for %s\n\nWhen:  %s\n", productName, dates.When(ev.TimeZone))
-	if where := ev.Venue.Where(); where != "" {
-		fmt.Fprintf(&b, "Where: %s\n", where)
-	}
-	if ev.EntryNote != "" {
-		fmt.Fprintf(&b, "Entry: %s\n", ev.EntryNote)
-	}
-	fmt.Fprintf(&b, "\nOrder %s\n\n", orderID)
-	for _, t := range o.Tickets {
-		if t.Code != "" { // a refunded ticket is not sent again
-			fmt.Fprintf(&b, "  %s   code %s\n", t.Seat, t.Code)
-		}
-	}
-	b.WriteString("\nShow the code (or the QR code on your order in the store) at the entrance.\n")
 	// One Message-ID per order's tickets, whoever sends them and however
 	// often (at least once: a crash before the mark below, or a restore
 	// replaying the outbox, sends them again).
@@ -86,7 +62,7 @@ func (s *Service) SendTickets(ctx context.Context, orderID uuid.UUID, resend int
 	if resend != 0 {
 		id += "-" + strconv.FormatInt(resend, 36)
 	}
-	if err := s.mailer.SendID(id, *email, "Your tickets: "+productName, b.String()); err != nil {
+	if err := s.mailer.Deliver(id, l); err != nil {
 		return err
 	}
 	_, err = s.pool.Exec(ctx, `UPDATE orders SET tickets_sent_at = now() WHERE id = $1`, orderID)

@@ -12,7 +12,9 @@ import (
 	"github.com/riverqueue/river"
 
 	"boxoffice/internal/db"
+	"boxoffice/internal/letter"
 	"boxoffice/internal/login"
+	"boxoffice/internal/mail"
 	"boxoffice/internal/outbox"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
@@ -288,15 +290,40 @@ func (s *Service) SendTransfer(ctx context.Context, transferID uuid.UUID) error 
 	if err != nil {
 		return err
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "A ticket for %s has been transferred to you.\n\nWhen:  %s\n", ev.Name, dates.When(ev.TimeZone))
+	tenantID, err := product.TenantOf(ctx, s.pool, productID)
+	if err != nil {
+		return err
+	}
+	brand, err := s.brandOf(ctx, tenantID)
+	if err != nil {
+		return err
+	}
+	w := brand.Words
+	code := s.tickets.Code(ticketID, productID, number)
+	quote, err := product.QuoteFor(ctx, s.pool, productID, []int32{number})
+	if err != nil {
+		return err
+	}
+	when := w.When(*dates, ev.TimeZone)
+	pdf, err := brand.TicketsPDF([]letter.Ticket{{Event: ev.Name, When: when, Where: ev.Venue.Where(), Entry: ev.EntryNote,
+		Seat: seat, Holder: email, Code: code}}, time.Now())
+	if err != nil {
+		return err
+	}
+	c := letter.Content{Subject: w.T("transferSubject", "event", ev.Name), Heading: w.T("transferHeading"),
+		Intro: []string{w.T("transferIntro", "event", ev.Name)}, Facts: []letter.Fact{{Label: w.T("when"), Value: when}},
+		Lines:      []letter.Fact{{Label: seat, Value: w.Money(quote.Cents, quote.Currency)}},
+		CodesIntro: w.T("ticketsCodes"), Codes: []string{seat + ": " + code},
+		Attachments: []mail.Attachment{{Name: "ticket.pdf", ContentType: "application/pdf", Data: pdf}}}
 	if where := ev.Venue.Where(); where != "" {
-		fmt.Fprintf(&b, "Where: %s\n", where)
+		c.Facts = append(c.Facts, letter.Fact{Label: w.T("where"), Value: where})
 	}
 	if ev.EntryNote != "" {
-		fmt.Fprintf(&b, "Entry: %s\n", ev.EntryNote)
+		c.Facts = append(c.Facts, letter.Fact{Label: w.T("entry"), Value: ev.EntryNote})
 	}
-	fmt.Fprintf(&b, "\n  %s   code %s\n\n", seat, s.tickets.Code(ticketID, productID, number))
-	b.WriteString("Show the code at the entrance. Sign in to the store with this address to see the ticket there.\n")
-	return s.mailOnce(ctx, key, email, "A ticket for you: "+ev.Name, b.String())
+	l, err := brand.Compose(email, c)
+	if err != nil {
+		return err
+	}
+	return s.mailOnce(ctx, key, l)
 }

@@ -4,6 +4,7 @@ package mail
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -24,7 +25,7 @@ import (
 	gomail "github.com/wneessen/go-mail"
 )
 
-// Sender sends plain-text mail through an SMTP server: a relay that wants
+// Sender sends mail through an SMTP server: a relay that wants
 // a login (SES, Postmark, SendGrid) gets one, over TLS.
 type Sender struct {
 	Addr string // host:port
@@ -49,24 +50,56 @@ const (
 	TLSNone          = "none"
 )
 
-// Send delivers one message with a fresh Message-ID.
-func (s *Sender) Send(to, subject, body string) error {
-	var id [12]byte
-	_, _ = rand.Read(id[:])
-	return s.SendID(hex.EncodeToString(id[:]), to, subject, body)
+// Letter is one message: a plain-text body, optionally an HTML
+// alternative of it, and attachments.
+type Letter struct {
+	To, Subject string
+	Text        string
+	HTML        string // empty: text only
+	// FromName is the display name on From (the tenant's name); the
+	// address stays the Sender's, the one the relay is allowed to send as.
+	FromName string
+	// ReplyTo is where answers go (the tenant's contact), if set.
+	ReplyTo     string
+	Attachments []Attachment
 }
 
-// SendID delivers one message whose Message-ID is <id@sender's domain>.
-// A message that may be sent again — tickets re-sent after a crash or a
-// restore replays the outbox — keeps one id, so mail clients and the
-// tenant's logs see the copy as the same message.
+// Attachment is a file sent with a letter.
+type Attachment struct {
+	Name        string `json:"name"`
+	ContentType string `json:"contentType"`
+	Data        []byte `json:"-"`
+}
+
+// Send delivers one plain-text message with a fresh Message-ID.
+func (s *Sender) Send(to, subject, body string) error {
+	return s.SendLetter(Letter{To: to, Subject: subject, Text: body})
+}
+
+// SendLetter delivers l with a fresh Message-ID (a message never sent
+// again, such as a login code).
+func (s *Sender) SendLetter(l Letter) error {
+	var id [12]byte
+	_, _ = rand.Read(id[:])
+	return s.Deliver(hex.EncodeToString(id[:]), l)
+}
+
+// SendID delivers one plain-text message whose Message-ID is <id@domain>.
+func (s *Sender) SendID(id, to, subject, body string) error {
+	return s.Deliver(id, Letter{To: to, Subject: subject, Text: body})
+}
+
+// Deliver sends l with the Message-ID <id@sender's domain>. A message that
+// may be sent again — tickets re-sent after a crash or a restore replays
+// the outbox — keeps one id, so mail clients and the tenant's logs see the
+// copy as the same message.
 //
 // Header values never carry line breaks: the addresses and the id are
-// refused if they do, and the subject (which may quote a tenant's product
-// name) is MIME-encoded, which turns any control character into an encoded
-// word instead of a new header.
-func (s *Sender) SendID(id, to, subject, body string) error {
-	if strings.ContainsAny(to+s.From+id, "\r\n<>") {
+// refused if they do, and the subject and display name (which may quote a
+// tenant's words) are MIME-encoded, which turns any control character into
+// an encoded word instead of a new header.
+func (s *Sender) Deliver(id string, l Letter) error {
+	if strings.ContainsAny(l.To+l.ReplyTo+s.From+id, "\r\n<>") {
 		return fmt.Errorf("send mail: line break or bracket in an address or message id")
 	}
 	domain := "boxoffice.local"
@@ -76,24 +109,49 @@ func (s *Sender) SendID(id, to, subject, body string) error {
 	// 8bit, not quoted-printable: the lines are short, and a reader of the
 	// raw message (a log, a catcher) sees the text as written.
 	m := gomail.NewMsg(gomail.WithEncoding(gomail.NoEncoding), gomail.WithCharset(gomail.CharsetUTF8))
-	if err := m.From(s.From); err != nil {
-		return fmt.Errorf("send mail: sender %q: %w", s.From, err)
+	from := m.From(s.From)
+	if l.FromName != "" {
+		from = m.FromFormat(strings.Map(noControl, l.FromName), s.From)
 	}
-	if err := m.To(to); err != nil {
+	if from != nil {
+		return fmt.Errorf("send mail: sender %q: %w", s.From, from)
+	}
+	if err := m.To(l.To); err != nil {
 		return fmt.Errorf("send mail: recipient: %w", err)
 	}
-	m.Subject(subject) // MIME-encoded when it holds anything but printable ASCII
+	if l.ReplyTo != "" {
+		if err := m.ReplyTo(l.ReplyTo); err != nil {
+			return fmt.Errorf("send mail: reply-to: %w", err)
+		}
+	}
+	m.Subject(l.Subject) // MIME-encoded when it holds anything but printable ASCII
 	m.SetMessageIDWithValue(id + "@" + domain)
 	m.SetDate()
-	m.SetBodyString(gomail.TypeTextPlain, body)
+	m.SetBodyString(gomail.TypeTextPlain, l.Text)
+	if l.HTML != "" {
+		m.AddAlternativeString(gomail.TypeTextHTML, l.HTML)
+	}
+	for _, a := range l.Attachments {
+		if err := m.AttachReader(a.Name, bytes.NewReader(a.Data), gomail.WithFileContentType(gomail.ContentType(a.ContentType))); err != nil {
+			return fmt.Errorf("send mail: attach %s: %w", a.Name, err)
+		}
+	}
 	c, err := s.client()
 	if err != nil {
 		return err
 	}
 	if err := c.DialAndSend(m); err != nil {
-		return fmt.Errorf("send mail to %s: %w", to, err)
+		return fmt.Errorf("send mail to %s: %w", l.To, err)
 	}
 	return nil
+}
+
+// noControl drops control characters from a display name.
+func noControl(r rune) rune {
+	if r < 0x20 || r == 0x7f {
+		return -1
+	}
+	return r
 }
 
 // client is an SMTP client for one delivery, as the Sender says.
@@ -379,36 +437,91 @@ func (s *Sink) auth(line string, read func() (string, bool), reply func(string),
 	return true
 }
 
-// Inbox is the web inbox: newest first, each message in full; and
-// GET /api/messages, the same as JSON for tests and scripts (oldest first,
-// each with from, to, subject (decoded), at and the raw message).
+// Inbox is the web inbox: newest first, each message with its text, a
+// link to its HTML as a mail client would show it and its attachments;
+// and GET /api/messages, the same as JSON for tests and scripts (oldest
+// first, each with from, to, subject (decoded), at, the decoded parts and
+// the raw message).
 func (s *Sink) Inbox() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/messages", func(w http.ResponseWriter, _ *http.Request) {
 		type message struct {
+			Index   int       `json:"index"`
 			From    string    `json:"from"`
 			To      string    `json:"to"`
 			Subject string    `json:"subject"`
 			At      time.Time `json:"at"`
-			Data    string    `json:"data"`
+			Parts
+			Data string `json:"data"`
 		}
 		out := []message{}
-		for _, m := range s.Messages() {
-			out = append(out, message{From: m.From, To: m.To, Subject: m.Subject(), At: m.At, Data: m.Data})
+		for i, m := range s.Messages() {
+			parts, _ := m.Parts() // a message that does not parse is still listed, raw
+			out = append(out, message{Index: i, From: m.From, To: m.To, Subject: m.Subject(), At: m.At, Parts: parts, Data: m.Data})
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"messages": out})
+	})
+	part := func(w http.ResponseWriter, r *http.Request) (Parts, bool) {
+		msgs := s.Messages()
+		i, err := strconv.Atoi(r.PathValue("i"))
+		if err != nil || i < 0 || i >= len(msgs) {
+			http.NotFound(w, r)
+			return Parts{}, false
+		}
+		p, err := msgs[i].Parts()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusUnprocessableEntity)
+			return Parts{}, false
+		}
+		return p, true
+	}
+	mux.HandleFunc("GET /messages/{i}/html", func(w http.ResponseWriter, r *http.Request) {
+		if p, ok := part(w, r); ok {
+			// As a mail client shows it: no script, nothing from the inbox.
+			w.Header().Set("Content-Security-Policy", "sandbox; default-src 'none'; img-src https: data:; style-src 'unsafe-inline'")
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = w.Write([]byte(p.HTML))
+		}
+	})
+	mux.HandleFunc("GET /messages/{i}/attachments/{n}", func(w http.ResponseWriter, r *http.Request) {
+		p, ok := part(w, r)
+		if !ok {
+			return
+		}
+		n, err := strconv.Atoi(r.PathValue("n"))
+		if err != nil || n < 0 || n >= len(p.Attachments) {
+			http.NotFound(w, r)
+			return
+		}
+		a := p.Attachments[n]
+		w.Header().Set("Content-Type", a.ContentType)
+		w.Header().Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": a.Name}))
+		_, _ = w.Write(a.Data)
 	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		msgs := s.Messages()
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		var b strings.Builder
-		b.WriteString("<!doctype html><title>BoxOffice dev inbox</title><h1>Dev inbox</h1>")
+		b.WriteString("<!doctype html><meta charset=utf-8><title>BoxOffice dev inbox</title><h1>Dev inbox</h1>")
 		fmt.Fprintf(&b, "<p>%d messages (as JSON: <a href=\"/api/messages\">/api/messages</a>)</p>", len(msgs))
 		for i := len(msgs) - 1; i >= 0; i-- {
 			m := msgs[i]
-			fmt.Fprintf(&b, "<hr><h2>%s</h2><p>to %s at %s</p><pre>%s</pre>", html.EscapeString(m.Subject()),
-				html.EscapeString(m.To), m.At.Format(time.RFC3339), html.EscapeString(m.Data))
+			fmt.Fprintf(&b, "<hr><h2>%s</h2><p>from %s to %s at %s</p>", html.EscapeString(m.Subject()),
+				html.EscapeString(m.Header("From")), html.EscapeString(m.To), m.At.Format(time.RFC3339))
+			p, err := m.Parts()
+			if err != nil {
+				fmt.Fprintf(&b, "<pre>%s</pre>", html.EscapeString(m.Data))
+				continue
+			}
+			if p.HTML != "" {
+				fmt.Fprintf(&b, "<p><a href=\"/messages/%d/html\">As HTML</a></p>", i)
+			}
+			for n, a := range p.Attachments {
+				fmt.Fprintf(&b, "<p>Attached: <a href=\"/messages/%d/attachments/%d\">%s</a> (%s, %d bytes)</p>", i, n,
+					html.EscapeString(a.Name), html.EscapeString(a.ContentType), len(a.Data))
+			}
+			fmt.Fprintf(&b, "<pre>%s</pre>", html.EscapeString(p.Text))
 		}
 		_, _ = w.Write([]byte(b.String()))
 	})

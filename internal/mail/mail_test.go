@@ -126,3 +126,52 @@ func TestInboxAsJSON(t *testing.T) {
 	require.Equal(t, "Bilhetes · Coliseu", got.Messages[0].Subject)
 	require.Contains(t, got.Messages[0].Data, "Fila A")
 }
+
+// A letter arrives as a mail client shows it: the tenant's name on the
+// platform's address, answers going to the tenant, an HTML body with its
+// text twin, and the attachments — through the inbox's JSON and pages too.
+func TestALetterWithHTMLAndAttachments(t *testing.T) {
+	t.Parallel()
+	sink, err := mailer.NewSink("127.0.0.1:0", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	t.Cleanup(sink.Close)
+	s := &mailer.Sender{Addr: sink.Addr(), From: "tickets@boxoffice.local"}
+	pdf := []byte("%PDF-1.3 not really\x00\x01")
+	require.NoError(t, s.Deliver("order-1", mailer.Letter{To: "buyer@example.com", Subject: "Os seus bilhetes",
+		Text: "Fila A · Lugar 7", HTML: "<p>Fila A · Lugar 7</p>", FromName: "Teatro \"Aurora\"\r\nBcc: x@example.com",
+		ReplyTo: "bilheteira@aurora.example", Attachments: []mailer.Attachment{{Name: "tickets.pdf", ContentType: "application/pdf", Data: pdf}}}))
+	m := sink.Messages()[0]
+	require.Contains(t, m.Header("From"), "Aurora", "the display name")
+	require.Contains(t, m.Header("From"), "<tickets@boxoffice.local>")
+	require.Empty(t, m.Header("Bcc"), "a line break in the name makes no header")
+	require.Equal(t, "<bilheteira@aurora.example>", m.Header("Reply-To"))
+	p, err := m.Parts()
+	require.NoError(t, err)
+	require.Equal(t, "Fila A · Lugar 7", p.Text)
+	require.Equal(t, "<p>Fila A · Lugar 7</p>", p.HTML)
+	require.Len(t, p.Attachments, 1)
+	require.Equal(t, pdf, p.Attachments[0].Data)
+
+	get := func(path string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		sink.Inbox().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		return rec
+	}
+	var got struct {
+		Messages []struct {
+			Text, HTML  string
+			Attachments []struct{ Name, ContentType string }
+		}
+	}
+	require.NoError(t, json.Unmarshal(get("/api/messages").Body.Bytes(), &got))
+	require.Equal(t, "Fila A · Lugar 7", got.Messages[0].Text)
+	require.Equal(t, "tickets.pdf", got.Messages[0].Attachments[0].Name)
+	html := get("/messages/0/html")
+	require.Equal(t, "<p>Fila A · Lugar 7</p>", html.Body.String())
+	require.Contains(t, html.Header().Get("Content-Security-Policy"), "sandbox")
+	file := get("/messages/0/attachments/0")
+	require.Equal(t, "application/pdf", file.Header().Get("Content-Type"))
+	require.Equal(t, pdf, file.Body.Bytes())
+	require.Equal(t, http.StatusNotFound, get("/messages/1/html").Code)
+	require.Contains(t, get("/").Body.String(), `href="/messages/0/html"`)
+}

@@ -27,6 +27,8 @@ type Price struct {
 type Quote struct {
 	Price
 	Seats []string
+	// Each is each number's price, in the numbers' order.
+	Each []int64
 }
 
 // QuoteFor reads the product's price and seat map once for both.
@@ -44,7 +46,9 @@ func QuoteFor(ctx context.Context, q db.DBTX, id uuid.UUID, numbers []int32) (Qu
 	}
 	out := Quote{Price: Price{Currency: base.Currency}, Seats: l.Labels(numbers)}
 	for _, n := range numbers {
-		out.Cents += l.Price(int(n), base.Cents)
+		p := l.Price(int(n), base.Cents)
+		out.Each = append(out.Each, p)
+		out.Cents += p
 	}
 	return out, nil
 }
@@ -245,4 +249,13 @@ func LayoutOf(ctx context.Context, q db.DBTX, id uuid.UUID) (*Layout, int, error
 	}
 	l, err := decodeLayout(layout)
 	return l, version, err
+}
+
+// TenantOf returns the tenant a product belongs to.
+func TenantOf(ctx context.Context, q db.DBTX, id uuid.UUID) (uuid.UUID, error) {
+	var tenantID uuid.UUID
+	if err := q.QueryRow(ctx, `SELECT tenant_id FROM products WHERE id = $1`, id).Scan(&tenantID); err != nil {
+		return uuid.Nil, fmt.Errorf("tenant of product %s: %w", id, db.NotFound(err))
+	}
+	return tenantID, nil
 }

@@ -16,7 +16,7 @@ import (
 	"boxoffice/internal/testfix"
 )
 
-var mailedCode = regexp.MustCompile(`code (\S+)`)
+var mailedCode = regexp.MustCompile(`: ([A-Za-z0-9_-]{40,})`)
 
 // Journey: a date with its venue; ana signs in with her address, reads when
 // and where on the product page, buys two seats and gives one to ben from

@@ -18,7 +18,7 @@ import (
 type Profile struct {
 	Slug    string            `json:"slug"`
 	Name    string            `json:"name"`
-	Theme   map[string]string `json:"theme" doc:"Branding: colours (primary, accent, background, text) and logoUrl"`
+	Theme   map[string]string `json:"theme" doc:"Branding: colours (primary, accent, background, text), logoUrl, font, language (en, pt) and replyTo (where answers to the store's mail go)"`
 	Domains []string          `json:"domains" doc:"The hosts the store is served on; browsers on them may call the API"`
 	// SMSCountries are the calling codes the store sends login codes to
 	// by SMS; none: e-mail only.
@@ -71,6 +71,8 @@ var themeKeys = map[string]*regexp.Regexp{
 	"loginUrl": regexp.MustCompile(`^(https://|http://(localhost|127\.0\.0\.1)(:[0-9]{1,5})?/)[^\s"'<>#]{0,500}$`),
 	"font":     regexp.MustCompile(`^(system|serif|humanist|mono)$`),
 	"language": regexp.MustCompile(`^(en|pt)$`),
+	// Where buyers' answers to the store's mail go.
+	"replyTo": regexp.MustCompile(`^[^\s@<>"(),;:]{1,64}@[a-zA-Z0-9.-]{1,200}\.[a-zA-Z]{2,}$`),
 }
 
 var colour = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
@@ -83,10 +85,10 @@ func (p *StoreSettings) validate() error {
 	for k, v := range p.Theme {
 		re, ok := themeKeys[k]
 		if !ok {
-			return fmt.Errorf("%w: unknown theme entry %q (known: primary, accent, background, text, logoUrl, loginUrl, font, language)", ErrInvalidStore, k)
+			return fmt.Errorf("%w: unknown theme entry %q (known: primary, accent, background, text, logoUrl, loginUrl, font, language, replyTo)", ErrInvalidStore, k)
 		}
 		if !re.MatchString(v) {
-			return fmt.Errorf("%w: theme %s %q (colours are #rrggbb; logoUrl and loginUrl are https URLs; font is system, serif, humanist or mono; language is en or pt)", ErrInvalidStore, k, v)
+			return fmt.Errorf("%w: theme %s %q (colours are #rrggbb; logoUrl and loginUrl are https URLs; font is system, serif, humanist or mono; language is en or pt; replyTo is an e-mail address)", ErrInvalidStore, k, v)
 		}
 	}
 	for _, c := range p.SMSCountries {
@@ -174,8 +176,14 @@ func (s *Store) SetStore(ctx context.Context, tenantID uuid.UUID, p StoreSetting
 
 // ProfileOf returns a tenant's store profile by id.
 func (s *Store) ProfileOf(ctx context.Context, tenantID uuid.UUID) (*Profile, error) {
+	return ProfileOf(ctx, s.pool, tenantID)
+}
+
+// ProfileOf returns a tenant's store profile by id, read with q: what
+// another part's letters in the tenant's name are made of.
+func ProfileOf(ctx context.Context, q db.DBTX, tenantID uuid.UUID) (*Profile, error) {
 	var p Profile
-	err := s.pool.QueryRow(ctx, `SELECT slug, name, theme, domains, sms_countries FROM tenants WHERE id = $1`, tenantID).
+	err := q.QueryRow(ctx, `SELECT slug, name, theme, domains, sms_countries FROM tenants WHERE id = $1`, tenantID).
 		Scan(&p.Slug, &p.Name, &p.Theme, &p.Domains, &p.SMSCountries)
 	if err != nil {
 		return nil, fmt.Errorf("store of tenant %s: %w", tenantID, db.NotFound(err))
