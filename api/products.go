@@ -26,6 +26,7 @@ type ProductBody struct {
 	SeatMap       string                `json:"seatMap,omitempty" maxLength:"5000000" doc:"Instead of layout: the seat map as CSV (section,row,seat,x,y,price_level, as PUT /v1/products/{id}/seat-map takes), with the prices of its levels in priceLevels"`
 	PriceLevels   []product.PriceLevel  `json:"priceLevels,omitempty" maxItems:"100" doc:"With seatMap: the price of each level it names"`
 	PriceCents    int64                 `json:"priceCents" minimum:"0" maximum:"100000000" doc:"Price per number in minor units"`
+	FeeCents      int64                 `json:"feeCents,omitempty" minimum:"0" maximum:"100000000" doc:"Booking fee per ticket, on top of its price (default 0)"`
 	Currency      string                `json:"currency" pattern:"^[A-Z]{3}$" doc:"ISO 4217 code"`
 	PerBuyerLimit int                   `json:"perBuyerLimit,omitempty" minimum:"1" maximum:"100" doc:"Default 6"`
 	HoldSeconds   int                   `json:"holdSeconds,omitempty" minimum:"30" maximum:"86400" doc:"Default 480"`
@@ -118,7 +119,7 @@ func (s *Server) createProduct(ctx context.Context, in *struct {
 	b := in.Body
 	p := product.CreateParams{
 		TenantID: tenantID, Slug: b.Slug, Name: b.Name, Kind: b.Kind, Capacity: b.Capacity, Layout: b.Layout,
-		PriceCents: b.PriceCents, Currency: b.Currency, PerBuyerLimit: b.PerBuyerLimit, HoldSeconds: b.HoldSeconds,
+		PriceCents: b.PriceCents, FeeCents: b.FeeCents, Currency: b.Currency, PerBuyerLimit: b.PerBuyerLimit, HoldSeconds: b.HoldSeconds,
 		WaitingRoom: b.WaitingRoom, Description: b.Description, ImageURL: b.ImageURL, Publication: b.Publication,
 		RefundPolicy: b.RefundPolicy, EventID: b.EventID, OffSaleAt: b.OffSaleAt, Cancellation: b.Cancellation, Transfers: b.Transfers,
 		Dates: product.Dates{StartsAt: b.StartsAt, DoorsAt: b.DoorsAt, EndsAt: b.EndsAt},

@@ -25,8 +25,25 @@ type ReservationBody struct {
 // ReservationView is a reservation request's state.
 type ReservationView struct {
 	*reservation.Request
-	Seats     []string `json:"seats,omitempty" doc:"The held numbers' seats as people read them: North · Row A · Seat 7"`
-	StatusURL string   `json:"statusUrl" doc:"Poll this until the status is no longer QUEUED"`
+	Seats     []string   `json:"seats,omitempty" doc:"The held numbers' seats as people read them: North · Row A · Seat 7"`
+	Quote     *QuoteView `json:"quote,omitempty" doc:"What the held numbers cost: each seat's price, the booking fees and the total an order of them charges"`
+	StatusURL string     `json:"statusUrl" doc:"Poll this until the status is no longer QUEUED"`
+}
+
+// QuoteView is the price of some numbers, as checkout shows it.
+type QuoteView struct {
+	Lines      []QuoteLine `json:"lines"`
+	FeeCents   int64       `json:"feeCents" doc:"Booking fee per ticket"`
+	FeesCents  int64       `json:"feesCents" doc:"The booking fees of all the lines"`
+	TotalCents int64       `json:"totalCents" doc:"Prices and fees: what the order charges"`
+	Currency   string      `json:"currency"`
+}
+
+// QuoteLine is one number at its price.
+type QuoteLine struct {
+	Number     int32  `json:"number"`
+	Seat       string `json:"seat"`
+	PriceCents int64  `json:"priceCents" doc:"The seat's price level's price, or the product's"`
 }
 
 // view is a request as a shopper sees it, its seats named from the
@@ -36,6 +53,14 @@ func (s *Server) view(ctx context.Context, r *reservation.Request) ReservationVi
 	if len(r.Numbers) > 0 {
 		if p, err := s.productCache.Get(ctx, r.ProductID); err == nil {
 			v.Seats = p.Layout.Labels(r.Numbers)
+			q := &QuoteView{FeeCents: p.FeeCents, Currency: p.Currency}
+			for i, n := range r.Numbers {
+				price := p.Layout.Price(int(n), p.PriceCents)
+				q.Lines = append(q.Lines, QuoteLine{Number: n, Seat: v.Seats[i], PriceCents: price})
+				q.FeesCents += p.FeeCents
+				q.TotalCents += price + p.FeeCents
+			}
+			v.Quote = q
 		}
 	}
 	return v

@@ -43,6 +43,7 @@ type StoreProduct struct {
 	Held          int                  `json:"held"`
 	Sold          int                  `json:"sold"`
 	PriceCents    int64                `json:"priceCents" doc:"Price of numbers without a price level"`
+	FeeCents      int64                `json:"feeCents" doc:"Booking fee per ticket, on top of its price"`
 	PriceLevels   []product.PriceLevel `json:"priceLevels" doc:"Seated products' price levels (see GET /layout for which seat is which)"`
 	Currency      string               `json:"currency"`
 	OnSaleAt      time.Time            `json:"onSaleAt"`
@@ -120,7 +121,7 @@ func (s *Server) loadCatalog(ctx context.Context, slug string) (*catalogView, er
 		}
 		out.Products[i] = StoreProduct{PriceLevels: levels, ID: p.ID, Slug: p.Slug, Name: p.Name, Description: p.Description, ImageURL: p.ImageURL,
 			Kind: p.Kind, Capacity: p.Capacity, Available: c.Available, Held: c.Held, Sold: c.Sold,
-			PriceCents: p.PriceCents, Currency: p.Currency, OnSaleAt: p.OnSaleAt, PerBuyerLimit: p.PerBuyerLimit,
+			PriceCents: p.PriceCents, FeeCents: p.FeeCents, Currency: p.Currency, OnSaleAt: p.OnSaleAt, PerBuyerLimit: p.PerBuyerLimit,
 			HoldSeconds: p.HoldSeconds, WaitingRoom: p.WaitingRoom != nil, SaleStatus: saleStatus(p, c.Available, now),
 			OffSaleAt: p.OffSaleAt, Event: p.Event, Dates: p.Dates, CancelReason: p.CancelReason}
 	}
@@ -310,6 +311,7 @@ type ProductPatch struct {
 	Description   *string               `json:"description,omitempty" maxLength:"5000"`
 	ImageURL      *string               `json:"imageUrl,omitempty" maxLength:"500" pattern:"^(https://[^\\s\"'<>]+)?$" patternDescription:"an https URL, or empty"`
 	PriceCents    *int64                `json:"priceCents,omitempty" minimum:"0" maximum:"100000000" doc:"Not once a number is held or sold"`
+	FeeCents      *int64                `json:"feeCents,omitempty" minimum:"0" maximum:"100000000" doc:"Booking fee per ticket; not once a number is held or sold"`
 	OnSaleAt      *time.Time            `json:"onSaleAt,omitempty" doc:"Only before the sale opens, and not into the past"`
 	WaitingRoom   *waitingroom.Settings `json:"waitingRoom,omitempty" doc:"Turn the room on or off or change it; only before the sale opens"`
 	Publication   *string               `json:"publication,omitempty" enum:"PUBLISHED,CLOSED" doc:"PUBLISHED puts a draft in the store (or reopens a closed sale); CLOSED ends the sale"`
@@ -328,7 +330,7 @@ func (s *Server) updateProduct(ctx context.Context, in *struct {
 }) (*struct{ Body *product.Product }, error) {
 	b := in.Body
 	p, err := s.Products.Update(ctx, caller(ctx).TenantID, in.ID, product.Update{Name: b.Name, Description: b.Description,
-		ImageURL: b.ImageURL, PriceCents: b.PriceCents, OnSaleAt: b.OnSaleAt, WaitingRoom: b.WaitingRoom, Publication: b.Publication,
+		ImageURL: b.ImageURL, PriceCents: b.PriceCents, FeeCents: b.FeeCents, OnSaleAt: b.OnSaleAt, WaitingRoom: b.WaitingRoom, Publication: b.Publication,
 		RefundPolicy: b.RefundPolicy, StartsAt: b.StartsAt, DoorsAt: b.DoorsAt, EndsAt: b.EndsAt, OffSaleAt: b.OffSaleAt, Cancellation: b.Cancellation,
 		Transfers: b.Transfers, PerBuyerLimit: b.PerBuyerLimit, HoldSeconds: b.HoldSeconds})
 	if err != nil {

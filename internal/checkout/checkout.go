@@ -117,7 +117,8 @@ type Order struct {
 	Reason        string     `json:"reason,omitempty"`
 	Payment       string     `json:"payment" doc:"State of the current payment attempt: PENDING, UNKNOWN (still being resolved), AUTHORIZED, DECLINED, CAPTURED, VOIDED, REFUNDED"`
 	CaptureStatus string     `json:"captureStatus"`
-	AmountCents   int64      `json:"amountCents"`
+	AmountCents   int64      `json:"amountCents" doc:"What the order charges: the seats' prices and the booking fees"`
+	FeeCents      int64      `json:"feeCents" doc:"The booking fees included in amountCents"`
 	RefundedCents int64      `json:"refundedCents" doc:"How much of the amount was given back (a partly refunded order stays CONFIRMED)"`
 	Currency      string     `json:"currency"`
 	Numbers       []int32    `json:"numbers"`

@@ -133,6 +133,9 @@ func (s *Service) ticketsLetter(ctx context.Context, tenantID, orderID uuid.UUID
 	for i, seat := range o.Seats {
 		c.Lines = append(c.Lines, letter.Fact{Label: seat, Value: w.Money(t.each[o.Numbers[i]], o.Currency)})
 	}
+	if o.FeeCents > 0 {
+		c.Lines = append(c.Lines, letter.Fact{Label: w.T("fees"), Value: w.Money(o.FeeCents, o.Currency)})
+	}
 	if len(t.pages) > 0 {
 		c.CodesIntro = w.T("ticketsCodes")
 		for _, p := range t.pages {

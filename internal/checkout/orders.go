@@ -76,10 +76,10 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (order *Order, rep
 			orderID = db.NewID()
 			_, err = tx.Exec(ctx, `
 				INSERT INTO orders (id, tenant_id, product_id, buyer_id, hold_id, idempotency_key, amount_cents, currency,
-				                    email, numbers, seats)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+				                    email, numbers, seats, fee_cents)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 				orderID, p.TenantID, hold.ProductID, p.BuyerID, p.HoldID, p.IdempotencyKey,
-				quote.Cents, quote.Currency, nullable(p.Email), hold.Numbers, quote.Seats)
+				quote.Cents, quote.Currency, nullable(p.Email), hold.Numbers, quote.Seats, quote.FeeCents)
 			if err != nil {
 				return fmt.Errorf("insert order: %w", err)
 			}
@@ -157,11 +157,12 @@ func (s *Service) Get(ctx context.Context, tenantID, id uuid.UUID, buyerID strin
 	err := s.pool.QueryRow(ctx, `
 		SELECT o.id, o.hold_id, o.product_id, o.status, coalesce(o.reason, ''), o.capture_status, o.amount_cents,
 		       o.currency, o.numbers, o.seats, o.created_at, o.confirmed_at, o.refunded_cents,
-		       coalesce((SELECT status FROM payment_attempts a WHERE a.order_id = o.id ORDER BY a.created_at DESC LIMIT 1), '')
+		       coalesce((SELECT status FROM payment_attempts a WHERE a.order_id = o.id ORDER BY a.created_at DESC LIMIT 1), ''),
+		       o.fee_cents
 		FROM orders o
 		WHERE o.id = $1 AND o.tenant_id = $2 AND ($3 = '' OR o.buyer_id = $3)`, id, tenantID, buyerID).
 		Scan(&o.ID, &o.HoldID, &o.ProductID, &o.Status, &o.Reason, &o.CaptureStatus, &o.AmountCents, &o.Currency,
-			&o.Numbers, &o.Seats, &o.CreatedAt, &o.ConfirmedAt, &o.RefundedCents, &o.Payment)
+			&o.Numbers, &o.Seats, &o.CreatedAt, &o.ConfirmedAt, &o.RefundedCents, &o.Payment, &o.FeeCents)
 	if err != nil {
 		return nil, fmt.Errorf("get order %s: %w", id, db.NotFound(err))
 	}

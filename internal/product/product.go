@@ -70,6 +70,7 @@ type Product struct {
 	Layout        *Layout               `json:"layout,omitempty"`
 	LayoutVersion int                   `json:"layoutVersion" doc:"Grows each time the seat map is replaced (only before the first hold)"`
 	PriceCents    int64                 `json:"priceCents"`
+	FeeCents      int64                 `json:"feeCents" doc:"Booking fee per ticket, on top of its price"`
 	Currency      string                `json:"currency"`
 	PerBuyerLimit int                   `json:"perBuyerLimit"`
 	HoldSeconds   int                   `json:"holdSeconds"`
@@ -104,6 +105,7 @@ type CreateParams struct {
 	Capacity      int
 	Layout        *Layout
 	PriceCents    int64
+	FeeCents      int64
 	Currency      string
 	PerBuyerLimit int
 	HoldSeconds   int
@@ -216,14 +218,14 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Product, error) {
 			INSERT INTO products (id, tenant_id, slug, name, event_id, kind, capacity, layout,
 			                      price_cents, currency, per_buyer_limit, hold_seconds, on_sale_at, waiting_room, publication,
 			                      rehearsal_of, refund_policy, starts_at, doors_at, ends_at, off_sale_at,
-			                      cancel_hours_before, cancel_fee_cents, transfer_hours_before, transfer_max)
+			                      cancel_hours_before, cancel_fee_cents, transfer_hours_before, transfer_max, fee_cents)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, coalesce($13, now()), $14, $15, $16, $17, $18, $19,
-			        $20, $21, $22, $23, $24, $25)
+			        $20, $21, $22, $23, $24, $25, $26)
 			RETURNING on_sale_at`,
 			id, p.TenantID, p.Slug, p.Name, eventID, p.Kind, p.Capacity, layout,
 			p.PriceCents, p.Currency, p.PerBuyerLimit, p.HoldSeconds, onSale, room, p.Publication, p.RehearsalOf,
 			p.RefundPolicy, p.StartsAt, p.DoorsAt, p.EndsAt, p.OffSaleAt, p.Cancellation.hours(), p.Cancellation.fee(),
-			p.Transfers.hours(), p.Transfers.max()).Scan(&opensAt)
+			p.Transfers.hours(), p.Transfers.max(), p.FeeCents).Scan(&opensAt)
 		if db.IsUniqueViolation(err, "products_tenant_id_slug_key") {
 			return ErrSlugTaken
 		}
@@ -344,7 +346,7 @@ const selectProduct = `
 	       per_buyer_limit, hold_seconds, on_sale_at, publication, created_at, waiting_room, layout_version, rehearsal_of,
 	       refund_policy, off_sale_at, starts_at, doors_at, ends_at, cancel_hours_before, cancel_fee_cents,
 	       event_id, event_slug, event_name, entry_note, venue_name, venue_address, venue_map_url, time_zone,
-	       cancelled_at, coalesce(cancel_reason, ''), transfer_hours_before, transfer_max
+	       cancelled_at, coalesce(cancel_reason, ''), transfer_hours_before, transfer_max, fee_cents
 	FROM (SELECT p.*, e.description, e.image_url, e.slug AS event_slug, e.name AS event_name, e.entry_note, e.venue_name,
 	             e.venue_address, e.venue_map_url, e.time_zone
 	      FROM products p JOIN events e ON e.id = p.event_id) products`
@@ -360,7 +362,7 @@ func scanProduct(row pgx.Row) (*Product, error) {
 		&p.PriceCents, &p.Currency, &p.PerBuyerLimit, &p.HoldSeconds, &p.OnSaleAt, &p.Publication, &p.CreatedAt, &room, &p.LayoutVersion, &p.RehearsalOf,
 		&p.RefundPolicy, &p.OffSaleAt, &p.StartsAt, &p.DoorsAt, &p.EndsAt, &cancelHours, &cancelFee,
 		&e.ID, &e.Slug, &e.Name, &e.EntryNote, &e.Venue.Name, &e.Venue.Address, &e.Venue.MapURL, &e.TimeZone,
-		&p.CancelledAt, &p.CancelReason, &transferHours, &transferMax)
+		&p.CancelledAt, &p.CancelReason, &transferHours, &transferMax, &p.FeeCents)
 	if err != nil {
 		return nil, err
 	}

@@ -22,21 +22,25 @@ type Price struct {
 }
 
 // Quote is what some numbers cost together, each at its seat's price
-// level or the product's price, and how people name them ("North · Row A ·
-// Seat 7"; "Number 7" on a numbered product), in the numbers' order.
+// level or the product's price plus the booking fee, and how people name
+// them ("North · Row A · Seat 7"; "Number 7" on a numbered product), in
+// the numbers' order.
 type Quote struct {
-	Price
+	Price // fees included
 	Seats []string
-	// Each is each number's price, in the numbers' order.
+	// Each is each number's price, fee excluded, in the numbers' order.
 	Each []int64
+	// Fee is the booking fee per ticket, FeeCents all the numbers' fees.
+	Fee, FeeCents int64
 }
 
-// QuoteFor reads the product's price and seat map once for both.
+// QuoteFor reads the product's price, fee and seat map once for all.
 func QuoteFor(ctx context.Context, q db.DBTX, id uuid.UUID, numbers []int32) (Quote, error) {
 	var base Price
+	var fee int64
 	var layout []byte
-	err := q.QueryRow(ctx, `SELECT price_cents, currency, layout FROM products WHERE id = $1`, id).
-		Scan(&base.Cents, &base.Currency, &layout)
+	err := q.QueryRow(ctx, `SELECT price_cents, fee_cents, currency, layout FROM products WHERE id = $1`, id).
+		Scan(&base.Cents, &fee, &base.Currency, &layout)
 	if err != nil {
 		return Quote{}, fmt.Errorf("price of product %s: %w", id, db.NotFound(err))
 	}
@@ -44,11 +48,11 @@ func QuoteFor(ctx context.Context, q db.DBTX, id uuid.UUID, numbers []int32) (Qu
 	if err != nil {
 		return Quote{}, err
 	}
-	out := Quote{Price: Price{Currency: base.Currency}, Seats: l.Labels(numbers)}
+	out := Quote{Price: Price{Currency: base.Currency}, Seats: l.Labels(numbers), Fee: fee, FeeCents: fee * int64(len(numbers))}
 	for _, n := range numbers {
 		p := l.Price(int(n), base.Cents)
 		out.Each = append(out.Each, p)
-		out.Cents += p
+		out.Cents += p + fee
 	}
 	return out, nil
 }

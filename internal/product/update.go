@@ -20,8 +20,9 @@ var (
 	// ErrPublication: an unknown publication, or a published or closed
 	// product sent back to DRAFT.
 	ErrPublication = errors.New("invalid publication: a product is created DRAFT or PUBLISHED, and never goes back to DRAFT")
-	// ErrPriceLocked: the price cannot change once a number is held or sold.
-	ErrPriceLocked = errors.New("the price cannot change once a number is held or sold")
+	// ErrPriceLocked: the price and the fee cannot change once a number is
+	// held or sold.
+	ErrPriceLocked = errors.New("the price and the booking fee cannot change once a number is held or sold")
 	// ErrOnSaleInPast: the on-sale time cannot move into the past.
 	ErrOnSaleInPast = errors.New("the on-sale time cannot move into the past")
 )
@@ -43,6 +44,7 @@ type Update struct {
 	Description *string
 	ImageURL    *string
 	PriceCents  *int64
+	FeeCents    *int64
 	OnSaleAt    *time.Time
 	// WaitingRoom turns the room on (Enabled), changes its settings, or
 	// turns it off; before the sale opens only.
@@ -89,7 +91,7 @@ func (s *Store) Update(ctx context.Context, tenantID, id uuid.UUID, u Update) (*
 		if u.Publication != nil && *u.Publication != cur.Publication && *u.Publication != Published && *u.Publication != Closed {
 			return ErrPublication
 		}
-		if u.PriceCents != nil && *u.PriceCents != cur.PriceCents {
+		if u.PriceCents != nil && *u.PriceCents != cur.PriceCents || u.FeeCents != nil && *u.FeeCents != cur.FeeCents {
 			taken, err := inventory.Taken(ctx, tx, id)
 			if err != nil {
 				return err
@@ -141,12 +143,13 @@ func (s *Store) Update(ctx context.Context, tenantID, id uuid.UUID, u Update) (*
 			       cancel_fee_cents = CASE WHEN $13 THEN $15 ELSE cancel_fee_cents END,
 			       transfer_hours_before = CASE WHEN $16 THEN $17 ELSE transfer_hours_before END,
 			       transfer_max = CASE WHEN $16 THEN $18 ELSE transfer_max END,
-			       per_buyer_limit = coalesce($19, per_buyer_limit), hold_seconds = coalesce($20, hold_seconds)
+			       per_buyer_limit = coalesce($19, per_buyer_limit), hold_seconds = coalesce($20, hold_seconds),
+			       fee_cents = coalesce($21, fee_cents)
 			WHERE id = $1`,
 			id, u.Name, u.PriceCents, u.OnSaleAt, u.Publication, u.WaitingRoom != nil, room,
 			u.RefundPolicy, dates.StartsAt, dates.DoorsAt, dates.EndsAt, offSale,
 			u.Cancellation != nil, u.Cancellation.hours(), u.Cancellation.fee(),
-			u.Transfers != nil, u.Transfers.hours(), u.Transfers.max(), u.PerBuyerLimit, u.HoldSeconds)
+			u.Transfers != nil, u.Transfers.hours(), u.Transfers.max(), u.PerBuyerLimit, u.HoldSeconds, u.FeeCents)
 		if err != nil {
 			return fmt.Errorf("update product %s: %w", id, err)
 		}

@@ -2,6 +2,7 @@ package storefront_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"boxoffice/api"
 	"boxoffice/internal/browsertest"
 	"boxoffice/internal/devs3"
+	"boxoffice/internal/letter/lettertest"
 	"boxoffice/internal/login"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/payment"
@@ -136,10 +138,28 @@ func clickSeat(i int) chromedp.Action[chromedp.Void] {
 func pay(email, method string) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(
 		chromedp.WaitVisible(chromedp.CSS(`#email`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), email),
+		fillEmail(email),
 		chromedp.SetValue(chromedp.CSS(`#method`), method),
 		chromedp.Click(chromedp.CSS(`form.checkout button.primary`)),
 	)
+}
+
+// fillEmail types the address into checkout's e-mail field, unless the
+// store filled it in from the login (then it must be that address).
+func fillEmail(email string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		v, err := chromedp.Evaluate[string](`document.querySelector('#email').value`)(ctx, t)
+		if err != nil {
+			return chromedp.Void{}, err
+		}
+		if v == "" {
+			return chromedp.SendKeys(chromedp.CSS(`#email`), email)(ctx, t)
+		}
+		if v != email {
+			return chromedp.Void{}, fmt.Errorf("checkout's e-mail is %q, not the login's %q", v, email)
+		}
+		return chromedp.Void{}, nil
+	}
 }
 
 // tickets waits for n tickets with their QR codes.
@@ -153,6 +173,9 @@ func TestBuyTwoSeats(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
+	fee := int64(150)
+	_, err := w.env.Products.Update(context.Background(), w.env.Tenant.ID, p.ID, product.Update{FeeCents: &fee})
+	require.NoError(t, err)
 	token, err := tenant.SignBuyerToken([]byte(w.env.Tenant.BuyerTokenSecret), w.env.Tenant.ID, "ana", time.Hour)
 	require.NoError(t, err)
 	store := w.publish(t, w.env.Tenant.Slug)
@@ -180,29 +203,85 @@ func TestBuyTwoSeats(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
 	))
-	seats := browsertest.Text(t, ctx, "ul.seats")
-	require.Contains(t, seats, "North · Row A · Seat 3")
-	require.Contains(t, seats, "North · Row A · Seat 4")
+	// The hold: each seat at its price, the fees and the total, and the
+	// time left, also in the header's basket.
+	held := browsertest.Text(t, ctx, ".summary")
+	for _, line := range []string{"North · Row A · Seat 3\t€90.00", "North · Row A · Seat 4\t€90.00", "Booking fee (2 × €1.50)\t€3.00", "Total\t€183.00"} {
+		require.Contains(t, held, line)
+	}
+	require.Contains(t, browsertest.Text(t, ctx, "#basket"), "Your hold")
 	browsertest.Shot(t, ctx, "3-held")
 
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.checkout`)),
+	))
+	require.Contains(t, browsertest.Text(t, ctx, ".summary"), "Total\t€183.00", "checkout sums up the order")
+	require.Equal(t, "Pay €183.00", browsertest.Text(t, ctx, "form.checkout button.primary"))
+	require.Regexp(t, `Your seats are held for \d+:\d\d`, browsertest.Text(t, ctx, ".hold-left"))
+	browsertest.Shot(t, ctx, "4-checkout")
+	require.NoError(t, chromedp.Do(ctx,
 		pay("ana@example.test", pspsim.MethodOK),
 		browsertest.WaitJS(`document.querySelectorAll('.tickets img.qr').length === 2 && [...document.querySelectorAll('.tickets img.qr')].every(i => i.complete && i.naturalWidth > 0)`),
 	))
 	tickets := browsertest.Text(t, ctx, ".tickets")
 	require.Contains(t, tickets, "North · Row A · Seat 3")
-	browsertest.Shot(t, ctx, "4-confirmed")
+	require.Contains(t, browsertest.Text(t, ctx, "main"), "€183.00 (booking fees €3.00 included)")
+	basket, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#basket').length`))
+	require.NoError(t, err)
+	require.Zero(t, basket, "the basket is empty once paid")
+	browsertest.Shot(t, ctx, "5-confirmed")
 
+	// The tickets as a PDF, saved from the page: one page per seat, each
+	// with the ticket's QR code.
+	pdf := savedFile(t, ctx, "#tickets-pdf")
+	pages, err := lettertest.Read(pdf)
+	require.NoError(t, err)
+	require.Len(t, pages, 2)
+	orders, err := w.env.Checkout.ListForBuyer(context.Background(), p.TenantID, "ana", 10)
+	require.NoError(t, err)
+	for i, tk := range orders[0].Tickets {
+		require.Contains(t, pages[i].Text, tk.Seat)
+		require.Equal(t, []string{tk.Code}, pages[i].QR)
+	}
+
+	// The mail: HTML in the tenant's name with the total, the same tickets
+	// attached.
+	var letter mail.Parts
 	require.Eventually(t, func() bool {
 		for _, m := range w.sink.Messages() {
-			if m.To == "ana@example.test" && strings.Contains(m.Data, "North · Row A · Seat 4") {
-				return true
+			if m.To == "ana@example.test" && strings.HasPrefix(m.Subject(), "Your tickets") {
+				letter, err = m.Parts()
+				return err == nil
 			}
 		}
 		return false
 	}, 20*time.Second, 100*time.Millisecond, "the tickets are mailed")
+	require.Contains(t, letter.HTML, w.env.Tenant.Name)
+	require.Contains(t, letter.HTML, "€183.00")
+	require.Contains(t, letter.Text, "Booking fees")
+	mailed, err := lettertest.Read(letter.Attachments[0].Data)
+	require.NoError(t, err)
+	require.Equal(t, pages, mailed)
 	w.env.RequireInvariants(t)
+}
+
+// savedFile clicks the button that saves a file of the shopper's and
+// returns the file's bytes, as the browser was handed them.
+func savedFile(t *testing.T, ctx context.Context, button string) []byte {
+	t.Helper()
+	browsertest.Do(t, ctx,
+		chromedp.Evaluate[chromedp.Void](`(() => { const make = URL.createObjectURL; window.__saved = null;
+			URL.createObjectURL = (blob) => { blob.arrayBuffer().then((buf) => { let s = "";
+				for (const c of new Uint8Array(buf)) s += String.fromCharCode(c); window.__saved = btoa(s); }); return make(blob); }; })()`),
+		chromedp.Click(chromedp.CSS(button)),
+		browsertest.WaitJS(`window.__saved !== null`),
+	)
+	b64, err := chromedp.Run(ctx, chromedp.Evaluate[string](`window.__saved`))
+	require.NoError(t, err)
+	data, err := base64.StdEncoding.DecodeString(b64)
+	require.NoError(t, err)
+	return data
 }
 
 // The store's files carry their cache headers: the page short-lived, the

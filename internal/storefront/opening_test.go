@@ -109,7 +109,7 @@ func TestDoubleClickIsOneAction(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`#email`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), "dot@example.test"),
+		fillEmail("dot@example.test"),
 		doubleClick(`form.checkout button.primary`),
 		tickets(2),
 	))

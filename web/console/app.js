@@ -431,6 +431,7 @@ function newProductPage() {
     kind: h('select', {id: 'p-kind'}, h('option', {value: 'numbered'}, 'Numbered (raffle, numbered items)'), h('option', {value: 'seated'}, 'Seated (venue)')),
     capacity: h('input', {id: 'p-capacity', type: 'number', min: 1, value: 100}),
     price: h('input', {id: 'p-price', type: 'number', min: 0, step: '0.01', value: '10.00'}),
+    fee: h('input', {id: 'p-fee', type: 'number', min: 0, step: '0.01', value: '0.00'}),
     currency: h('input', {id: 'p-currency', value: 'EUR', pattern: '[A-Z]{3}'}),
     onSale: h('input', {id: 'p-onsale', type: 'datetime-local', value: localInput(Date.now() + 3600e3)}),
     seatSource: h('select', {id: 'p-seat-source'}, h('option', {value: 'editor'}, 'Sections and rows'), h('option', {value: 'csv'}, 'Import a CSV seat map')),
@@ -456,6 +457,7 @@ function newProductPage() {
   f.kind.addEventListener('change', sync); f.seatSource.addEventListener('change', sync);
   const form = h('form', {class: 'panel', onsubmit: guarded(async () => {
     const body = {name: f.name.value.trim(), slug: f.slug.value, kind: f.kind.value, priceCents: Math.round(Number(f.price.value) * 100),
+      feeCents: Math.round(Number(f.fee.value) * 100),
       currency: f.currency.value, onSaleAt: new Date(f.onSale.value).toISOString(), publication: 'DRAFT'};
     if (body.kind === 'numbered') body.capacity = Number(f.capacity.value);
     else if (f.seatSource.value === 'editor') {
@@ -472,7 +474,7 @@ function newProductPage() {
     location.hash = `#/products/${p.id}`;
   })},
   h('label', {}, 'Name', f.name), h('label', {}, 'Slug (in the store\'s address)', f.slug), h('label', {}, 'Kind', f.kind),
-  capLabel, seated, h('label', {}, 'Price', f.price), h('label', {}, 'Currency', f.currency), h('label', {}, 'On sale at', f.onSale),
+  capLabel, seated, h('label', {}, 'Price', f.price), h('label', {}, 'Booking fee per ticket', f.fee), h('label', {}, 'Currency', f.currency), h('label', {}, 'On sale at', f.onSale),
   h('p', {class: 'muted'}, 'It is created as a draft: publish it when it is ready.'),
   h('button', {class: 'primary', type: 'submit', id: 'create-product'}, 'Create draft'));
   page('New product', form);
@@ -486,6 +488,7 @@ async function productPage(id) {
     name: h('input', {id: 'e-name', value: p.name}), description: h('textarea', {id: 'e-description'}, p.description || ''),
     image: h('input', {id: 'e-image', value: p.imageUrl || '', placeholder: 'https://…'}),
     price: h('input', {id: 'e-price', type: 'number', step: '0.01', value: (p.priceCents / 100).toFixed(2)}),
+    fee: h('input', {id: 'e-fee', type: 'number', min: 0, step: '0.01', value: ((p.feeCents || 0) / 100).toFixed(2)}),
     onSale: h('input', {id: 'e-onsale', type: 'datetime-local', value: localInput(p.onSaleAt)}),
     roomOn: h('input', {id: 'r-enabled', type: 'checkbox', checked: room.enabled}),
     L: h('input', {id: 'r-l', type: 'number', min: 1, value: room.activeShoppers}),
@@ -537,6 +540,8 @@ async function productPage(id) {
       perBuyerLimit: Number(f.perBuyer.value), holdSeconds: Number(f.hold.value)};
     const price = Math.round(Number(f.price.value) * 100);
     if (price !== p.priceCents) patch.priceCents = price;
+    const fee = Math.round(Number(f.fee.value) * 100);
+    if (fee !== (p.feeCents || 0)) patch.feeCents = fee;
     if (!opened) {
       const at = new Date(f.onSale.value).toISOString();
       if (new Date(at).getTime() !== new Date(p.onSaleAt).getTime()) patch.onSaleAt = at;
@@ -547,6 +552,7 @@ async function productPage(id) {
   })},
   h('h2', {}, 'Details'), h('label', {}, 'Name', f.name), h('label', {}, 'Description', f.description), h('label', {}, 'Picture URL', f.image),
   h('label', {}, `Price (${p.currency}; fixed once a number is held)`, f.price),
+  h('label', {}, `Booking fee per ticket (${p.currency}; fixed once a number is held)`, f.fee),
   h('label', {}, 'On sale at (only before opening)', f.onSale), h('label', {}, 'Sale ends at (optional)', f.offSale),
   h('div', {class: 'row'}, h('label', {}, 'Per buyer at most (numbers held or owned; applies at once)', f.perBuyer),
     h('label', {}, 'Hold time, seconds (new holds)', f.hold)),

@@ -98,6 +98,76 @@ function needLogin() {
   location.hash = "#/login";
 }
 
+// basket is the shopper's active hold, kept in the browser so every page
+// leads back to it (the header shows it with its time left) until it is
+// paid, released or runs out.
+const basket = {
+  get() {
+    try {
+      const b = JSON.parse(localStorage.getItem(key("hold")));
+      return b && new Date(b.expiresAt) > Date.now() ? b : null;
+    } catch {
+      return null;
+    }
+  },
+  set(b) {
+    localStorage.setItem(key("hold"), JSON.stringify(b));
+    renderAccount();
+  },
+  clear() {
+    localStorage.removeItem(key("hold"));
+    renderAccount();
+  },
+};
+
+// holdClock counts a hold down in el, every second, and calls up once
+// when its time has run out.
+function holdClock(expiresAt, el, up) {
+  const end = new Date(expiresAt);
+  let done = false;
+  every(1000, () => {
+    const left = end - Date.now();
+    el.textContent = duration(left);
+    if (left <= 0 && !done) {
+      done = true;
+      up();
+    }
+  });
+}
+
+// summary is what a hold or an order comes to: the event, when and where,
+// each seat at its price, the booking fees and the total.
+function summary(p, quote) {
+  const cur = quote.currency;
+  const rows = quote.lines.map((l) => h("tr", {}, h("th", { scope: "row" }, l.seat), h("td", {}, money(l.priceCents, cur))));
+  if (quote.feesCents) {
+    rows.push(h("tr", { class: "fees" }, h("th", { scope: "row" }, t("fees", { n: quote.lines.length, fee: money(quote.feeCents, cur) })),
+      h("td", {}, money(quote.feesCents, cur))));
+  }
+  return h("section", { class: "summary", "aria-labelledby": "summary-title" },
+    h("h2", { id: "summary-title" }, p?.event?.name || p?.name || t("order")),
+    p ? eventDetails(p.event, p) : null,
+    h("table", { class: "lines" }, h("caption", { class: "visually-hidden" }, t("orderSummary")),
+      h("tbody", {}, rows),
+      h("tfoot", {}, h("tr", {}, h("th", { scope: "row" }, t("total")), h("td", {}, money(quote.totalCents, cur))))));
+}
+
+// restorePick is the numbers picked before the shopper went to log in
+// (taken once: a later visit starts afresh).
+function restorePick(productId) {
+  const k = key(`pick.${productId}`);
+  const saved = sessionStorage.getItem(k);
+  sessionStorage.removeItem(k);
+  try {
+    return (JSON.parse(saved) ?? []).filter(Number.isInteger);
+  } catch {
+    return [];
+  }
+}
+
+// heldKind is what a hold's heading calls its numbers: seats, or numbers.
+const heldKind = (p) => (p?.kind === "numbered" ? "Numbers" : "Seats");
+
 // ---------- catalog ----------
 
 let catalog = null;
@@ -314,7 +384,11 @@ async function once(action, control, run) {
 
 function reserve(p, body, control) {
   return once(`reserve.${p.id}`, control, async () => {
-    if (!token()) return needLogin();
+    if (!token()) {
+      // The pick waits for the shopper's return from the login.
+      sessionStorage.setItem(key(`pick.${p.id}`), JSON.stringify(body.numbers ?? []));
+      return needLogin();
+    }
     const idem = actionKey(`reserve.${p.id}`, body);
     const headers = { "Idempotency-Key": idem.id };
     const access = accessToken(p.id);
@@ -348,7 +422,7 @@ async function seatedPage(p, head, notice) {
   const levels = new Map(layout.priceLevels.map((l, i) => [l.name, { ...l, hue: (i * 67 + 200) % 360 }]));
   const price = (seat) => levels.get(seat.priceLevel)?.priceCents ?? layout.priceCents;
   const byNumber = new Map(seats.map((s, i) => [s.number, i]));
-  const picked = new Set();
+  const picked = new Set(restorePick(p.id).map((n) => byNumber.get(n)).filter((i) => i !== undefined));
   let focus = 0;
 
   const canvas = h("canvas", { class: "map", tabindex: "0", role: "application", "aria-label": t("mapHelp") });
@@ -591,7 +665,7 @@ async function seatedPage(p, head, notice) {
 
 async function numberedPage(p, head, notice) {
   const avail = watchAvailability(p.id, p.capacity, () => renderRanges());
-  const picked = new Set();
+  const picked = new Set(restorePick(p.id));
   const total = h("p", { class: "total", "aria-live": "polite" });
   const reserveBtn = h("button", { class: "primary", disabled: true, onclick: (e) => reserve(p, { numbers: [...picked] }, e.currentTarget) }, t("reserve"));
   const update = () => {
@@ -754,32 +828,43 @@ async function reservationPage(id, params) {
       location.hash = "#/orders";
       return;
     }
-    // HELD
+    // HELD: the seats, what they come to, and the time left to pay.
+    const p = await product(productId).catch(() => null);
+    basket.set({ r: id, p: productId, holdId: r.holdId, expiresAt: r.expiresAt, name: p?.name ?? "" });
     const clock = h("strong", { class: "countdown" });
-    const heading = h("h1", {}, t("held", { time: "" }), clock);
-    box.replaceChildren(heading, h("h2", {}, t("heldSeats")), h("ul", { class: "seats" }, (r.seats ?? r.numbers.map((n) => `#${n}`)).map((s) => h("li", {}, s))),
+    const checkout = `#/checkout/${r.holdId}?p=${productId}&r=${id}`;
+    box.replaceChildren(h("h1", {}, t(`holdTitle${heldKind(p)}`), clock),
+      r.quote ? summary(p, r.quote) : h("ul", { class: "seats" }, (r.seats ?? r.numbers.map((n) => `#${n}`)).map((x) => h("li", {}, x))),
       h("div", { class: "bar" },
-        h("button", { class: "primary", onclick: () => (location.hash = `#/checkout/${r.holdId}?p=${productId}&r=${id}`) }, t("pay")),
-        h("button", { onclick: async () => { await api("DELETE", `/v1/holds/${r.holdId}`, { auth: true }); box.replaceChildren(h("p", { role: "alert" }, t("released")), h("a", { href: `#/p/${productId}` }, t("back"))); } }, t("release"))));
-    const end = new Date(r.expiresAt);
-    let up = false;
-    every(1000, () => {
-      const left = end - Date.now();
-      clock.textContent = duration(left);
-      if (left <= 0 && !up) {
-        up = true;
-        box.replaceChildren(h("p", { role: "alert" }, t("timeUp")));
-        const check = async () => {
-          if (stopped) return;
-          const again = await api("GET", `/v1/reservations/${id}`, { auth: true });
-          if (again.status === "EXPIRED") box.replaceChildren(h("p", { role: "alert", class: "expired" }, t("expired")), h("a", { href: `#/p/${productId}` }, t("back")));
-          else setTimeout(check, 1000);
-        };
-        check();
-      }
-    });
+        h("button", { class: "primary", onclick: () => (location.hash = checkout) }, t("toCheckout")),
+        h("button", {
+          onclick: (e) => once(`release.${r.holdId}`, e.currentTarget, async () => {
+            await api("DELETE", `/v1/holds/${r.holdId}`, { auth: true });
+            basket.clear();
+            box.replaceChildren(h("p", { role: "alert" }, t("released")), h("a", { href: `#/p/${productId}` }, t("back")));
+          }),
+        }, t("release"))));
+    holdClock(r.expiresAt, clock, () => holdEnded(box, id, productId));
   };
   poll();
+}
+
+// holdEnded tells the shopper their time ran out, once the server agrees
+// the hold has expired (a clock ahead of the server's says so early).
+function holdEnded(box, requestId, productId) {
+  box.replaceChildren(h("p", { role: "alert" }, t("timeUp")));
+  let stopped = false;
+  cleanup.push(() => (stopped = true));
+  const check = async () => {
+    if (stopped) return;
+    const again = await api("GET", `/v1/reservations/${requestId}`, { auth: true }).catch(() => null);
+    if (again?.status === "EXPIRED") {
+      basket.clear();
+      box.replaceChildren(h("h1", {}, t("expiredTitle")), h("p", { role: "alert", class: "expired" }, t("expired")),
+        h("a", { href: `#/p/${productId}`, class: "button primary" }, t("pickAgain")));
+    } else setTimeout(check, 1000);
+  };
+  check();
 }
 
 // ---------- checkout and orders ----------
@@ -798,13 +883,30 @@ async function loadStripe() {
   return stripe;
 }
 
+// testMethods are the payment simulator's methods, offered where no real
+// provider is set up (development and demos), named as a shopper reads them.
+const testMethods = [["sim_ok", "testApproved"], ["sim_decline", "testDeclined"], ["sim_timeout_after_auth", "testTimeout"]];
+
 async function checkoutPage(holdId, params) {
   const productId = params.get("p"), requestId = params.get("r");
-  const r = requestId ? await api("GET", `/v1/reservations/${requestId}`, { auth: true }) : null;
-  const email = h("input", { type: "email", id: "email", required: true, autocomplete: "email" });
+  const [r, p] = await Promise.all([requestId ? api("GET", `/v1/reservations/${requestId}`, { auth: true }) : null,
+    productId ? product(productId).catch(() => null) : null]);
+  if (r && r.status !== "HELD") {
+    // Back or reload after the hold ended: say what became of it.
+    if (r.status === "CONVERTED") {
+      basket.clear();
+      location.hash = "#/orders";
+      return;
+    }
+    basket.clear();
+    return show(h("h1", {}, t("expiredTitle")), h("p", { role: "alert" }, t(r.status === "RELEASED" ? "released" : "expired")),
+      h("a", { href: `#/p/${productId}`, class: "button primary" }, t("pickAgain")));
+  }
+  const email = h("input", { type: "email", id: "email", required: true, autocomplete: "email",
+    value: localStorage.getItem(key("email")) ?? "" });
   let card = null;
   const method = cfg.stripeKey ? h("div", { id: "method", class: "card-element" }) : h("select", { id: "method" },
-    ["sim_ok", "sim_decline", "sim_timeout_after_auth"].map((m) => h("option", { value: m }, m)));
+    testMethods.map(([m, label]) => h("option", { value: m }, t(label))));
   if (cfg.stripeKey) {
     loadStripe().then((s) => {
       card = s.elements().create("card");
@@ -817,6 +919,7 @@ async function checkoutPage(holdId, params) {
     if (res.error) throw new Error(res.error.message);
     return res.paymentMethod.id;
   };
+  const payLabel = r?.quote ? t("payNow", { total: money(r.quote.totalCents, r.quote.currency) }) : t("pay");
   const form = h("form", {
     class: "checkout",
     onsubmit: (e) => {
@@ -831,6 +934,7 @@ async function checkoutPage(holdId, params) {
         try {
           const o = await api("POST", "/v1/orders", { auth: true, headers, body: { holdId, paymentMethod: await paymentMethod(), email: email.value } });
           idem.done();
+          localStorage.setItem(key("email"), email.value);
           location.hash = `#/o/${o.id}?p=${productId}&r=${requestId ?? ""}`;
         } catch (err) {
           if (err.status && err.status < 500) idem.done();
@@ -839,9 +943,39 @@ async function checkoutPage(holdId, params) {
         }
       });
     },
-  }, h("label", { for: "email" }, t("emailTickets")), email, h("label", { for: "method" }, t("payWith")), method,
-  h("button", { class: "primary" }, t("pay")));
-  show(h("h1", {}, t("checkout")), r?.seats ? h("ul", { class: "seats" }, r.seats.map((s) => h("li", {}, s))) : null, form);
+  }, h("label", { for: "email" }, t("emailTickets")), email, h("label", { for: "method" }, t(cfg.stripeKey ? "payWith" : "payWithTest")), method,
+  cfg.stripeKey ? null : h("p", { class: "muted" }, t("testMode")),
+  h("button", { class: "primary" }, payLabel));
+  const clock = h("strong", { class: "countdown" });
+  const page = h("div", { class: "checkout-page" },
+    h("h1", {}, t("checkout")),
+    r ? h("p", { class: "hold-left", role: "timer" }, t("holdLeft"), " ", clock) : null,
+    h("div", { class: "checkout-grid" }, r?.quote ? summary(p, r.quote) : null, form));
+  show(page);
+  if (r) holdClock(r.expiresAt, clock, () => holdEnded(page, requestId, productId));
+}
+
+// saveFile downloads one of the shopper's files (it needs their token, so
+// a plain link will not do) under name.
+async function saveFile(path, name) {
+  const res = await fetch(cfg.apiBase + path, { headers: { Authorization: `Bearer ${token()}` } });
+  if (!res.ok) {
+    let body = null;
+    try {
+      body = await res.json();
+    } catch {
+      body = null;
+    }
+    const err = new APIError(res.status, body);
+    announce(err.message);
+    return alert(err.message);
+  }
+  const url = URL.createObjectURL(await res.blob());
+  const a = h("a", { href: url, download: name, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
 }
 
 async function qrImage(ticketId, label) {
@@ -866,7 +1000,14 @@ async function orderPage(id, params) {
     }
     if (o.status !== "CONFIRMED") return box.replaceChildren(h("p", { role: "alert" }, t("orderFailed", { reason: o.reason || o.status })));
     const tickets = await Promise.all(o.tickets.map((tk) => ticketItem(tk)));
-    box.replaceChildren(h("h1", {}, t("confirmed")), h("p", {}, t("total"), ": ", money(o.amountCents, o.currency)), h("ul", { class: "tickets" }, tickets));
+    if (basket.get()?.holdId === o.holdId) basket.clear();
+    const paid = [t("total"), ": ", money(o.amountCents, o.currency)];
+    if (o.feeCents) paid.push(` (${t("feesIncluded", { fees: money(o.feeCents, o.currency) })})`);
+    const files = h("p", { class: "tools" },
+      o.tickets.some((tk) => tk.code) ? h("button", { class: "primary", id: "tickets-pdf",
+        onclick: (e) => once(`pdf.${id}`, e.currentTarget, () => saveFile(`/v1/orders/${id}/tickets.pdf`, `tickets-${id}.pdf`)) }, t("downloadTickets")) : null,
+      h("button", { onclick: (e) => once(`ics.${id}`, e.currentTarget, () => saveFile(`/v1/orders/${id}/calendar.ics`, `event-${id}.ics`)) }, t("addToCalendar")));
+    box.replaceChildren(h("h1", {}, t("confirmed")), h("p", {}, ...paid), files, h("ul", { class: "tickets" }, tickets));
     announce(t("confirmed"));
   };
   poll();
@@ -994,6 +1135,7 @@ function loginPage(params) {
       try {
         const r = await api("POST", `/v1/stores/${cfg.slug}/login/verify`, { body: { ...who(), code: code.value } });
         localStorage.setItem(key("token"), r.buyerToken);
+        if (email.value) localStorage.setItem(key("email"), email.value); // checkout's address, filled in
         announce(t("loggedIn"));
         afterLogin();
       } catch {
@@ -1047,12 +1189,34 @@ function afterLogin() {
   renderAccount();
 }
 
+// The header's basket: a link back to the active hold with its time left,
+// ticking on every page.
+let basketTimer = 0;
+
 function renderAccount() {
   const nav = document.getElementById("account");
+  clearInterval(basketTimer);
+  const held = token() ? basket.get() : null;
+  let back = null;
+  if (held) {
+    const left = h("span", { class: "countdown" });
+    back = h("a", { href: `#/r/${held.r}?p=${held.p}`, class: "basket", id: "basket" }, t("basket"), " · ", left);
+    const tick = () => {
+      const ms = new Date(held.expiresAt) - Date.now();
+      if (ms <= 0) return back.remove();
+      left.textContent = duration(ms);
+    };
+    tick();
+    basketTimer = setInterval(tick, 1000);
+  }
   if (token()) {
-    nav.replaceChildren(h("span", { id: "signed-in-as" }, t("signedInAs", { who: signedInAs() })), " ",
+    nav.replaceChildren(back ?? "", h("span", { id: "signed-in-as" }, t("signedInAs", { who: signedInAs() })), " ",
       h("a", { href: "#/tickets" }, t("myTickets")), " ", h("a", { href: "#/orders" }, t("myOrders")), " ",
-      h("button", { class: "link", onclick: () => { localStorage.removeItem(key("token")); renderAccount(); location.hash = "#/"; } }, t("logOut")));
+      h("button", { class: "link", onclick: () => {
+        for (const k of ["token", "email", "hold"]) localStorage.removeItem(key(k));
+        renderAccount();
+        location.hash = "#/";
+      } }, t("logOut")));
   } else nav.replaceChildren(h("a", { href: "#/login" }, t("logIn")));
 }
 
