@@ -61,7 +61,7 @@ func Do(t *testing.T, ctx context.Context, actions ...chromedp.Action[chromedp.V
 	// deadline on the same tab.
 	look, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if page, lerr := chromedp.Run(look, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText`)); lerr == nil {
+	if page, lerr := chromedp.Run(look, chromedp.Evaluate[string](`location.href + "\n" + JSON.stringify(window.__seatMap ? {ready: window.__seatMap.ready(), version: window.__seatMap.version(), timing: window.__seatMap.timing} : null) + "\n" + document.body.innerText`)); lerr == nil {
 		t.Logf("the page when it failed:\n%s", page)
 	}
 	if png, serr := chromedp.Run(look, chromedp.CaptureScreenshot()); serr == nil {

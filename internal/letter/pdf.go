@@ -80,9 +80,7 @@ func (b Brand) TicketsPDF(tickets []Ticket, created time.Time) ([]byte, error) {
 		pdf.SetY(y + 26)
 		fact(w.T("holder"), t.Holder)
 		fact(w.T("order"), t.Order)
-		if t.Price != "" {
-			fact(w.T("total"), t.Price)
-		}
+		fact(w.T("price"), t.Price)
 
 		png, err := qr.PNG(t.Code, 8)
 		if err != nil {

@@ -126,7 +126,9 @@ func venue() *product.Layout {
 // clickSeat clicks seat i of the map where it is drawn.
 func clickSeat(i int) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		pos, err := chromedp.Evaluate[struct{ X, Y float64 }](fmt.Sprintf("window.__seatMap.pos(%d)", i))(ctx, t)
+		// As a shopper would, with the map in view first.
+		pos, err := chromedp.Evaluate[struct{ X, Y float64 }](fmt.Sprintf(
+			"(document.querySelector('canvas.map').getBoundingClientRect().bottom > innerHeight - 80 && document.querySelector('canvas.map').scrollIntoView({block: 'center'}), window.__seatMap.pos(%d))", i))(ctx, t)
 		if err != nil {
 			return chromedp.Void{}, err
 		}

@@ -150,7 +150,7 @@ func TestSameSeatTwoBrowsers(t *testing.T) {
 	browsertest.Shot(t, loser, "1-seat-taken")
 	require.NoError(t, chromedp.Do(loser, clickSeat(6), browsertest.WaitJS(`window.__seatMap.picked.size === 1`),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`))))
-	require.Contains(t, browsertest.Text(t, loser, "ul.seats"), "North · Row A · Seat 7")
+	require.Contains(t, browsertest.Text(t, loser, ".summary"), "North · Row A · Seat 7")
 	browsertest.Shot(t, loser, "2-another")
 }
 
@@ -187,16 +187,16 @@ func TestHoldRunsOut(t *testing.T) {
 	ctx := w.shopper(t, w.env.Tenant, store, "dee")
 	// The South section, through the section overview (it starts below
 	// the fold of the whole-venue view).
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		openProduct(p.ID.String()),
 		chromedp.Click(chromedp.CSS(`nav.sections button:nth-child(2)`)),
 		clickSeat(20), browsertest.WaitJS(`window.__seatMap.picked.size === 1`),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
-		chromedp.WaitVisible(chromedp.CSS(`.countdown`))))
-	require.Contains(t, browsertest.Text(t, ctx, "ul.seats"), "South · Row A · Seat 1")
+		chromedp.WaitVisible(chromedp.CSS(`.countdown`)))
+	require.Contains(t, browsertest.Text(t, ctx, ".summary"), "South · Row A · Seat 1")
 	browsertest.Shot(t, ctx, "1-held")
-	require.NoError(t, chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`document.querySelector('p.expired') !== null`,
-		chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(200*time.Millisecond))))
+	browsertest.Do(t, ctx, chromedp.Poll[chromedp.Void](`document.querySelector('p.expired') !== null`,
+		chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(200*time.Millisecond)))
 	require.Contains(t, browsertest.Text(t, ctx, "p.expired"), "released")
 	browsertest.Shot(t, ctx, "2-expired")
 	w.env.RequireInvariants(t)
@@ -292,7 +292,7 @@ func TestRaffleSearchAndBuy(t *testing.T) {
 	))
 	browsertest.Shot(t, ctx, "1-found")
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`main p button`)), // pick it
+		chromedp.Click(chromedp.CSS(`#number-result button`)), // pick it
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
@@ -356,8 +356,8 @@ func TestNarrowScreen(t *testing.T) {
 	store := w.publish(t, w.env.Tenant.Slug)
 	ctx := w.shopper(t, w.env.Tenant, store, "hal")
 	fits := `document.documentElement.scrollWidth <= 360`
-	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile),
-		chromedp.Navigate(store+"#/"), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)), browsertest.WaitJS(fits)))
+	browsertest.Do(t, ctx, chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile),
+		chromedp.Navigate(store+"#/"), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)), browsertest.WaitJS(fits))
 	browsertest.Shot(t, ctx, "1-home")
 	require.NoError(t, chromedp.Do(ctx,
 		openProduct(p.ID.String()), browsertest.WaitJS(fits),
@@ -388,7 +388,7 @@ func TestKeyboardPicking(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(" "),
 		browsertest.WaitJS(`window.__seatMap.picked.size === 2`),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`))))
-	seats := browsertest.Text(t, ctx, "ul.seats")
+	seats := browsertest.Text(t, ctx, ".summary")
 	require.Contains(t, seats, "North · Row B · Seat 2")
 	require.Contains(t, seats, "North · Row B · Seat 3")
 	browsertest.Shot(t, ctx, "1-held-by-keyboard")

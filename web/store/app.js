@@ -221,20 +221,50 @@ function statusText(p) {
   }
 }
 
+// fewLeft: a sale with a tenth or less of its stock left says so.
+const fewLeft = (p) => p.saleStatus === "ON_SALE" && p.available > 0 && p.available <= Math.max(1, p.capacity / 10);
+
+// lowestPrice is what the cheapest ticket costs, its fee included.
+function lowestPrice(p) {
+  return Math.min(p.priceCents, ...p.priceLevels.map((l) => l.priceCents)) + (p.feeCents || 0);
+}
+
+// shortWhen is a date on a card: "Sat 12 Dec, 21:00", in the venue's zone.
+function shortWhen(p) {
+  if (!p.startsAt) return t("dateTBA");
+  return new Intl.DateTimeFormat(cfg.lang, { weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit",
+    timeZone: p.event?.timeZone || "UTC" }).format(new Date(p.startsAt));
+}
+
+// art is an event's picture, or — without one — a panel in the store's
+// colours with the date, so a card never shows a hole.
+function art(p, cls) {
+  if (p.imageUrl) return h("img", { src: p.imageUrl, alt: "", class: cls, loading: cls === "hero" ? "eager" : "lazy", width: 640, height: 360 });
+  const day = p.startsAt ? new Date(p.startsAt) : null;
+  const part = (o) => new Intl.DateTimeFormat(cfg.lang, { ...o, timeZone: p.event?.timeZone || "UTC" }).format(day);
+  return h("div", { class: `${cls} art`, "aria-hidden": "true" },
+    day ? [h("span", { class: "art-day" }, part({ day: "numeric" })), h("span", { class: "art-month" }, part({ month: "short" }))] : null);
+}
+
+function stateBadge(p) {
+  const few = fewLeft(p);
+  const badge = h("span", { class: `badge ${few ? "few" : p.saleStatus.toLowerCase()}` }, few ? t("fewLeft") : statusText(p));
+  if (p.saleStatus === "UPCOMING") whenOpen(p, badge, () => route());
+  return badge;
+}
+
 async function home() {
   const list = await products(true);
   if (!list.length) return show(h("h1", {}, t("events")), h("p", {}, t("noEvents")));
   const cards = list.map((p) => {
-    const badge = h("span", { class: `badge ${p.saleStatus.toLowerCase()}` }, statusText(p));
-    if (p.saleStatus === "UPCOMING") whenOpen(p, badge, () => route());
-    const low = Math.min(p.priceCents, ...p.priceLevels.map((l) => l.priceCents));
+    const href = `#/p/${p.id}`;
     return h("li", { class: "card" },
-      p.imageUrl ? h("img", { src: p.imageUrl, alt: "", loading: "lazy" }) : null,
-      h("h2", {}, h("a", { href: `#/p/${p.id}` }, p.name)),
-      badge,
-      p.description ? h("p", {}, p.description) : null,
-      h("p", { class: "muted" }, t("from", { price: money(low, p.currency) }), " · ",
-        t("available", { n: p.available, total: p.capacity })));
+      h("a", { href, tabindex: "-1", "aria-hidden": "true", class: "card-art" }, art(p, "thumb")),
+      h("div", { class: "card-body" },
+        h("p", { class: "card-when" }, shortWhen(p)),
+        h("h2", {}, h("a", { href }, p.event?.name || p.name)),
+        p.event?.venue?.name ? h("p", { class: "muted card-where" }, p.event.venue.name) : null,
+        h("p", { class: "card-foot" }, stateBadge(p), h("span", { class: "card-price" }, t("from", { price: money(lowestPrice(p), p.currency) })))));
   });
   show(h("h1", {}, t("events")), h("ul", { class: "cards" }, cards));
 }
@@ -300,8 +330,7 @@ function watchAvailability(productId, capacity, onChange) {
 async function productPage(id) {
   const p = await product(id);
   if (!p) throw new Error(t("noSuchEvent"));
-  const head = [h("p", {}, h("a", { href: "#/" }, t("back"))), h("h1", {}, p.name),
-    eventDetails(p.event, p), p.description ? h("p", {}, p.description) : null];
+  const head = [h("p", {}, h("a", { href: "#/" }, t("back"))), eventHero(p)];
   if (p.waitingRoom && !accessToken(id) && !["SOLD_OUT", "CLOSED", "CANCELLED"].includes(p.saleStatus)) {
     return show(...head, h("p", {}, t("queueExplain")),
       h("button", { class: "primary", onclick: () => (location.hash = `#/q/${id}`) }, t("queueJoin")));
@@ -321,6 +350,59 @@ async function productPage(id) {
   const notice = flash ? h("p", { class: "error", role: "alert" }, t(flash)) : null;
   if (p.kind === "seated") return seatedPage(p, head, notice);
   return numberedPage(p, head, notice);
+}
+
+// eventHero is the top of an event page: the picture, the name, when and
+// where, what it is, what tickets cost, and ways to keep it (calendar,
+// share).
+function eventHero(p) {
+  const levels = p.priceLevels.length ? p.priceLevels : [{ name: t("ticket"), priceCents: p.priceCents }];
+  const prices = h("ul", { class: "prices", "aria-label": t("prices") }, levels.map((l) => h("li", {},
+    h("span", {}, l.name), " ", h("strong", {}, money(l.priceCents, p.currency)),
+    p.feeCents ? h("span", { class: "muted" }, " ", t("plusFee", { fee: money(p.feeCents, p.currency) })) : null)));
+  const keep = h("p", { class: "tools" },
+    p.startsAt ? h("button", { onclick: () => saveCalendar(p) }, t("addToCalendar")) : null,
+    h("button", { onclick: () => share(p) }, t("share")));
+  // The picture when the event has one (a panel of colour says nothing
+  // the page does not, and would push the seats below the fold).
+  return h("header", { class: `event-hero${p.imageUrl ? "" : " no-art"}` }, p.imageUrl ? art(p, "hero") : null,
+    // An upcoming sale's countdown is the page's call to action, below.
+    h("div", { class: "event-head" }, h("h1", {}, p.event?.name || p.name), p.saleStatus === "UPCOMING" ? null : stateBadge(p),
+      eventDetails(p.event, p),
+      p.description ? h("p", { class: "event-description" }, p.description) : null, prices, keep));
+}
+
+// saveCalendar hands the browser an iCalendar entry of the date.
+function saveCalendar(p) {
+  const utc = (x) => new Date(x).toISOString().replace(/[-:]/g, "").replace(/\.\d+/, "");
+  const esc = (x) => String(x).replace(/[\\;,]/g, (c) => "\\" + c).replace(/\n/g, "\\n");
+  const lines = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//BoxOffice//Store//EN", "BEGIN:VEVENT",
+    `UID:${p.id}@boxoffice`, `DTSTAMP:${utc(Date.now())}`, `DTSTART:${utc(p.startsAt)}`];
+  if (p.endsAt) lines.push(`DTEND:${utc(p.endsAt)}`);
+  lines.push(`SUMMARY:${esc(p.event?.name || p.name)}`);
+  const where = [p.event?.venue?.name, p.event?.venue?.address].filter(Boolean).join(", ");
+  if (where) lines.push(`LOCATION:${esc(where)}`);
+  lines.push(`URL:${location.href}`, "END:VEVENT", "END:VCALENDAR");
+  const url = URL.createObjectURL(new Blob([lines.join("\r\n") + "\r\n"], { type: "text/calendar" }));
+  const a = h("a", { href: url, download: `${p.slug || "event"}.ics`, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+}
+
+// share uses the device's share sheet where there is one, else copies
+// the page's address.
+async function share(p) {
+  const url = location.href;
+  try {
+    if (navigator.share) return await navigator.share({ title: p.event?.name || p.name, url });
+    await navigator.clipboard.writeText(url);
+    announce(t("linkCopied"));
+    alert(t("linkCopied"));
+  } catch {
+    /* the shopper closed the share sheet */
+  }
 }
 
 // whenText says when a date is, in the venue's time zone (as the tickets
@@ -681,7 +763,7 @@ async function numberedPage(p, head, notice) {
     announce(`#${n}`);
   };
   const input = h("input", { type: "number", min: 1, max: p.capacity, id: "number", inputmode: "numeric" });
-  const result = h("p", { "aria-live": "polite" });
+  const result = h("p", { "aria-live": "polite", id: "number-result" });
   const search = (e) => {
     e.preventDefault();
     const n = Number(input.value);
