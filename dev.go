@@ -12,6 +12,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"image/color"
 	"log/slog"
 	"net"
 	"net/http"
@@ -141,6 +142,9 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 	}
 	bucket := a.StorePublisher.Bucket
 	if err := bucket.Ensure(ctx); err != nil {
+		return err
+	}
+	if err := demoPictures(ctx, bucket); err != nil {
 		return err
 	}
 	if err := a.StorePublisher.Publish(ctx, "demo"); err != nil {
@@ -292,7 +296,7 @@ type demoData struct {
 	apiKey, secret  string
 	operatorKey     string
 	buyerToken      string
-	stadium, raffle *product.Product
+	stadium, hall, raffle *product.Product
 }
 
 // devKeyLabel and devOperatorLabel mark the demo API keys dev issues at
@@ -327,7 +331,8 @@ func seedDemo(ctx context.Context, a *app.App) (*demoData, error) {
 		return nil, err
 	default:
 		t, err := a.Tenants.Create(ctx, tenant.CreateParams{Slug: "demo", Name: "Demo Arena",
-			Domains: []string{"localhost"}, Theme: map[string]string{"primary": "#c2185b"}})
+			Domains: []string{"localhost"},
+			Theme: map[string]string{"primary": "#c2185b", "accent": "#b35f00", "replyTo": "box-office@demo-arena.example"}})
 		if err != nil {
 			return nil, err
 		}
@@ -358,8 +363,9 @@ func seedDemo(ctx context.Context, a *app.App) (*demoData, error) {
 	venue := product.Venue{Name: "Estádio Municipal", Address: "Avenida da Liberdade 1, Lisboa",
 		MapURL: "https://www.openstreetmap.org/search?query=Avenida%20da%20Liberdade%20Lisboa"}
 	if d.stadium, err = demoProduct(ctx, a, d.tenantID, product.CreateParams{Slug: "demo-stadium", Name: "Demo Stadium Night",
-		Kind: product.KindSeated, Capacity: layout.Number(), Layout: layout, PriceCents: 8900, Currency: "EUR",
+		Kind: product.KindSeated, Capacity: layout.Number(), Layout: layout, PriceCents: 8900, FeeCents: 150, Currency: "EUR",
 		Event: &product.EventParams{Slug: "demo-stadium", Name: "Demo Stadium Night", Venue: venue, TimeZone: "Europe/Lisbon",
+			ImageURL: demoPicture("demo-stadium"),
 			Description: "An open-air night at the stadium: two stands, a balcony and the pitch-side rows.", EntryNote: "All ages; under 12s with an adult."},
 		Dates: product.Dates{StartsAt: &night, DoorsAt: ptrTo(night.Add(-90 * time.Minute)), EndsAt: ptrTo(night.Add(150 * time.Minute))},
 		// Fans may pass a ticket on until a day before doors, once; and
@@ -373,8 +379,24 @@ func seedDemo(ctx context.Context, a *app.App) (*demoData, error) {
 	if d.raffle, err = demoProduct(ctx, a, d.tenantID, product.CreateParams{Slug: "demo-raffle", Name: "Demo Raffle",
 		Kind: product.KindNumbered, Capacity: 10_000, PriceCents: 500, Currency: "EUR",
 		Event: &product.EventParams{Slug: "demo-raffle", Name: "Demo Raffle", Venue: venue, TimeZone: "Europe/Lisbon",
+			ImageURL: demoPicture("demo-raffle"),
 			Description: "10,000 numbers, one draw on the night.", EntryNote: "18+"},
 		Dates: product.Dates{StartsAt: &draw},
+	}); err != nil {
+		return nil, err
+	}
+	// A concert hall's evening, a fortnight out.
+	hall := demo.Hall()
+	evening := time.Date(day.Year(), day.Month(), day.Day(), 20, 0, 0, 0, lisbon).AddDate(0, 0, -14)
+	if d.hall, err = demoProduct(ctx, a, d.tenantID, product.CreateParams{Slug: "demo-hall", Name: "The Four Seasons",
+		Kind: product.KindSeated, Capacity: hall.Number(), Layout: hall, PriceCents: 4500, FeeCents: 100, Currency: "EUR",
+		Event: &product.EventParams{Slug: "demo-hall", Name: "The Four Seasons", TimeZone: "Europe/Lisbon",
+			Venue:       product.Venue{Name: "Teatro da Cidade", Address: "Rua do Teatro 12, Lisboa"},
+			ImageURL:    demoPicture("demo-hall"),
+			Description: "Vivaldi by candlelight: the city's chamber orchestra in the stalls' hall, with a balcony for the view.",
+			EntryNote:   "Latecomers are seated at the interval."},
+		Dates: product.Dates{StartsAt: &evening, DoorsAt: ptrTo(evening.Add(-45 * time.Minute)), EndsAt: ptrTo(evening.Add(110 * time.Minute))},
+		Cancellation: &product.Cancellation{HoursBefore: 48, FeeCents: 200},
 	}); err != nil {
 		return nil, err
 	}
@@ -383,17 +405,46 @@ func seedDemo(ctx context.Context, a *app.App) (*demoData, error) {
 
 func ptrTo[T any](v T) *T { return &v }
 
+// demoPictures draws the demo events' pictures and puts them with the
+// demo store, where the events' imageUrl (relative: the store's own
+// files) finds them.
+func demoPictures(ctx context.Context, bucket storefront.Bucket) error {
+	for slug, kind := range map[string]string{"demo-stadium": "stadium", "demo-hall": "hall", "demo-raffle": "raffle"} {
+		img, err := demo.Poster(kind, color.RGBA{0xc2, 0x18, 0x5b, 0xff}, color.RGBA{0xf2, 0xa5, 0x41, 0xff})
+		if err != nil {
+			return err
+		}
+		if err := bucket.Put(ctx, "demo", demoPicture(slug), storefront.File{Body: img, ContentType: "image/png",
+			CacheControl: "public, max-age=3600"}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// demoPicture is where a demo event's picture is, in the store's files.
+func demoPicture(slug string) string { return "images/" + slug + ".png" }
+
 // demoProduct creates a demo product, or finds the one an earlier start
 // made; one made before products had dates gets its date and venue now.
 func demoProduct(ctx context.Context, a *app.App, tenantID uuid.UUID, p product.CreateParams) (*product.Product, error) {
 	p.TenantID = tenantID
 	created, err := a.Products.Create(ctx, p)
-	if !errors.Is(err, product.ErrSlugTaken) {
+	if !errors.Is(err, product.ErrSlugTaken) && !errors.Is(err, product.ErrEventSlugTaken) {
 		return created, err
 	}
 	found, err := a.Products.GetBySlug(ctx, tenantID, p.Slug)
-	if err != nil || found.StartsAt != nil {
-		return found, err
+	if err != nil {
+		return nil, err
+	}
+	if found.ImageURL == "" && p.Event.ImageURL != "" {
+		// A demo seeded before it had pictures gets them.
+		if _, err := a.Products.UpdateEvent(ctx, tenantID, found.EventID, product.EventUpdate{ImageURL: &p.Event.ImageURL}); err != nil {
+			return nil, err
+		}
+	}
+	if found.StartsAt != nil {
+		return found, nil
 	}
 	e := p.Event
 	if _, err := a.Products.UpdateEvent(ctx, tenantID, found.EventID, product.EventUpdate{Description: &e.Description,

@@ -42,3 +42,35 @@ func Stadium() *product.Layout {
 			{Name: "Upper", PriceCents: 4900}},
 	}
 }
+
+// Hall is the demo's concert hall: the stage at the top, twelve straight
+// rows of stalls (the first six dearer) and a curved balcony behind them.
+func Hall() *product.Layout {
+	stalls := product.Section{Name: "Stalls"}
+	for r := range 12 {
+		level := "Premium"
+		if r >= 6 {
+			level = "Stalls"
+		}
+		seats := 22 + r/2*2 // the room widens towards the back
+		stalls.Rows = append(stalls.Rows, product.Row{Name: string(rune('A' + r)), Seats: seats, PriceLevel: level,
+			X: -float64(seats-1) * 0.55, Y: 4 + float64(r)*1.2})
+	}
+	balcony := product.Section{Name: "Balcony", PriceLevel: "Balcony"}
+	for r := range 5 {
+		radius := 22 + float64(r)*1.3
+		n := int(1.6 * radius / 1.1)
+		row := product.Row{Name: fmt.Sprint(r + 1), Seats: n}
+		for i := range n {
+			a := 0.75 + 1.6*(float64(i)+0.5)/float64(n)
+			row.SeatList = append(row.SeatList, product.Seat{Label: fmt.Sprint(i + 1),
+				X: math.Round(-radius*math.Cos(a)*100) / 100, Y: math.Round((radius*math.Sin(a)-2)*100) / 100})
+		}
+		balcony.Rows = append(balcony.Rows, row)
+	}
+	return &product.Layout{
+		Sections: []product.Section{stalls, balcony},
+		PriceLevels: []product.PriceLevel{{Name: "Premium", PriceCents: 6500}, {Name: "Stalls", PriceCents: 4500},
+			{Name: "Balcony", PriceCents: 2800}},
+	}
+}

@@ -50,24 +50,26 @@ type Bucket struct {
 // assets are not there yet. Assets of earlier builds stay: pages cached
 // for a minute may still name them.
 func (b Bucket) Publish(ctx context.Context, slug string, site Site) error {
-	put := func(name string, f File) error {
-		_, err := b.Client.PutObject(ctx, &s3.PutObjectInput{
-			Bucket: aws.String(b.Name), Key: aws.String(slug + "/" + name), Body: bytes.NewReader(f.Body),
-			ContentType: aws.String(f.ContentType), CacheControl: aws.String(f.CacheControl),
-		})
-		if err != nil {
-			return fmt.Errorf("publish %s/%s: %w", slug, name, err)
-		}
-		return nil
-	}
 	for name, f := range site {
 		if name != "index.html" {
-			if err := put(name, f); err != nil {
+			if err := b.Put(ctx, slug, name, f); err != nil {
 				return err
 			}
 		}
 	}
-	return put("index.html", site["index.html"])
+	return b.Put(ctx, slug, "index.html", site["index.html"])
+}
+
+// Put uploads one file of a tenant's store (a picture the store shows).
+func (b Bucket) Put(ctx context.Context, slug, name string, f File) error {
+	_, err := b.Client.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(b.Name), Key: aws.String(slug + "/" + name), Body: bytes.NewReader(f.Body),
+		ContentType: aws.String(f.ContentType), CacheControl: aws.String(f.CacheControl),
+	})
+	if err != nil {
+		return fmt.Errorf("publish %s/%s: %w", slug, name, err)
+	}
+	return nil
 }
 
 // PresignPut returns a URL that lets whoever holds it PUT one object of

@@ -2,6 +2,9 @@
 // needs (tenant, API address, strings) is in the page's data-config.
 
 const cfg = JSON.parse(document.documentElement.dataset.config);
+// The store's languages as Europe writes dates and amounts: 24-hour
+// clock, day before month.
+const locale = { en: "en-GB", pt: "pt-PT" }[cfg.lang] ?? cfg.lang;
 const main = document.getElementById("main");
 const live = document.getElementById("announce");
 let cleanup = []; // what the current view must stop when leaving
@@ -37,7 +40,7 @@ function announce(text) {
 
 function money(cents, currency) {
   try {
-    return new Intl.NumberFormat(cfg.lang, { style: "currency", currency }).format(cents / 100);
+    return new Intl.NumberFormat(locale, { style: "currency", currency }).format(cents / 100);
   } catch {
     return `${(cents / 100).toFixed(2)} ${currency}`;
   }
@@ -232,7 +235,7 @@ function lowestPrice(p) {
 // shortWhen is a date on a card: "Sat 12 Dec, 21:00", in the venue's zone.
 function shortWhen(p) {
   if (!p.startsAt) return t("dateTBA");
-  return new Intl.DateTimeFormat(cfg.lang, { weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit",
+  return new Intl.DateTimeFormat(locale, { weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit",
     timeZone: p.event?.timeZone || "UTC" }).format(new Date(p.startsAt));
 }
 
@@ -241,7 +244,7 @@ function shortWhen(p) {
 function art(p, cls) {
   if (p.imageUrl) return h("img", { src: p.imageUrl, alt: "", class: cls, loading: cls === "hero" ? "eager" : "lazy", width: 640, height: 360 });
   const day = p.startsAt ? new Date(p.startsAt) : null;
-  const part = (o) => new Intl.DateTimeFormat(cfg.lang, { ...o, timeZone: p.event?.timeZone || "UTC" }).format(day);
+  const part = (o) => new Intl.DateTimeFormat(locale, { ...o, timeZone: p.event?.timeZone || "UTC" }).format(day);
   return h("div", { class: `${cls} art`, "aria-hidden": "true" },
     day ? [h("span", { class: "art-day" }, part({ day: "numeric" })), h("span", { class: "art-month" }, part({ month: "short" }))] : null);
 }
@@ -410,7 +413,7 @@ async function share(p) {
 function whenText(dates, zone) {
   if (!dates?.startsAt) return null;
   const tz = zone || "UTC";
-  const f = (x, o) => new Intl.DateTimeFormat(cfg.lang, { ...o, timeZone: tz }).format(new Date(x));
+  const f = (x, o) => new Intl.DateTimeFormat(locale, { ...o, timeZone: tz }).format(new Date(x));
   let s = f(dates.startsAt, { dateStyle: "full", timeStyle: "short" });
   if (dates.doorsAt) s += ` · ${t("doors", { time: f(dates.doorsAt, { timeStyle: "short" }) })}`;
   return `${s} (${tz})`;
@@ -862,7 +865,7 @@ async function queuePage(id) {
     const parts = [];
     if (st.status === "SOLD_OUT") parts.push(h("p", {}, t("queueSoldOut")));
     else if (["EXPIRED", "LEFT", "RECLAIMED", "REMOVED"].includes(st.status)) parts.push(h("p", {}, t("queueEnded")));
-    else if (!st.position) parts.push(h("p", {}, t("queueBeforeDraw", { time: st.opensAt ? new Date(st.opensAt).toLocaleString(cfg.lang) : "" })));
+    else if (!st.position) parts.push(h("p", {}, t("queueBeforeDraw", { time: st.opensAt ? new Date(st.opensAt).toLocaleString(locale) : "" })));
     else {
       parts.push(h("p", {}, t("queuePosition", { position: st.position, serving: st.nowServing })));
       if (st.etaSeconds) parts.push(h("p", {}, t("queueEta", { time: duration(st.etaSeconds * 1000) })));
@@ -1167,7 +1170,7 @@ async function ordersPage() {
   const { orders } = await api("GET", "/v1/orders", { auth: true });
   if (!orders.length) return show(h("h1", {}, t("myOrders")), h("p", {}, t("noOrders")));
   show(h("h1", {}, t("myOrders")), h("ul", { class: "orders" }, orders.map((o) =>
-    h("li", {}, h("a", { href: `#/o/${o.id}` }, `${new Date(o.createdAt).toLocaleString(cfg.lang)} · ${o.seats.join(", ")}`), " ", o.status))));
+    h("li", {}, h("a", { href: `#/o/${o.id}` }, `${new Date(o.createdAt).toLocaleString(locale)} · ${o.seats.join(", ")}`), " ", o.status))));
 }
 
 // ---------- login ----------
