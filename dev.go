@@ -292,10 +292,10 @@ func startSQSEmulator(ctx context.Context, cfg *config.Config) (*kumo.Server, er
 }
 
 type demoData struct {
-	tenantID        uuid.UUID
-	apiKey, secret  string
-	operatorKey     string
-	buyerToken      string
+	tenantID              uuid.UUID
+	apiKey, secret        string
+	operatorKey           string
+	buyerToken            string
 	stadium, hall, raffle *product.Product
 }
 
@@ -332,7 +332,7 @@ func seedDemo(ctx context.Context, a *app.App) (*demoData, error) {
 	default:
 		t, err := a.Tenants.Create(ctx, tenant.CreateParams{Slug: "demo", Name: "Demo Arena",
 			Domains: []string{"localhost"},
-			Theme: map[string]string{"primary": "#c2185b", "accent": "#b35f00", "replyTo": "box-office@demo-arena.example"}})
+			Theme:   map[string]string{"primary": "#c2185b", "accent": "#b35f00", "replyTo": "box-office@demo-arena.example"}})
 		if err != nil {
 			return nil, err
 		}
@@ -365,7 +365,7 @@ func seedDemo(ctx context.Context, a *app.App) (*demoData, error) {
 	if d.stadium, err = demoProduct(ctx, a, d.tenantID, product.CreateParams{Slug: "demo-stadium", Name: "Demo Stadium Night",
 		Kind: product.KindSeated, Capacity: layout.Number(), Layout: layout, PriceCents: 8900, FeeCents: 150, Currency: "EUR",
 		Event: &product.EventParams{Slug: "demo-stadium", Name: "Demo Stadium Night", Venue: venue, TimeZone: "Europe/Lisbon",
-			ImageURL: demoPicture("demo-stadium"),
+			ImageURL:    demoPicture("demo-stadium"),
 			Description: "An open-air night at the stadium: two stands, a balcony and the pitch-side rows.", EntryNote: "All ages; under 12s with an adult."},
 		Dates: product.Dates{StartsAt: &night, DoorsAt: ptrTo(night.Add(-90 * time.Minute)), EndsAt: ptrTo(night.Add(150 * time.Minute))},
 		// Fans may pass a ticket on until a day before doors, once; and
@@ -379,7 +379,7 @@ func seedDemo(ctx context.Context, a *app.App) (*demoData, error) {
 	if d.raffle, err = demoProduct(ctx, a, d.tenantID, product.CreateParams{Slug: "demo-raffle", Name: "Demo Raffle",
 		Kind: product.KindNumbered, Capacity: 10_000, PriceCents: 500, Currency: "EUR",
 		Event: &product.EventParams{Slug: "demo-raffle", Name: "Demo Raffle", Venue: venue, TimeZone: "Europe/Lisbon",
-			ImageURL: demoPicture("demo-raffle"),
+			ImageURL:    demoPicture("demo-raffle"),
 			Description: "10,000 numbers, one draw on the night.", EntryNote: "18+"},
 		Dates: product.Dates{StartsAt: &draw},
 	}); err != nil {
@@ -395,7 +395,7 @@ func seedDemo(ctx context.Context, a *app.App) (*demoData, error) {
 			ImageURL:    demoPicture("demo-hall"),
 			Description: "Vivaldi by candlelight: the city's chamber orchestra in the stalls' hall, with a balcony for the view.",
 			EntryNote:   "Latecomers are seated at the interval."},
-		Dates: product.Dates{StartsAt: &evening, DoorsAt: ptrTo(evening.Add(-45 * time.Minute)), EndsAt: ptrTo(evening.Add(110 * time.Minute))},
+		Dates:        product.Dates{StartsAt: &evening, DoorsAt: ptrTo(evening.Add(-45 * time.Minute)), EndsAt: ptrTo(evening.Add(110 * time.Minute))},
 		Cancellation: &product.Cancellation{HoursBefore: 48, FeeCents: 200},
 	}); err != nil {
 		return nil, err

@@ -191,6 +191,9 @@ func (s *Service) ProcessCancellation(ctx context.Context, productID uuid.UUID) 
 	return product.FinishCancellation(ctx, s.pool, productID)
 }
 
+// mapKeys lists m's keys in a slice that is never nil, even when m is
+// empty: pgx sends a nil slice as NULL, and "id <> ALL(NULL)" matches no
+// row, so a run with nothing to skip would find nothing left to cancel.
 func mapKeys(m map[uuid.UUID]bool) []uuid.UUID {
 	out := make([]uuid.UUID, 0, len(m))
 	for k := range m {
