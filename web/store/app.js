@@ -918,7 +918,7 @@ async function reservationPage(id, params) {
     basket.set({ r: id, p: productId, holdId: r.holdId, expiresAt: r.expiresAt, name: p?.name ?? "" });
     const clock = h("strong", { class: "countdown" });
     const checkout = `#/checkout/${r.holdId}?p=${productId}&r=${id}`;
-    box.replaceChildren(h("h1", {}, t(`holdTitle${heldKind(p)}`), clock),
+    box.replaceChildren(h("h1", {}, t(`holdTitle${heldKind(p)}`), " ", clock),
       r.quote ? summary(p, r.quote) : h("ul", { class: "seats" }, (r.seats ?? r.numbers.map((n) => `#${n}`)).map((x) => h("li", {}, x))),
       h("div", { class: "bar" },
         h("button", { class: "primary", onclick: () => (location.hash = checkout) }, t("toCheckout")),
@@ -1196,6 +1196,7 @@ function acceptHandoff(params) {
   history.replaceState(null, "", location.pathname + "#/login");
   if (!expected || params.get("state") !== expected) return false;
   localStorage.setItem(key("token"), params.get("token"));
+  localStorage.removeItem(key("email")); // the tenant's login says who this is
   return true;
 }
 
@@ -1295,7 +1296,9 @@ function renderAccount() {
     basketTimer = setInterval(tick, 1000);
   }
   if (token()) {
-    nav.replaceChildren(back ?? "", h("span", { id: "signed-in-as" }, t("signedInAs", { who: signedInAs() })), " ",
+    // The address of an e-mail login reads better than the buyer's opaque id.
+    const who = localStorage.getItem(key("email")) || signedInAs();
+    nav.replaceChildren(back ?? "", h("span", { id: "signed-in-as" }, t("signedInAs", { who })), " ",
       h("a", { href: "#/tickets" }, t("myTickets")), " ", h("a", { href: "#/orders" }, t("myOrders")), " ",
       h("button", { class: "link", onclick: () => {
         for (const k of ["token", "email", "hold"]) localStorage.removeItem(key(k));
