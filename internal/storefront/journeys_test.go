@@ -1,7 +1,6 @@
 package storefront_test
 
 import (
-	"boxoffice/internal/browsertest"
 	"context"
 	"fmt"
 	"net/http"
@@ -17,7 +16,9 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/internal/browsertest"
 	"boxoffice/internal/pspsim"
+	"boxoffice/internal/reservation"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/testfix"
 	"boxoffice/internal/waitingroom"
@@ -392,4 +393,61 @@ func TestKeyboardPicking(t *testing.T) {
 	require.Contains(t, seats, "North · Row B · Seat 2")
 	require.Contains(t, seats, "North · Row B · Seat 3")
 	browsertest.Shot(t, ctx, "1-held-by-keyboard")
+}
+
+// The seat list, with the keyboard alone: Tab to "Seat list", open it,
+// open a section, Tab along a row's free seats and pick two (a seat taken
+// by someone else cannot be reached), then Tab on to Reserve. The list and
+// the map are one selection.
+func TestSeatListByKeyboard(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
+	w.env.Reserve(t, p, "someone", reservation.Params{Numbers: []int32{1}}) // North · Row A · Seat 1
+	w.env.Drain(t, p, 10)
+	store := w.publish(t, w.env.Tenant.Slug)
+	ctx := w.shopper(t, w.env.Tenant, store, "kim")
+	focused := func(want string) chromedp.Action[chromedp.Void] {
+		return browsertest.WaitJS(fmt.Sprintf(`(document.activeElement?.textContent || "").trim() === %q`, want))
+	}
+	browsertest.Do(t, ctx,
+		openProduct(p.ID.String()),
+		chromedp.Focus(chromedp.CSS(`a[href="#/"]`)), // the top of the page, as after a page load
+		tabTo(`document.activeElement?.getAttribute('aria-controls')?.startsWith('seat-list')`),
+		chromedp.KeyEvent(kb.Enter),
+		browsertest.WaitJS(`document.activeElement?.tagName === 'SUMMARY'`),
+		chromedp.KeyEvent(kb.Enter),           // open North
+		chromedp.KeyEvent("\t"), focused("2"), // seat 1 is taken: not reachable
+		chromedp.KeyEvent(kb.Enter),
+		chromedp.KeyEvent("\t"), focused("3"),
+		chromedp.KeyEvent(" "),
+		browsertest.WaitJS(`window.__seatMap.picked.size === 2`),
+		browsertest.WaitJS(`document.activeElement.getAttribute('aria-pressed') === 'true'`),
+	)
+	require.Contains(t, browsertest.Text(t, ctx, ".total"), "2 picked")
+	require.Contains(t, browsertest.Text(t, ctx, "#announce"), "North · Row A · Seat 3")
+	browsertest.Shot(t, ctx, "1-picked-from-the-list")
+	browsertest.Do(t, ctx,
+		tabTo(`document.activeElement?.classList.contains('primary') && document.activeElement.closest('.bar')`),
+		chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(`.summary`)))
+	held := browsertest.Text(t, ctx, ".summary")
+	require.Contains(t, held, "North · Row A · Seat 2")
+	require.Contains(t, held, "North · Row A · Seat 3")
+}
+
+// tabTo presses Tab until the JavaScript condition holds of the focused
+// element (at most 200 times).
+func tabTo(cond string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		for range 200 {
+			ok, err := chromedp.Evaluate[bool](`!!(`+cond+`)`)(ctx, t)
+			if err != nil || ok {
+				return chromedp.Void{}, err
+			}
+			if _, err := chromedp.KeyEvent("\t")(ctx, t); err != nil {
+				return chromedp.Void{}, err
+			}
+		}
+		return chromedp.Void{}, fmt.Errorf("tabbed 200 times and never reached %s", cond)
+	}
 }

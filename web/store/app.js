@@ -155,6 +155,39 @@ function summary(p, quote) {
       h("tfoot", {}, h("tr", {}, h("th", { scope: "row" }, t("total")), h("td", {}, money(quote.totalCents, cur))))));
 }
 
+// hull is the convex hull of points ([x, y]), each pushed out by pad
+// from the centre (Andrew's monotone chain).
+function hull(points, pad) {
+  const pts = [...points].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  if (pts.length < 3) return pts;
+  const cross = (o, a, b) => (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
+  const half = (list) => {
+    const out = [];
+    for (const p of list) {
+      while (out.length >= 2 && cross(out[out.length - 2], out[out.length - 1], p) <= 0) out.pop();
+      out.push(p);
+    }
+    out.pop();
+    return out;
+  };
+  const h = [...half(pts), ...half([...pts].reverse())];
+  const cx = h.reduce((a, p) => a + p[0], 0) / h.length, cy = h.reduce((a, p) => a + p[1], 0) / h.length;
+  return h.map(([x, y]) => {
+    const d = Math.hypot(x - cx, y - cy) || 1;
+    return [x + ((x - cx) / d) * pad, y + ((y - cy) / d) * pad];
+  });
+}
+
+// inside reports whether (x, y) is inside the polygon.
+function inside(poly, x, y) {
+  let in_ = false;
+  for (let i = 0, j = poly.length - 1; i < poly.length; j = i++) {
+    const [xi, yi] = poly[i], [xj, yj] = poly[j];
+    if ((yi > y) !== (yj > y) && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) in_ = !in_;
+  }
+  return in_;
+}
+
 // restorePick is the numbers picked before the shopper went to log in
 // (taken once: a later visit starts afresh).
 function restorePick(productId) {
@@ -504,6 +537,15 @@ async function seatedPage(p, head, notice) {
     }
     sections.push({ name: s.name, first, last: seats.length });
   }
+  // Each section's outline (the hull of its seats, a seat's width out) and
+  // box: the whole venue is drawn as these shapes when seats are too small
+  // to pick, and a tap on one zooms to its seats.
+  for (const sec of sections) {
+    const pts = seats.slice(sec.first, sec.last).map((x) => [x.x, x.y]);
+    sec.hull = hull(pts, 0.8);
+    sec.box = pts.reduce((b, [x, y]) => [Math.min(b[0], x), Math.min(b[1], y), Math.max(b[2], x), Math.max(b[3], y)],
+      [Infinity, Infinity, -Infinity, -Infinity]);
+  }
   const levels = new Map(layout.priceLevels.map((l, i) => [l.name, { ...l, hue: (i * 67 + 200) % 360 }]));
   const price = (seat) => levels.get(seat.priceLevel)?.priceCents ?? layout.priceCents;
   const byNumber = new Map(seats.map((s, i) => [s.number, i]));
@@ -531,6 +573,7 @@ async function seatedPage(p, head, notice) {
     }
     updateTotal();
     draw();
+    syncList();
     if (delta) canvas.dataset.version = avail.state.version;
   });
 
@@ -559,8 +602,48 @@ async function seatedPage(p, head, notice) {
       g.setTransform(dpr, 0, 0, dpr, 0, 0);
       g.clearRect(0, 0, w, hgt);
       const r = Math.max(1, Math.min(view.scale * 0.4, 12));
-      const free = getComputedStyle(document.documentElement).getPropertyValue("--primary");
-      for (let i = 0; i < seats.length; i++) {
+      const css = getComputedStyle(document.documentElement);
+      const free = css.getPropertyValue("--primary"), ink = css.getPropertyValue("--text");
+      const px = (x) => x * view.scale + view.ox, py = (y) => y * view.scale + view.oy;
+      // Seats too small to pick: the venue as its sections, each coloured
+      // by its price and how much of it is left, named with its free seats.
+      const overviewMode = r < 2.5;
+      for (const sec of sections) {
+        let left = 0;
+        for (let i = sec.first; i < sec.last; i++) if (!avail.taken(seats[i].number)) left++;
+        sec.free = left;
+        const lv = levels.get(seats[sec.first]?.priceLevel);
+        g.beginPath();
+        sec.hull.forEach(([x, y], k) => (k ? g.lineTo(px(x), py(y)) : g.moveTo(px(x), py(y))));
+        g.closePath();
+        const share = (sec.last - sec.first) ? left / (sec.last - sec.first) : 0;
+        g.fillStyle = !left ? "rgba(150,150,150,0.35)" : lv ? `hsla(${lv.hue} 65% 45% / ${overviewMode ? 0.35 + 0.5 * share : 0.08})` : `color-mix(in srgb, ${free} ${overviewMode ? 30 + 50 * share : 8}%, transparent)`;
+        g.fill();
+        g.strokeStyle = "rgba(0,0,0,0.25)";
+        g.lineWidth = 1;
+        g.stroke();
+        if (r < 8) {
+          const cx = px((sec.box[0] + sec.box[2]) / 2), cy = py((sec.box[1] + sec.box[3]) / 2);
+          g.fillStyle = ink;
+          g.font = "600 13px system-ui, sans-serif";
+          g.textAlign = "center";
+          g.textBaseline = "middle";
+          g.fillText(sec.name, cx, overviewMode ? cy - 8 : py(sec.box[1]) - 10);
+          if (overviewMode) {
+            g.font = "12px system-ui, sans-serif";
+            g.fillText(t("sectionFree", { n: left }), cx, cy + 8);
+          }
+        }
+      }
+      if (r >= 6) {
+        // Row names, left of each row's first seat.
+        g.fillStyle = ink;
+        g.font = "11px system-ui, sans-serif";
+        g.textAlign = "right";
+        g.textBaseline = "middle";
+        for (const row of rows) g.fillText(row.name, px(seats[row.start].x) - r - 6, py(seats[row.start].y));
+      }
+      for (let i = 0; overviewMode ? false : i < seats.length; i++) {
         const s = seats[i];
         const x = s.x * view.scale + view.ox, y = s.y * view.scale + view.oy;
         if (x < -r || y < -r || x > w + r || y > hgt + r) continue;
@@ -611,6 +694,7 @@ async function seatedPage(p, head, notice) {
     else picked.add(i);
     updateTotal();
     draw();
+    syncList();
     announce(describe(i));
   }
   const seatAt = (px, py) => {
@@ -625,8 +709,25 @@ async function seatedPage(p, head, notice) {
   };
   let drag = null;
   canvas.addEventListener("pointerdown", (e) => { drag = { x: e.clientX, y: e.clientY, ox: view.ox, oy: view.oy, moved: false }; canvas.setPointerCapture(e.pointerId); });
+  // The tooltip: the seat under the pointer (or the keyboard's focus),
+  // its price and fee, or that it is taken.
+  const tip = h("div", { class: "tip", role: "tooltip", id: `tip-${p.id}`, hidden: true });
+  const showTip = (i) => {
+    if (i < 0 || view.scale * 0.4 < 2.5) return (tip.hidden = true);
+    const s = seats[i];
+    tip.textContent = avail.taken(s.number) && !picked.has(i) ? t("seatTaken", { label: s.full })
+      : `${s.full} · ${money(price(s), layout.currency)}${p.feeCents ? " " + t("plusFee", { fee: money(p.feeCents, layout.currency) }) : ""}`;
+    tip.style.left = `${s.x * view.scale + view.ox}px`;
+    tip.style.top = `${s.y * view.scale + view.oy - 14}px`;
+    tip.hidden = false;
+  };
+  canvas.addEventListener("pointerleave", () => (tip.hidden = true));
   canvas.addEventListener("pointermove", (e) => {
-    if (!drag) return;
+    if (!drag) {
+      const b = canvas.getBoundingClientRect();
+      return showTip(seatAt(e.clientX - b.left, e.clientY - b.top));
+    }
+    tip.hidden = true;
     const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
     if (Math.abs(dx) + Math.abs(dy) > 4) drag.moved = true;
     view.ox = drag.ox + dx; view.oy = drag.oy + dy;
@@ -637,8 +738,19 @@ async function seatedPage(p, head, notice) {
     drag = null;
     if (wasDrag) return;
     const b = canvas.getBoundingClientRect();
-    const i = seatAt(e.clientX - b.left, e.clientY - b.top);
-    if (i >= 0) { focus = i; toggle(i); }
+    const cx = e.clientX - b.left, cy = e.clientY - b.top;
+    if (view.scale * 0.4 < 2.5) {
+      // The whole venue: a tap on a section shows its seats.
+      const sec = sections.find((x) => inside(x.hull, (cx - view.ox) / view.scale, (cy - view.oy) / view.scale));
+      if (sec) {
+        focus = sec.first;
+        fitTo(...sec.box);
+        announce(t("sectionShown", { name: sec.name, n: sec.free ?? "" }));
+      }
+      return;
+    }
+    const i = seatAt(cx, cy);
+    if (i >= 0) { focus = i; toggle(i); showTip(i); }
   });
   const zoom = (f, cx = canvas.clientWidth / 2, cy = canvas.clientHeight / 2) => {
     view.ox = cx - (cx - view.ox) * f; view.oy = cy - (cy - view.oy) * f; view.scale *= f; draw();
@@ -677,8 +789,10 @@ async function seatedPage(p, head, notice) {
       view.ox += canvas.clientWidth / 2 - x; view.oy += canvas.clientHeight / 2 - y;
     }
     draw();
+    showTip(focus);
     announce(describe(focus));
   });
+  canvas.addEventListener("blur", () => (tip.hidden = true));
 
   // Best available in a level: adjacent free seats of one row, chosen here
   // from the live map (the claim decides; a race ends in SEAT_TAKEN).
@@ -721,12 +835,71 @@ async function seatedPage(p, head, notice) {
       },
     }, s.name)),
     h("button", { onclick: () => fitTo(minX, minY, maxX, maxY) }, t("fit")));
-  const tools = h("div", { class: "tools" },
-    h("button", { onclick: () => zoom(1.25), "aria-label": t("zoomIn") }, "+"),
-    h("button", { onclick: () => zoom(0.8), "aria-label": t("zoomOut") }, "−"),
+  // The seat list: the same seats as buttons, section by section and row
+  // by row — what a screen reader or a keyboard reads better than a map.
+  // Picking there is picking on the map.
+  const listButtons = new Map();
+  const syncButton = (i) => {
+    const b = listButtons.get(i);
+    if (!b) return;
+    b.disabled = !!avail.taken(seats[i].number) && !picked.has(i);
+    b.setAttribute("aria-pressed", String(picked.has(i)));
+    b.setAttribute("aria-label", describe(i));
+  };
+  function syncList() {
+    for (const i of listButtons.keys()) syncButton(i);
+  }
+  const seatList = h("div", { class: "seat-list", id: `seat-list-${p.id}`, hidden: true },
+    sections.map((sec) => {
+      const body = h("div", { class: "list-rows" });
+      const from = Math.min(...seats.slice(sec.first, sec.last).map(price));
+      const details = h("details", {
+        ontoggle: () => {
+          if (!details.open || body.childElementCount) return;
+          body.replaceChildren(...rows.filter((r) => r.start >= sec.first && r.end <= sec.last).map((row) =>
+            h("div", { class: "list-row", role: "group", "aria-label": t("rowName", { row: row.name }) },
+              h("span", { class: "row-name", "aria-hidden": "true" }, row.name),
+              Array.from({ length: row.end - row.start }, (_, k) => {
+                const i = row.start + k;
+                const b = h("button", { type: "button", class: "seat-btn", onclick: () => toggle(i) }, seats[i].label);
+                listButtons.set(i, b);
+                syncButton(i);
+                return b;
+              }))));
+        },
+      }, h("summary", {}, t("sectionSummary", { name: sec.name, n: sec.free ?? "", price: money(from, layout.currency) })), body);
+      return details;
+    }));
+  const mapParts = [];
+  const listToggle = h("button", {
+    type: "button", "aria-expanded": "false", "aria-controls": seatList.id,
+    onclick: () => {
+      const open = seatList.hidden;
+      seatList.hidden = !open;
+      for (const el of mapParts) el.hidden = open;
+      listToggle.setAttribute("aria-expanded", String(open));
+      listToggle.textContent = t(open ? "showMap" : "showList");
+      if (open) {
+        // The counts as they are now, then the first section open.
+        seatList.querySelectorAll("summary").forEach((sum, k) => {
+          const sec = sections[k];
+          let left = 0;
+          for (let i = sec.first; i < sec.last; i++) if (!avail.taken(seats[i].number)) left++;
+          sum.textContent = t("sectionSummary", { name: sec.name, n: left, price: money(Math.min(...seats.slice(sec.first, sec.last).map(price)), layout.currency) });
+        });
+        seatList.querySelector("summary")?.focus();
+      } else canvas.focus();
+    },
+  }, t("showList"));
+  const zoomBox = h("span", { class: "zoom" },
+    h("button", { onclick: () => zoom(1.25), "aria-label": t("zoomIn") }, "+"), " ",
+    h("button", { onclick: () => zoom(0.8), "aria-label": t("zoomOut") }, "−"));
+  const tools = h("div", { class: "tools" }, zoomBox,
     h("span", { class: "best" }, h("label", {}, t("quantity"), " ", qty), h("label", {}, t("level"), " ", lvl),
       h("button", { onclick: findBest }, t("findBest"))));
-  show(...head, notice, lost, h("p", { class: "muted" }, t("mapHelp")), overview, tools, canvas, legend,
+  const mapWrap = h("div", { class: "map-wrap" }, canvas, tip);
+  mapParts.push(overview, mapWrap, zoomBox);
+  show(...head, notice, lost, h("p", { class: "muted" }, t("mapHelp"), " ", listToggle), overview, tools, mapWrap, seatList, legend,
     h("div", { class: "bar" }, total, h("button", { onclick: () => { picked.clear(); updateTotal(); draw(); } }, t("clear")), reserveBtn));
   updateTotal();
   const onResize = () => draw();
