@@ -58,13 +58,13 @@ func Hall() *product.Layout {
 	}
 	balcony := product.Section{Name: "Balcony", PriceLevel: "Balcony"}
 	for r := range 5 {
-		radius := 22 + float64(r)*1.3
-		n := int(1.6 * radius / 1.1)
+		radius := 24 + float64(r)*1.3
+		n := int(1.34 * radius / 1.1)
 		row := product.Row{Name: fmt.Sprint(r + 1), Seats: n}
 		for i := range n {
-			a := 0.75 + 1.6*(float64(i)+0.5)/float64(n)
+			a := 0.9 + 1.34*(float64(i)+0.5)/float64(n)
 			row.SeatList = append(row.SeatList, product.Seat{Label: fmt.Sprint(i + 1),
-				X: math.Round(-radius*math.Cos(a)*100) / 100, Y: math.Round((radius*math.Sin(a)-2)*100) / 100})
+				X: math.Round(-radius*math.Cos(a)*100) / 100, Y: math.Round((radius*math.Sin(a)+4)*100) / 100})
 		}
 		balcony.Rows = append(balcony.Rows, row)
 	}

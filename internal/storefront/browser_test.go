@@ -126,14 +126,19 @@ func venue() *product.Layout {
 // clickSeat clicks seat i of the map where it is drawn.
 func clickSeat(i int) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		// As a shopper would, with the map in view first.
-		pos, err := chromedp.Evaluate[struct{ X, Y float64 }](fmt.Sprintf(
-			"(document.querySelector('canvas.map').getBoundingClientRect().bottom > innerHeight - 80 && document.querySelector('canvas.map').scrollIntoView({block: 'center'}), window.__seatMap.pos(%d))", i))(ctx, t)
+		pos, err := seatInView(ctx, t, i)
 		if err != nil {
 			return chromedp.Void{}, err
 		}
 		return chromedp.MouseClickXY(pos.X, pos.Y)(ctx, t)
 	}
+}
+
+// seatInView is where seat i is on the page, the map scrolled into view
+// first when it is not, as a shopper would.
+func seatInView(ctx context.Context, t *chromedp.Target, i int) (struct{ X, Y float64 }, error) {
+	return chromedp.Evaluate[struct{ X, Y float64 }](fmt.Sprintf(
+		"(document.querySelector('canvas.map').getBoundingClientRect().bottom > innerHeight - 80 && document.querySelector('canvas.map').scrollIntoView({block: 'center'}), window.__seatMap.pos(%d))", i))(ctx, t)
 }
 
 // pay fills in the checkout form (the page is on its way to it) and pays.

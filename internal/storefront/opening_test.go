@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
@@ -207,4 +208,23 @@ func TestDemoStadiumIsDrawnAsAStadium(t *testing.T) {
 		ys[pt.Y/10] = true
 	}
 	require.Greater(t, len(ys), 20, "seats spread over the height of the plan, not one line")
+
+	// A concert hall too: stalls and a curved balcony, each drawn as its
+	// shape under its seats; the tooltip names the seat under the pointer.
+	hall := w.env.Product(t, testfix.ProductOpts{Layout: demo.Hall()})
+	browsertest.Do(t, ctx, chromedp.Navigate(w.publish(t, w.env.Tenant.Slug)+"#/"), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)),
+		openProduct(hall.ID.String()), hover(40))
+	require.Regexp(t, `^Stalls · Row B · Seat \d+ · €\d+\.00$`, browsertest.Text(t, ctx, ".tip"))
+	browsertest.Shot(t, ctx, "2-hall")
+}
+
+// hover moves the pointer over seat i of the map.
+func hover(i int) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		pos, err := seatInView(ctx, t, i)
+		if err != nil {
+			return chromedp.Void{}, err
+		}
+		return chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, pos.X, pos.Y)(ctx, t)
+	}
 }

@@ -542,7 +542,16 @@ async function seatedPage(p, head, notice) {
   // to pick, and a tap on one zooms to its seats.
   for (const sec of sections) {
     const pts = seats.slice(sec.first, sec.last).map((x) => [x.x, x.y]);
-    sec.hull = hull(pts, 0.8);
+    // Rows in order give the section's own shape — a block, or a tier's
+    // curve — as its first row along and its last row back; a single row
+    // gets its hull.
+    const own = rows.filter((r) => r.start >= sec.first && r.end <= sec.last);
+    const along = (r) => seats.slice(r.start, r.end).map((x) => [x.x, x.y]);
+    sec.hull = own.length >= 2 ? [...along(own[0]), ...along(own[own.length - 1]).reverse()] : hull(pts, 0.8);
+    // Its name goes on its middle row's middle seat: on the section, even
+    // when the section curves round something else.
+    const mid = own[Math.floor(own.length / 2)] ?? { start: sec.first, end: sec.last };
+    sec.anchor = seats[Math.floor((mid.start + mid.end - 1) / 2)];
     sec.box = pts.reduce((b, [x, y]) => [Math.min(b[0], x), Math.min(b[1], y), Math.max(b[2], x), Math.max(b[3], y)],
       [Infinity, Infinity, -Infinity, -Infinity]);
   }
@@ -619,20 +628,26 @@ async function seatedPage(p, head, notice) {
         const share = (sec.last - sec.first) ? left / (sec.last - sec.first) : 0;
         g.fillStyle = !left ? "rgba(150,150,150,0.35)" : lv ? `hsla(${lv.hue} 65% 45% / ${overviewMode ? 0.35 + 0.5 * share : 0.08})` : `color-mix(in srgb, ${free} ${overviewMode ? 30 + 50 * share : 8}%, transparent)`;
         g.fill();
-        g.strokeStyle = "rgba(0,0,0,0.25)";
-        g.lineWidth = 1;
+        // A stroke in the same colour, a seat wide, pads the shape out to
+        // the seats' edges.
+        g.strokeStyle = g.fillStyle;
+        g.lineWidth = Math.max(2, 1.4 * view.scale);
+        g.lineJoin = "round";
         g.stroke();
-        if (r < 8) {
-          const cx = px((sec.box[0] + sec.box[2]) / 2), cy = py((sec.box[1] + sec.box[3]) / 2);
-          g.fillStyle = ink;
-          g.font = "600 13px system-ui, sans-serif";
-          g.textAlign = "center";
-          g.textBaseline = "middle";
-          g.fillText(sec.name, cx, overviewMode ? cy - 8 : py(sec.box[1]) - 10);
-          if (overviewMode) {
-            g.font = "12px system-ui, sans-serif";
-            g.fillText(t("sectionFree", { n: left }), cx, cy + 8);
-          }
+        if (r < 8 && sec.anchor) {
+          const cx = px(sec.anchor.x), cy = py(sec.anchor.y);
+          const label = (text, y, font) => {
+            g.font = font;
+            g.textAlign = "center";
+            g.textBaseline = "middle";
+            g.lineWidth = 4;
+            g.strokeStyle = "rgba(255,255,255,0.9)"; // a halo keeps the name readable over seats
+            g.strokeText(text, cx, y);
+            g.fillStyle = ink;
+            g.fillText(text, cx, y);
+          };
+          label(sec.name, overviewMode ? cy - 8 : cy, "600 13px system-ui, sans-serif");
+          if (overviewMode) label(t("sectionFree", { n: left }), cy + 8, "12px system-ui, sans-serif");
         }
       }
       if (r >= 6) {
@@ -1486,6 +1501,7 @@ function renderAccount() {
 async function route() {
   cleanup.forEach((f) => f());
   cleanup = [];
+  window.__seatMap = undefined; // the browser tests' handle is the current page's only
   const [path, query] = (location.hash.slice(1) || "/").split("?");
   const params = new URLSearchParams(query);
   const parts = path.split("/").filter(Boolean);
