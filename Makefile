@@ -66,6 +66,13 @@ lint: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint (both builds: producti
 docs: ## regenerate docs/configuration.md from the settings' declarations in internal/config
 	go test -count=1 -run TestConfigurationDocIsCurrent ./internal/config -update
 
+.PHONY: screenshots
+screenshots: ## retake README's pictures of the demo into docs/ (boxoffice dev driven in Chromium; poppler-utils for the PDF)
+	@base=$$($(PG)) && \
+	  export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$base/boxoffice_test?sslmode=disable}" && \
+	  export BOXOFFICE_CHROMIUM="$$(infra/dev/chromium.sh)" && \
+	  BOXOFFICE_DOCS_SHOTS=docs go test -count=1 -run TestDocsScreenshots -v . | grep -v '^=== '
+
 .PHONY: bench
 bench: ## run the benchmark scenarios and print figures and ratios
 	@base=$$($(PG)) && \

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/browsertest"
+	"boxoffice/internal/dbtest"
+	"boxoffice/internal/proctest"
+)
+
+// TestDocsScreenshots takes README's pictures of the demo as `make run`
+// seeds it — the store's home, an event page, the venue map, a section,
+// checkout, the order with its tickets, the ticket mail and a PDF ticket
+// (rendered with poppler's pdftoppm where installed) — into the folder
+// BOXOFFICE_DOCS_SHOTS names (`make screenshots` names docs/). Skipped
+// otherwise: pictures are committed on purpose, not by every test run.
+func TestDocsScreenshots(t *testing.T) {
+	dir := os.Getenv("BOXOFFICE_DOCS_SHOTS")
+	if dir == "" {
+		t.Skip("BOXOFFICE_DOCS_SHOTS names the folder for the pictures (make screenshots)")
+	}
+	dir, err := filepath.Abs(dir)
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	// A database of its own, and `boxoffice dev` on free ports, as a
+	// developer would run it.
+	base := dbtest.URL(t)
+	conn, err := pgx.Connect(ctx, base)
+	require.NoError(t, err)
+	name := fmt.Sprintf("boxoffice_docs_%d", time.Now().UnixNano())
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+name)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = conn.Exec(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)")
+		_ = conn.Close(context.Background())
+	})
+	dbURL := regexp.MustCompile(`/[^/?]+(\?|$)`).ReplaceAllString(base, "/"+name+"$1")
+	port := func() string { return fmt.Sprintf("127.0.0.1:%d", proctest.FreePort(t)) }
+	cmd := exec.Command(proctest.Binary(t), "dev")
+	t.Cleanup(proctest.CleanupBinary)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "BOXOFFICE_ADDR="+port(), "BOXOFFICE_METRICS_ADDR="+port(),
+		"BOXOFFICE_STORE_ADDR="+port(), "BOXOFFICE_INBOX_ADDR="+port(), "BOXOFFICE_SMTP_ADDR=")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = io.Discard
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	printed := map[string]string{}
+	lines := bufio.NewScanner(out)
+	for lines.Scan() && printed["Raffle"] == "" {
+		if k, v, ok := strings.Cut(strings.TrimSpace(lines.Text()), "  "); ok {
+			printed[k] = strings.Fields(v)[0]
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	store, inbox, api, token := printed["Store"], printed["Dev inbox"], printed["API"], printed["Buyer token"]
+	require.NotEmpty(t, token, "dev printed its banner: %v", printed)
+
+	b := browsertest.Browser(t)
+	shot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(b, chromedp.CaptureScreenshot())
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
+	}
+	seatMapReady := browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready()`)
+	browsertest.Do(t, b, chromedp.EmulateViewport(1280, 860),
+		chromedp.Navigate(store+"#/login"), chromedp.WaitVisible(chromedp.CSS(`#login-email`)),
+		chromedp.Evaluate[chromedp.Void](`sessionStorage.setItem("bo.demo.handoff", "docs")`),
+		chromedp.Navigate(store+"#/login?token="+token+"&state=docs"),
+		chromedp.WaitVisible(chromedp.CSS(`ul.cards`)),
+		browsertest.WaitJS(`[...document.querySelectorAll('.card img')].every((i) => i.complete && i.naturalWidth > 0)`))
+	shot("store-home")
+
+	// The stadium: its page, the whole venue, then a section.
+	stadium := printed["Stadium"]
+	browsertest.Do(t, b, chromedp.Navigate(store+"#/p/"+stadium), seatMapReady)
+	shot("store-event")
+	browsertest.Do(t, b, chromedp.Evaluate[chromedp.Void](`document.querySelector('canvas.map').scrollIntoView({block: 'end'})`))
+	shot("store-venue-map")
+	// A seat of the Lower tier's first row, by its place in the row.
+	pos := func(k string) chromedp.Action[chromedp.Void] {
+		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			p, err := chromedp.Evaluate[struct{ X, Y float64 }](`window.__seatMap.pos(window.__seatMap.seats.findIndex((s) => s.full.startsWith('Lower · Row 1 ·')) + ` + k + `)`)(ctx, tg)
+			if err != nil {
+				return chromedp.Void{}, err
+			}
+			return chromedp.MouseClickXY(p.X, p.Y)(ctx, tg)
+		}
+	}
+	browsertest.Do(t, b, chromedp.Click(chromedp.CSS(`nav.sections button:nth-child(2)`)),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('canvas.map').scrollIntoView({block: 'end'})`),
+		pos("12"), pos("13"), browsertest.WaitJS(`window.__seatMap.picked.size === 2`))
+	shot("store-section")
+
+	// Hold them and go to checkout.
+	browsertest.Do(t, b,
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.summary`)),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`form.checkout`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), "alice@example.com"))
+	shot("store-checkout")
+	browsertest.Do(t, b, chromedp.Click(chromedp.CSS(`form.checkout button.primary`)),
+		browsertest.WaitJS(`document.querySelectorAll('.tickets img.qr').length === 2 && [...document.querySelectorAll('.tickets img.qr')].every((i) => i.complete)`))
+	shot("store-tickets")
+
+	// The mail as a mail client shows it, and the PDF ticket.
+	var pdf []byte
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(inbox + "/messages/0/attachments/0")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		pdf, _ = io.ReadAll(resp.Body)
+		return resp.StatusCode == http.StatusOK && resp.Header.Get("Content-Type") == "application/pdf"
+	}, 30*time.Second, 200*time.Millisecond, "the ticket mail arrives")
+	browsertest.Do(t, b, chromedp.EmulateViewport(760, 1100), chromedp.Navigate(inbox+"/messages/0/html"),
+		chromedp.WaitVisible(chromedp.CSS(`h1`)))
+	shot("ticket-mail")
+	if pdftoppm, err := exec.LookPath("pdftoppm"); err == nil {
+		src := filepath.Join(t.TempDir(), "tickets.pdf")
+		require.NoError(t, os.WriteFile(src, pdf, 0o644))
+		page := filepath.Join(dir, "ticket-pdf")
+		out, err := exec.Command(pdftoppm, "-png", "-r", "60", "-f", "1", "-l", "1", "-singlefile", src, page).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	} else {
+		t.Log("no pdftoppm (Debian's poppler-utils): the PDF ticket's picture is left as it was")
+	}
+	t.Logf("pictures in %s (API %s)", dir, api)
+}
