@@ -98,7 +98,7 @@ func TestDocsScreenshots(t *testing.T) {
 	// A seat of the Lower tier's first row, by its place in the row.
 	pos := func(k string) chromedp.Action[chromedp.Void] {
 		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-			p, err := chromedp.Evaluate[struct{ X, Y float64 }](`window.__seatMap.pos(window.__seatMap.seats.findIndex((s) => s.full.startsWith('Lower · Row 1 ·')) + ` + k + `)`)(ctx, tg)
+			p, err := chromedp.Evaluate[struct{ X, Y float64 }](`window.__seatMap.pos(window.__seatMap.seats.findIndex((s) => s.full.startsWith('Lower · Row 1 ·')) + `+k+`)`)(ctx, tg)
 			if err != nil {
 				return chromedp.Void{}, err
 			}
