@@ -251,11 +251,7 @@ func (s *Service) mailCancellation(ctx context.Context, productID uuid.UUID, c *
 	if err != nil {
 		return err
 	}
-	tenantID, err := product.TenantOf(ctx, s.pool, productID)
-	if err != nil {
-		return err
-	}
-	brand, err := s.brandOf(ctx, tenantID)
+	brand, err := s.brandOfProduct(ctx, productID)
 	if err != nil {
 		return err
 	}

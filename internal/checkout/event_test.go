@@ -19,6 +19,22 @@ import (
 	"boxoffice/internal/tenant"
 )
 
+// download GETs one of the buyer's files, which must be of contentType.
+func (b *testBundle) download(t *testing.T, path, token, contentType string) []byte {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, b.apiURL+path, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	require.Equal(t, contentType, resp.Header.Get("Content-Type"))
+	return body
+}
+
 // mailsTo returns the messages to addr whose subject starts with prefix.
 func (b *testBundle) mailsTo(addr, prefix string) []mail.Message {
 	var out []mail.Message
@@ -90,32 +106,14 @@ func TestEventSeries(t *testing.T) {
 	// Add to calendar, for the buyer.
 	buyer, err := tenant.SignBuyerToken([]byte(b.env.Tenant.BuyerTokenSecret), b.env.Tenant.ID, "kate", time.Hour)
 	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodGet, b.apiURL+"/v1/orders/"+o.ID.String()+"/calendar.ics", nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+buyer)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	ics, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.NoError(t, err)
-	require.Equal(t, 200, resp.StatusCode)
-	require.Equal(t, "text/calendar; charset=utf-8", resp.Header.Get("Content-Type"))
+	ics := b.download(t, "/v1/orders/"+o.ID.String()+"/calendar.ics", buyer, "text/calendar; charset=utf-8")
 	for _, line := range []string{"BEGIN:VEVENT", "DTSTART:20270314T200000Z", "DTEND:20270314T230000Z", "SUMMARY:The Tour",
 		`LOCATION:Coliseu\, Rua das Portas de Santo Antão 96\, Lisboa`, "UID:" + o.ID.String() + "@boxoffice"} {
 		require.Contains(t, string(ics), line+"\r\n")
 	}
 
 	// The tickets as a PDF, for the buyer: the same pages as the mail's.
-	req, err = http.NewRequest(http.MethodGet, b.apiURL+"/v1/orders/"+o.ID.String()+"/tickets.pdf", nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+buyer)
-	resp, err = http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	pdf, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.NoError(t, err)
-	require.Equal(t, 200, resp.StatusCode)
-	require.Equal(t, "application/pdf", resp.Header.Get("Content-Type"))
+	pdf := b.download(t, "/v1/orders/"+o.ID.String()+"/tickets.pdf", buyer, "application/pdf")
 	parts, err := b.mailsTo("kate@example.test", "Your tickets")[0].Parts()
 	require.NoError(t, err)
 	downloaded, err := lettertest.Read(pdf)

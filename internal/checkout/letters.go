@@ -23,6 +23,15 @@ func (s *Service) brandOf(ctx context.Context, tenantID uuid.UUID) (letter.Brand
 	return letter.BrandOf(p), nil
 }
 
+// brandOfProduct is how the letters about a product look: its tenant's.
+func (s *Service) brandOfProduct(ctx context.Context, productID uuid.UUID) (letter.Brand, error) {
+	tenantID, err := product.TenantOf(ctx, s.pool, productID)
+	if err != nil {
+		return letter.Brand{}, err
+	}
+	return s.brandOf(ctx, tenantID)
+}
+
 // ticketsOf is what the letters say of an order: its event and date, and
 // the pages of its tickets that admit (a refunded or given-away ticket has
 // no page), each with its seat's price.

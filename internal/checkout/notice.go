@@ -55,11 +55,7 @@ func (s *Service) NotifyChange(ctx context.Context, a NotifyChangeArgs) error {
 	if err != nil {
 		return fmt.Errorf("holders of %s: %w", a.ProductID, err)
 	}
-	tenantID, err := product.TenantOf(ctx, s.pool, a.ProductID)
-	if err != nil {
-		return err
-	}
-	brand, err := s.brandOf(ctx, tenantID)
+	brand, err := s.brandOfProduct(ctx, a.ProductID)
 	if err != nil {
 		return err
 	}

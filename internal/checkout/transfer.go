@@ -290,11 +290,7 @@ func (s *Service) SendTransfer(ctx context.Context, transferID uuid.UUID) error 
 	if err != nil {
 		return err
 	}
-	tenantID, err := product.TenantOf(ctx, s.pool, productID)
-	if err != nil {
-		return err
-	}
-	brand, err := s.brandOf(ctx, tenantID)
+	brand, err := s.brandOfProduct(ctx, productID)
 	if err != nil {
 		return err
 	}
