@@ -305,10 +305,13 @@ func TestStoreFilesAndHeaders(t *testing.T) {
 	require.Equal(t, "public, max-age=60", resp.Header.Get("Cache-Control"))
 	page := new(strings.Builder)
 	_, _ = fmt.Fprint(page, readAll(t, resp))
-	var asset string
+	var asset, styles string
 	for _, part := range strings.Split(page.String(), `"`) {
 		if strings.HasPrefix(part, "assets/app.") {
 			asset = part
+		}
+		if strings.HasPrefix(part, "assets/style.") {
+			styles = part
 		}
 	}
 	require.NotEmpty(t, asset, "the module has a hashed name")
@@ -317,6 +320,23 @@ func TestStoreFilesAndHeaders(t *testing.T) {
 	defer a.Body.Close()
 	require.Equal(t, "public, max-age=31536000, immutable", a.Header.Get("Cache-Control"))
 	require.Equal(t, "text/javascript; charset=utf-8", a.Header.Get("Content-Type"))
+	require.True(t, a.Uncompressed, "the module travels gzipped")
+	raw := readAll(t, a)
+	// What the page weighs on the wire: the page, its module and styles,
+	// gzipped.
+	var wire int
+	for _, path := range []string{"", asset, styles} {
+		req, err := http.NewRequest(http.MethodGet, store+path, nil)
+		require.NoError(t, err)
+		req.Header.Set("Accept-Encoding", "gzip")
+		res, err := http.DefaultTransport.RoundTrip(req)
+		require.NoError(t, err)
+		wire += len(readAll(t, res))
+		res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode, path)
+		require.Equal(t, "gzip", res.Header.Get("Content-Encoding"), path)
+	}
+	require.Less(t, wire, len(raw), "the page, module and styles gzipped weigh less than the module alone")
 	// Nothing from another host but the API.
 	require.NotContains(t, strings.ReplaceAll(page.String(), w.base, ""), "http://")
 	require.NotContains(t, page.String(), "https://cdn")
