@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/internal/bench"
 	"boxoffice/internal/browsertest"
 	"boxoffice/internal/pspsim"
 	"boxoffice/internal/reservation"
@@ -450,4 +451,36 @@ func tabTo(cond string) chromedp.Action[chromedp.Void] {
 		}
 		return chromedp.Void{}, fmt.Errorf("tabbed 200 times and never reached %s", cond)
 	}
+}
+
+// A stadium of 9,000 seats on a phone: the whole venue first, drawn as its
+// sections with their free seats (the seats too small to pick); a tap on a
+// section shows its seats, and a tap on a seat picks it.
+func TestBigVenueOnAPhone(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	layout := bench.StadiumLayout(9000)
+	p := w.env.Product(t, testfix.ProductOpts{Layout: layout, Capacity: layout.Number()})
+	store := w.publish(t, w.env.Tenant.Slug)
+	ctx := w.shopper(t, w.env.Tenant, store, "pia")
+	browsertest.Do(t, ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch),
+		chromedp.Navigate(store+"#/"), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)),
+		openProduct(p.ID.String()), browsertest.WaitJS(`window.__seatMap.overview()`))
+	browsertest.Shot(t, ctx, "1-whole-venue")
+	tapSection := func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		pos, err := chromedp.Evaluate[struct{ X, Y float64 }](
+			`(document.querySelector('canvas.map').scrollIntoView({block: 'center'}), window.__seatMap.sectionPos(1))`)(ctx, tg)
+		if err != nil {
+			return chromedp.Void{}, err
+		}
+		return chromedp.MouseClickXY(pos.X, pos.Y)(ctx, tg)
+	}
+	browsertest.Do(t, ctx, tapSection, browsertest.WaitJS(`!window.__seatMap.overview()`))
+	require.Contains(t, browsertest.Text(t, ctx, "#announce"), "S02")
+	browsertest.Shot(t, ctx, "2-section")
+	// Where the shopper tapped: S02's middle row's middle seat.
+	browsertest.Do(t, ctx, clickSeat(3000+15*100+49), browsertest.WaitJS(`window.__seatMap.picked.size === 1`),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.summary`)))
+	require.Contains(t, browsertest.Text(t, ctx, ".summary"), "S02 · Row 16 · Seat 50")
+	browsertest.Shot(t, ctx, "3-held")
 }

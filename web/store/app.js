@@ -756,10 +756,20 @@ async function seatedPage(p, head, notice) {
     const cx = e.clientX - b.left, cy = e.clientY - b.top;
     if (view.scale * 0.4 < 2.5) {
       // The whole venue: a tap on a section shows its seats.
-      const sec = sections.find((x) => inside(x.hull, (cx - view.ox) / view.scale, (cy - view.oy) / view.scale));
+      const x = (cx - view.ox) / view.scale, y = (cy - view.oy) / view.scale;
+      const sec = sections.find((s) => inside(s.hull, x, y));
       if (sec) {
         focus = sec.first;
         fitTo(...sec.box);
+        if (view.scale * 0.4 < 4) {
+          // Still too small to tap (a wide section on a phone): close in
+          // on where the shopper tapped, seats a finger's width apart
+          // (drag to see the rest).
+          view.scale = 11;
+          view.ox = canvas.clientWidth / 2 - x * view.scale;
+          view.oy = canvas.clientHeight / 2 - y * view.scale;
+          draw();
+        }
         announce(t("sectionShown", { name: sec.name, n: sec.free ?? "" }));
       }
       return;
@@ -930,6 +940,13 @@ async function seatedPage(p, head, notice) {
     },
     taken: (i) => !!avail.taken(seats[i].number),
     version: () => avail.state.version,
+    // The whole venue drawn as sections (seats too small to pick), and
+    // where section k's name is.
+    overview: () => view.scale * 0.4 < 2.5,
+    sectionPos: (k) => {
+      const b = canvas.getBoundingClientRect(), a = sections[k].anchor;
+      return { x: b.left + a.x * view.scale + view.ox, y: b.top + a.y * view.scale + view.oy };
+    },
     // Drawn in its place with the availability known: seats can be clicked.
     ready: () => timing.firstDrawMs !== null,
     timing,
