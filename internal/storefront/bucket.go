@@ -1,9 +1,8 @@
 package storefront
 
 import (
-	"compress/gzip"
-	"boxoffice/internal/awsconf"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"boxoffice/internal/awsconf"
 )
 
 // NewS3 returns an S3 client from the standard AWS configuration. A
