@@ -484,3 +484,23 @@ func TestBigVenueOnAPhone(t *testing.T) {
 	require.Contains(t, browsertest.Text(t, ctx, ".summary"), "S02 · Row 16 · Seat 50")
 	browsertest.Shot(t, ctx, "3-held")
 }
+
+// Seats picked before logging in are still picked after: "Reserve" sends
+// the shopper to the login, and the login back to the map with the pick.
+func TestPickSurvivesTheLogin(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
+	store := w.publish(t, w.env.Tenant.Slug)
+	ctx := browsertest.Browser(t)
+	browsertest.Do(t, ctx, chromedp.Navigate(store+"#/"), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)),
+		openProduct(p.ID.String()), clickSeat(4), clickSeat(5), browsertest.WaitJS(`window.__seatMap.picked.size === 2`),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`#login-email`)))
+	w.logInByEmail(t, ctx, store, "lea@example.test")
+	browsertest.Do(t, ctx, browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready() && window.__seatMap.picked.size === 2`))
+	require.Contains(t, browsertest.Text(t, ctx, ".total"), "2 picked")
+	browsertest.Do(t, ctx, chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.summary`)))
+	held := browsertest.Text(t, ctx, ".summary")
+	require.Contains(t, held, "North · Row A · Seat 5")
+	require.Contains(t, held, "North · Row A · Seat 6")
+}
