@@ -417,7 +417,8 @@ func TestSeatListByKeyboard(t *testing.T) {
 		tabTo(`document.activeElement?.getAttribute('aria-controls')?.startsWith('seat-list')`),
 		chromedp.KeyEvent(kb.Enter),
 		browsertest.WaitJS(`document.activeElement?.tagName === 'SUMMARY'`),
-		chromedp.KeyEvent(kb.Enter),           // open North
+		chromedp.KeyEvent(kb.Enter), // open North: its rows appear (the toggle event comes a moment later)
+		browsertest.WaitJS(`document.querySelectorAll('.seat-btn').length === 20`),
 		chromedp.KeyEvent("\t"), focused("2"), // seat 1 is taken: not reachable
 		chromedp.KeyEvent(kb.Enter),
 		chromedp.KeyEvent("\t"), focused("3"),
