@@ -52,15 +52,12 @@ func (s *Server) view(ctx context.Context, r *reservation.Request) ReservationVi
 	v := ReservationView{Request: r, StatusURL: "/v1/reservations/" + r.ID.String()}
 	if len(r.Numbers) > 0 {
 		if p, err := s.productCache.Get(ctx, r.ProductID); err == nil {
-			v.Seats = p.Layout.Labels(r.Numbers)
-			q := &QuoteView{FeeCents: p.FeeCents, Currency: p.Currency}
+			quote := p.Quote(r.Numbers)
+			v.Seats = quote.Seats
+			v.Quote = &QuoteView{FeeCents: quote.Fee, FeesCents: quote.FeeCents, TotalCents: quote.Cents, Currency: quote.Currency}
 			for i, n := range r.Numbers {
-				price := p.Layout.Price(int(n), p.PriceCents)
-				q.Lines = append(q.Lines, QuoteLine{Number: n, Seat: v.Seats[i], PriceCents: price})
-				q.FeesCents += p.FeeCents
-				q.TotalCents += price + p.FeeCents
+				v.Quote.Lines = append(v.Quote.Lines, QuoteLine{Number: n, Seat: quote.Seats[i], PriceCents: quote.Each[i]})
 			}
-			v.Quote = q
 		}
 	}
 	return v

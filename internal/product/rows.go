@@ -48,13 +48,25 @@ func QuoteFor(ctx context.Context, q db.DBTX, id uuid.UUID, numbers []int32) (Qu
 	if err != nil {
 		return Quote{}, err
 	}
+	return quote(l, base, fee, numbers), nil
+}
+
+// Quote prices numbers of p from what p carries (a cached product: its
+// prices and map cannot change once a number is held).
+func (p *Product) Quote(numbers []int32) Quote {
+	return quote(p.Layout, Price{Cents: p.PriceCents, Currency: p.Currency}, p.FeeCents, numbers)
+}
+
+// quote is the one pricing rule: each number at its seat's level or the
+// base price, plus the fee.
+func quote(l *Layout, base Price, fee int64, numbers []int32) Quote {
 	out := Quote{Price: Price{Currency: base.Currency}, Seats: l.Labels(numbers), Fee: fee, FeeCents: fee * int64(len(numbers))}
 	for _, n := range numbers {
 		p := l.Price(int(n), base.Cents)
 		out.Each = append(out.Each, p)
 		out.Cents += p + fee
 	}
-	return out, nil
+	return out
 }
 
 // decodeLayout reads a layout column (nil for numbered products), numbered.

@@ -877,7 +877,7 @@ async function seatedPage(p, head, notice) {
   const seatList = h("div", { class: "seat-list", id: `seat-list-${p.id}`, hidden: true },
     sections.map((sec) => {
       const body = h("div", { class: "list-rows" });
-      const from = Math.min(...seats.slice(sec.first, sec.last).map(price));
+      sec.from = money(Math.min(...seats.slice(sec.first, sec.last).map(price)), layout.currency);
       const details = h("details", {
         ontoggle: () => {
           if (!details.open || body.childElementCount) return;
@@ -892,7 +892,7 @@ async function seatedPage(p, head, notice) {
                 return b;
               }))));
         },
-      }, h("summary", {}, t("sectionSummary", { name: sec.name, n: sec.free ?? "", price: money(from, layout.currency) })), body);
+      }, h("summary", {}, t("sectionSummary", { name: sec.name, n: sec.free ?? "", price: sec.from })), body);
       return details;
     }));
   const mapParts = [];
@@ -905,12 +905,10 @@ async function seatedPage(p, head, notice) {
       listToggle.setAttribute("aria-expanded", String(open));
       listToggle.textContent = t(open ? "showMap" : "showList");
       if (open) {
-        // The counts as they are now, then the first section open.
+        // The counts as the map last drew them, then the first section.
         seatList.querySelectorAll("summary").forEach((sum, k) => {
           const sec = sections[k];
-          let left = 0;
-          for (let i = sec.first; i < sec.last; i++) if (!avail.taken(seats[i].number)) left++;
-          sum.textContent = t("sectionSummary", { name: sec.name, n: left, price: money(Math.min(...seats.slice(sec.first, sec.last).map(price)), layout.currency) });
+          sum.textContent = t("sectionSummary", { name: sec.name, n: sec.free, price: sec.from });
         });
         seatList.querySelector("summary")?.focus();
       } else canvas.focus();
