@@ -23,17 +23,30 @@ run: ## bring up PostgreSQL, migrate, seed a demo tenant and its store, run API 
 FAULTS := ./internal/faults
 
 .PHONY: test
-test: ## bring up PostgreSQL, Chromium and promtool; alert-rule tests, every test with -race, then the fault suite
+test: ## bring up PostgreSQL, Chromium, promtool, Lighthouse and axe; alert rules, every test with -race (axe in the browser tests), the fault suite, then Lighthouse
 	@base=$$($(PG)) && \
 	  export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$base/boxoffice_test?sslmode=disable}" && \
 	  export BOXOFFICE_PG_BIN="$${BOXOFFICE_PG_BIN:-$$($(PG) bin)}" && \
 	  export BOXOFFICE_CHROMIUM="$$(infra/dev/chromium.sh)" && \
+	  export BOXOFFICE_AUDIT_TOOLS="$$(infra/dev/audit.sh)" && \
 	  promtool=$$(infra/dev/promtool.sh) && \
 	  $$promtool check rules infra/observability/alerts.yml && \
 	  (cd infra/observability && $$promtool test rules alerts_test.yml) && \
 	  if command -v terraform >/dev/null; then TF_CLI_CONFIG_FILE=/dev/null terraform fmt -check -recursive infra/terraform; fi && \
 	  go test -race -count=1 -timeout 15m $$(go list ./... | grep -v '/internal/faults$$') && \
-	  go test -count=1 -p 1 -timeout 10m $(FAULTS)/...
+	  go test -count=1 -p 1 -timeout 10m $(FAULTS)/... && \
+	  $(LIGHTHOUSE)
+
+# Lighthouse times pages: it runs alone, after the rest (TestLighthouse).
+LIGHTHOUSE := BOXOFFICE_LIGHTHOUSE=1 go test -count=1 -timeout 30m -run '^TestLighthouse$$' -v .
+
+.PHONY: audit
+audit: ## Lighthouse on the demo's store and console (median of three runs a page; installs Lighthouse from npm)
+	@base=$$($(PG)) && \
+	  export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$base/boxoffice_test?sslmode=disable}" && \
+	  export BOXOFFICE_CHROMIUM="$$(infra/dev/chromium.sh)" && \
+	  export BOXOFFICE_AUDIT_TOOLS="$$(infra/dev/audit.sh)" && \
+	  $(LIGHTHOUSE)
 
 # A real Prometheus next to `make run` (run it in another terminal): it
 # scrapes the dev process's /metrics and evaluates the alert rules; its UI is

@@ -1,26 +1,19 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/browsertest"
-	"boxoffice/internal/dbtest"
-	"boxoffice/internal/proctest"
 )
 
 // TestDocsScreenshots takes README's pictures of the demo as `make run`
@@ -36,42 +29,8 @@ func TestDocsScreenshots(t *testing.T) {
 	}
 	dir, err := filepath.Abs(dir)
 	require.NoError(t, err)
-	ctx := context.Background()
-
-	// A database of its own, and `boxoffice dev` on free ports, as a
-	// developer would run it.
-	base := dbtest.URL(t)
-	conn, err := pgx.Connect(ctx, base)
-	require.NoError(t, err)
-	name := fmt.Sprintf("boxoffice_docs_%d", time.Now().UnixNano())
-	_, err = conn.Exec(ctx, "CREATE DATABASE "+name)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_, _ = conn.Exec(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)")
-		_ = conn.Close(context.Background())
-	})
-	dbURL := regexp.MustCompile(`/[^/?]+(\?|$)`).ReplaceAllString(base, "/"+name+"$1")
-	port := func() string { return fmt.Sprintf("127.0.0.1:%d", proctest.FreePort(t)) }
-	cmd := exec.Command(proctest.Binary(t), "dev")
-	t.Cleanup(proctest.CleanupBinary)
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "BOXOFFICE_ADDR="+port(), "BOXOFFICE_METRICS_ADDR="+port(),
-		"BOXOFFICE_STORE_ADDR="+port(), "BOXOFFICE_INBOX_ADDR="+port(), "BOXOFFICE_SMTP_ADDR=")
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	cmd.Stderr = io.Discard
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	printed := map[string]string{}
-	lines := bufio.NewScanner(out)
-	for lines.Scan() && printed["Raffle"] == "" {
-		if k, v, ok := strings.Cut(strings.TrimSpace(lines.Text()), "  "); ok {
-			printed[k] = strings.Fields(v)[0]
-		}
-	}
-	go func() { _, _ = io.Copy(io.Discard, out) }()
+	printed := startDemo(t)
 	store, inbox, api, token := printed["Store"], printed["Dev inbox"], printed["API"], printed["Buyer token"]
-	require.NotEmpty(t, token, "dev printed its banner: %v", printed)
 
 	b := browsertest.Browser(t)
 	shot := func(name string) {

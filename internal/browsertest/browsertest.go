@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -18,8 +19,20 @@ import (
 )
 
 // Browser starts a headless Chromium for one user; the test is skipped
-// when there is none.
-func Browser(t *testing.T) context.Context {
+// when there is none. opts add to the allocator's options (a fixed
+// remote-debugging-port lets another tool, such as Lighthouse, drive the
+// same browser).
+func Browser(t *testing.T, opts ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	// A whole journey, with room for the waits of a loaded machine (two
+	// cores shared by every browser test of the package and the race
+	// detector): each wait has its own, shorter bound.
+	return BrowserFor(t, 3*time.Minute, opts...)
+}
+
+// BrowserFor is Browser for a session of another length: the browser is
+// closed when it is over.
+func BrowserFor(t *testing.T, limit time.Duration, opts ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	path := config.ChromiumPath()
 	if path == "" {
@@ -33,16 +46,13 @@ func Browser(t *testing.T) context.Context {
 	if path == "" {
 		t.Skip("no Chromium: `make test` installs Debian's chromium package (infra/dev/chromium.sh)")
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+	all := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
 		chromedp.DisableGPU, chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.WindowSize(1200, 900))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(all, opts...)...)
 	ctx, cancel := chromedp.NewContext(actx)
-	// A whole journey, with room for the waits of a loaded machine (two
-	// cores shared by every browser test of the package and the race
-	// detector): each wait has its own, shorter bound.
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancelTimeout := context.WithTimeout(ctx, limit)
 	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
 	require.NoError(t, chromedp.Do(ctx)) // start the browser now
 	return ctx
@@ -112,4 +122,41 @@ func Value(t *testing.T, ctx context.Context, sel string) string {
 	v, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(sel)))
 	require.NoError(t, err)
 	return v
+}
+
+// Violation is one rule axe-core found broken on a page.
+type Violation struct {
+	ID     string   `json:"id"`
+	Impact string   `json:"impact"`
+	Help   string   `json:"help"`
+	Nodes  []string `json:"nodes"`
+}
+
+// Axe runs axe-core (npm; infra/dev/audit.sh installs it and `make test`
+// names its folder in BOXOFFICE_AUDIT_TOOLS) on the page as it is now and
+// fails the test on any serious or critical violation. Without the tools it
+// only logs that it did not look.
+func Axe(t *testing.T, ctx context.Context, step string) {
+	t.Helper()
+	dir := config.AuditTools()
+	if dir == "" {
+		t.Logf("axe-core not run on %q: BOXOFFICE_AUDIT_TOOLS is unset (make test sets it)", step)
+		return
+	}
+	script, err := os.ReadFile(filepath.Join(dir, "node_modules", "axe-core", "axe.min.js"))
+	require.NoError(t, err, "axe-core in BOXOFFICE_AUDIT_TOOLS")
+	// The page's CSP does not apply to what DevTools evaluates.
+	Do(t, ctx, chromedp.Evaluate[chromedp.Void](`window.axe ? undefined : void (0, eval)(`+strconv.Quote(string(script))+`)`))
+	found, err := chromedp.Run(ctx,
+		chromedp.Evaluate[[]Violation](`axe.run(document, {resultTypes: ['violations']}).then((r) => r.violations
+			.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+			.map((v) => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' '))})))`,
+			chromedp.EvalAwaitPromise))
+	require.NoError(t, err, "axe-core on %q", step)
+	if len(found) > 0 {
+		Shot(t, ctx, "axe-"+step)
+	}
+	for _, v := range found {
+		t.Errorf("axe-core on %q: %s (%s) %s at %v", step, v.ID, v.Impact, v.Help, v.Nodes)
+	}
 }

@@ -187,6 +187,11 @@ func WebhookSecret() string {
 // (BOXOFFICE_CHROMIUM, set by `make test`), or "" to look for one.
 func ChromiumPath() string { return os.Getenv("BOXOFFICE_CHROMIUM") }
 
+// AuditTools is the folder of the pinned Lighthouse and axe-core
+// (BOXOFFICE_AUDIT_TOOLS: what infra/dev/audit.sh prints, set by `make
+// test`), or "" when the audits are not to run.
+func AuditTools() string { return os.Getenv("BOXOFFICE_AUDIT_TOOLS") }
+
 // PostgresBinDir is where the fault harness finds PostgreSQL's server
 // binaries (BOXOFFICE_PG_BIN, set by `make test`), or "" to search for them.
 func PostgresBinDir() string { return os.Getenv("BOXOFFICE_PG_BIN") }

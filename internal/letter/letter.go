@@ -140,18 +140,9 @@ type Brand struct {
 	Words    Words
 }
 
-// colours of a theme that names none (the store's own defaults).
-var colours = map[string]string{"primary": "#1f4fd1", "accent": "#c2185b", "background": "#ffffff", "text": "#1d1d1f"}
-
 // BrandOf is the brand of a tenant's store profile.
 func BrandOf(p *tenant.Profile) Brand {
-	theme := func(k string) string {
-		if v := p.Theme[k]; v != "" {
-			return v
-		}
-		return colours[k]
-	}
-	b := Brand{Name: p.Name, Primary: theme("primary"), Accent: theme("accent"), Text: theme("text"), Bg: theme("background"),
+	b := Brand{Name: p.Name, Primary: p.Colour("primary"), Accent: p.Colour("accent"), Text: p.Colour("text"), Bg: p.Colour("background"),
 		ReplyTo: p.Theme["replyTo"], Words: WordsFor(p.Theme["language"])}
 	if len(p.Domains) > 0 {
 		scheme := "https://"

@@ -194,6 +194,7 @@ func TestBuyTwoSeats(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
 	))
 	browsertest.Shot(t, ctx, "1-home")
+	browsertest.Axe(t, ctx, "1-home")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`canvas.map`)),
@@ -205,6 +206,7 @@ func TestBuyTwoSeats(t *testing.T) {
 	require.Contains(t, total, "2 picked")
 	require.Contains(t, total, "180.00", "two Front seats at 90.00")
 	browsertest.Shot(t, ctx, "2-picked")
+	browsertest.Axe(t, ctx, "2-picked")
 
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
@@ -218,6 +220,7 @@ func TestBuyTwoSeats(t *testing.T) {
 	}
 	require.Contains(t, browsertest.Text(t, ctx, "#basket"), "Your hold")
 	browsertest.Shot(t, ctx, "3-held")
+	browsertest.Axe(t, ctx, "3-held")
 
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
@@ -227,6 +230,7 @@ func TestBuyTwoSeats(t *testing.T) {
 	require.Equal(t, "Pay €183.00", browsertest.Text(t, ctx, "form.checkout button.primary"))
 	require.Regexp(t, `Your seats are held for \d+:\d\d`, browsertest.Text(t, ctx, ".hold-left"))
 	browsertest.Shot(t, ctx, "4-checkout")
+	browsertest.Axe(t, ctx, "4-checkout")
 	require.NoError(t, chromedp.Do(ctx,
 		pay("ana@example.test", pspsim.MethodOK),
 		browsertest.WaitJS(`document.querySelectorAll('.tickets img.qr').length === 2 && [...document.querySelectorAll('.tickets img.qr')].every(i => i.complete && i.naturalWidth > 0)`),
@@ -238,6 +242,7 @@ func TestBuyTwoSeats(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, basket, "the basket is empty once paid")
 	browsertest.Shot(t, ctx, "5-confirmed")
+	browsertest.Axe(t, ctx, "5-confirmed")
 
 	// The tickets as a PDF, saved from the page: one page per seat, each
 	// with the ticket's QR code.

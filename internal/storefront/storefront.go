@@ -55,9 +55,6 @@ var fonts = map[string]string{
 	"mono":     `ui-monospace, "SF Mono", Menlo, Consolas, monospace`,
 }
 
-// defaults of a theme without its own colours.
-var defaults = map[string]string{"primary": "#1f4fd1", "accent": "#c2185b", "background": "#ffffff", "text": "#1d1d1f"}
-
 // Build renders the store.
 func Build(src Source) (Site, error) {
 	lang := src.Language
@@ -85,11 +82,11 @@ func Build(src Source) (Site, error) {
 		site[hashed] = File{Body: body, ContentType: contentType(ext), CacheControl: cacheControl(hashed)}
 	}
 	theme := map[string]string{}
-	for k, v := range defaults {
-		theme[k] = v
-	}
 	for k, v := range src.Profile.Theme {
 		theme[k] = v
+	}
+	for _, k := range []string{"primary", "accent", "background", "text"} {
+		theme[k] = src.Profile.Colour(k)
 	}
 	font := fonts[theme["font"]]
 	if font == "" {

@@ -23,6 +23,38 @@ type Profile struct {
 	// SMSCountries are the calling codes the store sends login codes to
 	// by SMS; none: e-mail only.
 	SMSCountries []string `json:"smsCountries" doc:"Calling codes (+351, +44, ...) login codes may be sent to by SMS; empty: e-mail only"`
+	// Colours are what the store and its mail are drawn in: the theme's,
+	// and the defaults for those it leaves out (what the console's colour
+	// pickers start from).
+	Colours map[string]string `json:"colours" doc:"The colours in use: primary, accent, background and text, the theme's or the defaults"`
+}
+
+// Colour is the store's colour k (primary, accent, background or text): the
+// theme's, or the default when the theme names none.
+func (p *Profile) Colour(k string) string {
+	if v := p.Theme[k]; v != "" {
+		return v
+	}
+	switch k {
+	case "primary":
+		return "#1f4fd1"
+	case "accent":
+		return "#c2185b"
+	case "background":
+		return "#ffffff"
+	case "text":
+		return "#1d1d1f"
+	}
+	return ""
+}
+
+// withColours fills in Colours.
+func (p *Profile) withColours() *Profile {
+	p.Colours = map[string]string{}
+	for _, k := range []string{"primary", "accent", "background", "text"} {
+		p.Colours[k] = p.Colour(k)
+	}
+	return p
 }
 
 // StoreSettings is what a tenant admin sets about the store.
@@ -171,7 +203,7 @@ func (s *Store) SetStore(ctx context.Context, tenantID uuid.UUID, p StoreSetting
 	if err != nil {
 		return nil, err
 	}
-	return &out, nil
+	return out.withColours(), nil
 }
 
 // ProfileOf returns a tenant's store profile by id.
@@ -188,7 +220,7 @@ func ProfileOf(ctx context.Context, q db.DBTX, tenantID uuid.UUID) (*Profile, er
 	if err != nil {
 		return nil, fmt.Errorf("store of tenant %s: %w", tenantID, db.NotFound(err))
 	}
-	return &p, nil
+	return p.withColours(), nil
 }
 
 // StoreProfile returns the public profile of the tenant with the slug, and
@@ -201,7 +233,7 @@ func (s *Store) StoreProfile(ctx context.Context, slug string) (uuid.UUID, *Prof
 	if err != nil {
 		return uuid.Nil, nil, fmt.Errorf("store %q: %w", slug, db.NotFound(err))
 	}
-	return id, &p, nil
+	return id, p.withColours(), nil
 }
 
 // Domains returns every tenant's store domains, by tenant: what the API's

@@ -76,6 +76,16 @@ const n = (v) => fmt.format(Math.round(v || 0));
 const secs = (v) => (v || 0) < 90 ? `${(v || 0).toFixed(1)} s` : `${Math.round(v / 60)} min`;
 const money = (cents, cur) => `${((cents || 0) / 100).toFixed(2)} ${cur || ''}`.trim();
 const when = (t) => t ? new Date(t).toLocaleString() : '—';
+// contrast is WCAG's contrast ratio of two #rrggbb colours.
+function contrast(a, b) {
+  const lum = (hex) => {
+    const [r, g, bl] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255)
+      .map((c) => c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+    return 0.2126 * r + 0.7152 * g + 0.0722 * bl;
+  };
+  const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
 const isAdmin = () => session?.role === 'platform-admin';
 const isTenantAdmin = () => session?.role === 'tenant-admin';
 
@@ -329,7 +339,7 @@ function drawLive(v, tiles, status) {
 
 function liveControls(v, box) {
   box.append(h('h2', {}, 'Actions'),
-    h('p', {}, h('a', {href: '#/ops'}, isAdmin() ? 'Checkout switch, dead letters and discarded jobs' : ''),
+    h('p', {}, isAdmin() ? h('a', {href: '#/ops'}, 'Checkout switch, dead letters and discarded jobs') : null,
       isAdmin() ? null : h('span', {class: 'muted'}, 'Pausing checkout, redriving dead letters and retrying jobs are the platform admin\'s.')));
 }
 
@@ -446,7 +456,7 @@ function newProductPage() {
     levels.show(csvLevels(f.csv.value));
   });
   const editor = sectionsEditor();
-  const csvBox = h('div', {id: 'csv-box'}, h('label', {}, 'CSV (section,row,seat,x,y,price_level)', f.csv), f.file, levels);
+  const csvBox = h('div', {id: 'csv-box'}, h('label', {}, 'CSV (section,row,seat,x,y,price_level)', f.csv), h('label', {}, 'or read it from a file', f.file), levels);
   const capLabel = h('label', {}, 'Capacity', f.capacity);
   const seated = h('div', {}, h('label', {}, 'Seat map', f.seatSource), editor, csvBox);
   const sync = () => {
@@ -589,7 +599,7 @@ async function productPage(id) {
       await api('PUT', `/v1/products/${id}/seat-map`, csv.value, {raw: true, type: 'text/csv'});
       route();
     })}, h('h2', {}, 'Seat map'), h('p', {}, `Sections: ${seats || '—'}`),
-    h('label', {}, 'Replace from CSV (until the first hold)', csv), file, h('button', {type: 'submit'}, 'Import seat map'));
+    h('label', {}, 'Replace from CSV (until the first hold)', csv), h('label', {}, 'or read it from a file', file), h('button', {type: 'submit'}, 'Import seat map'));
   }
   const eventForm = h('form', {class: 'panel', id: 'event-form', onsubmit: guarded(async () => {
     await api('PATCH', `/v1/events/${p.eventId}`, {venue: {name: e.venue.value, address: e.address.value, mapUrl: e.map.value},
@@ -879,12 +889,16 @@ function refundsTable(refunds) {
 async function storePage() {
   const p = await api('GET', `/v1/stores/${session.tenant.slug}`);
   const theme = p.theme || {};
+  const colours = p.colours || {};
   const f = {
     name: h('input', {id: 's-name', value: p.name}),
-    primary: h('input', {id: 's-primary', type: 'color', value: theme.primary || '#2f5bea'}),
-    accent: h('input', {id: 's-accent', type: 'color', value: theme.accent || '#e4572e'}),
-    background: h('input', {id: 's-background', type: 'color', value: theme.background || '#ffffff'}),
-    text: h('input', {id: 's-text', type: 'color', value: theme.text || '#1d2330'}),
+    primary: h('input', {id: 's-primary', type: 'color', value: colours.primary}),
+    accent: h('input', {id: 's-accent', type: 'color', value: colours.accent}),
+    background: h('input', {id: 's-background', type: 'color', value: colours.background}),
+    text: h('input', {id: 's-text', type: 'color', value: colours.text}),
+    language: h('select', {id: 's-language'}, [['en', 'English'], ['pt', 'Português']].map(([v, label]) =>
+      h('option', {value: v, selected: (theme.language || 'en') === v}, label))),
+    replyTo: h('input', {id: 's-reply-to', type: 'email', value: theme.replyTo || '', placeholder: 'box-office@example.com'}),
     logo: h('input', {id: 's-logo', value: theme.logoUrl || '', placeholder: 'https://… or logo URL from an upload'}),
     domains: h('input', {id: 's-domains', value: (p.domains || []).join(', '), placeholder: 'tickets.example.com'}),
   };
@@ -897,19 +911,30 @@ async function storePage() {
     tag.style.background = f.accent.value; tag.style.color = '#fff';
     preview.replaceChildren(...[f.logo.value.startsWith('https://') ? h('img', {src: f.logo.value, alt: '', style: 'max-height:40px'}) : null,
       h('h2', {}, f.name.value || 'Your store'), h('p', {}, tag, ' Sample event · 12 seats left'), btn].filter(Boolean));
+    // The store draws white on the primary and accent colours, and the text
+    // on the background: below WCAG's 4.5:1 shoppers struggle to read it.
+    const hard = [['Text on the background', f.text.value, f.background.value], ['White on the primary colour', '#ffffff', f.primary.value],
+      ['White on the accent colour', '#ffffff', f.accent.value]].filter(([, a, b]) => contrast(a, b) < 4.5);
+    contrastNote.replaceChildren(...hard.map(([what, a, b]) => h('li', {}, `${what}: ${contrast(a, b).toFixed(1)}:1, below the 4.5:1 easy reading needs`)));
+    contrastNote.hidden = hard.length === 0;
   };
+  const contrastNote = h('ul', {class: 'notice', id: 'contrast-note', role: 'status'});
   Object.values(f).forEach((el) => el.addEventListener('input', draw));
   draw();
   const status = h('p', {id: 'store-status', class: 'muted'});
   const form = h('form', {class: 'panel', onsubmit: guarded(async () => {
-    const t = {primary: f.primary.value, accent: f.accent.value, background: f.background.value, text: f.text.value};
-    if (f.logo.value.trim()) t.logoUrl = f.logo.value.trim();
+    // Keys the form does not show (font, …) are kept as they were.
+    const t = {...theme, primary: f.primary.value, accent: f.accent.value, background: f.background.value, text: f.text.value,
+      language: f.language.value, logoUrl: f.logo.value.trim(), replyTo: f.replyTo.value.trim()};
+    for (const k of ['logoUrl', 'replyTo']) if (!t[k]) delete t[k];
     await api('PUT', '/v1/store', {name: f.name.value, theme: t, domains: f.domains.value.split(',').map((d) => d.trim()).filter(Boolean)});
     status.textContent = 'Saved: the store is being rebuilt and published.';
   })},
   h('label', {}, 'Store name', f.name), h('div', {class: 'row'}, ['primary', 'accent', 'background', 'text'].map((k) => h('label', {}, k, f[k]))),
   h('label', {}, 'Logo URL', f.logo), h('label', {}, 'Domains (comma-separated)', f.domains),
-  h('h2', {}, 'Preview'), preview,
+  h('div', {class: 'row'}, h('label', {}, 'Language of the store and its mail', f.language),
+    h('label', {}, 'Replies to the store\'s mail go to', f.replyTo)),
+  h('h2', {}, 'Preview'), preview, contrastNote,
   h('div', {class: 'row'}, h('button', {class: 'primary', type: 'submit', id: 'save-store'}, 'Save and publish'),
     h('button', {type: 'button', id: 'publish-store', onclick: guarded(async () => {
       const r = await api('POST', '/v1/store/publish');
