@@ -84,6 +84,9 @@ type Deps struct {
 	// StreamsPerClient caps the event streams one client (an IPv4
 	// address or an IPv6 /64) holds open on this process; 0: no cap.
 	StreamsPerClient int
+	// StreamPeriod is how often the availability feed of a watched
+	// product looks for a change (default 1 s).
+	StreamPeriod time.Duration
 	// LoginChallengeBits is the proof of work a passwordless login start
 	// asks for (0: none).
 	LoginChallengeBits int
@@ -192,7 +195,7 @@ func New(d Deps) *Server {
 		s.Reporter = ops.NewReporter(d.Pool, "river", nil)
 	}
 	s.sales = ops.NewLive(s.Reporter, d.Products)
-	s.live = live.NewHub(d.Pool, live.Options{Metrics: d.Metrics, Logger: d.Logger})
+	s.live = live.NewHub(d.Pool, live.Options{Period: d.StreamPeriod, Metrics: d.Metrics, Logger: d.Logger})
 	s.stopping = make(chan struct{})
 	// A venue plan is rendered once per version: a stadium's is megabytes.
 	s.streams = &perClient{max: d.StreamsPerClient, open: map[string]int{}}

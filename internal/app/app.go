@@ -331,8 +331,8 @@ func (a *App) API() *api.Server {
 		Metrics: a.Metrics, Logger: a.Logger, AdminKey: cfg.AdminKey, DevOrigins: cfg.DevOrigins, Ready: a.Ready, Tracer: a.Tracer,
 		River: a.River, Reporter: a.Reporter, DLQ: a.SQSOps,
 		Checkout: a.Checkout, WebhookSecrets: cfg.WebhookSecrets, WaitingRoom: a.Rooms,
-		AvailabilityCacheBytes: cfg.AvailabilityCacheBytes,
-		LoginChallengeBits:     cfg.LoginChallengeBits, SMSDailyCap: cfg.SMSDailyCap,
+		AvailabilityCacheBytes: cfg.AvailabilityCacheBytes, StreamsPerClient: cfg.StreamsPerClient, StreamPeriod: cfg.StreamPeriod,
+		LoginChallengeBits: cfg.LoginChallengeBits, SMSDailyCap: cfg.SMSDailyCap,
 		RateLimits: api.RateLimits{PerIP: cfg.RateLimitPerIP, PerBuyer: cfg.RateLimitPerBuyer, LoginPerIP: cfg.RateLimitLogin,
 			TrustedProxies: cfg.TrustedProxies},
 	})

@@ -42,6 +42,7 @@ type Config struct {
 	RateLimitAny           int           `env:"BOXOFFICE_RATE_LIMIT_ANY" default:"300" min:"0" doc:"every API call per client (an IPv4 address or an IPv6 /64) and second, before authentication (0: off)"`
 	RateLimitLogin         int           `env:"BOXOFFICE_RATE_LIMIT_LOGIN" default:"20" min:"0" doc:"passwordless-login and console sign-in calls per client address and minute (0: off)"`
 	StreamsPerClient       int           `env:"BOXOFFICE_STREAMS_PER_CLIENT" default:"20" min:"0" doc:"event streams one client holds open on a process (0: no cap)"`
+	StreamPeriod           time.Duration `env:"BOXOFFICE_STREAM_PERIOD" default:"250ms" min:"10ms" max:"10s" doc:"how often each API process asks whether a watched product's availability moved (one primary-key read a product, whatever the watchers): a seat taken reaches open maps within about this"`
 	LoginChallengeBits     int           `env:"BOXOFFICE_LOGIN_CHALLENGE_BITS" default:"14" min:"0" max:"30" doc:"proof of work (leading zero bits, as the waiting room's) each login code asked for costs (0: none)"`
 	SMSDailyCap            int           `env:"BOXOFFICE_SMS_DAILY_CAP" default:"1000" min:"0" doc:"SMS login codes one store sends a day (UTC); SMS go only to the store's smsCountries"`
 	TenantMaxProducts      int           `env:"BOXOFFICE_TENANT_MAX_PRODUCTS" default:"1000" min:"0" doc:"quota of tenants without one of their own: products"`

@@ -17,6 +17,7 @@ import (
 
 	"boxoffice/api"
 	"boxoffice/internal/browsertest"
+	"boxoffice/internal/config"
 	"boxoffice/internal/devs3"
 	"boxoffice/internal/letter/lettertest"
 	"boxoffice/internal/login"
@@ -83,7 +84,8 @@ func newWorldWith(t *testing.T, o testfix.Options, opts ...worldOption) *world {
 	deps := api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products,
 		Reservations: env.Service, Logger: env.Logger, River: env.River, Checkout: env.Checkout,
 		WebhookSecrets: []string{webhookSecret}, WaitingRoom: env.Rooms, Login: login.NewStore(env.Schema.Pool, env.Keys),
-		Mailer: mailer, StoresURL: storesSrv.URL, StoreBucket: &bucket, DevOrigins: true, LoginChallengeBits: 8}
+		Mailer: mailer, StoresURL: storesSrv.URL, StoreBucket: &bucket, DevOrigins: true, LoginChallengeBits: 8,
+		StreamPeriod: config.Default().StreamPeriod}
 	for _, opt := range opts {
 		opt(&deps)
 	}

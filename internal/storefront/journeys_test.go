@@ -116,6 +116,35 @@ func pickAndHold(productID string, seats ...int) chromedp.Action[chromedp.Void] 
 	return chromedp.Steps(append(steps, chromedp.Click(chromedp.CSS(`.bar button.primary`)))...)
 }
 
+// A seat another shopper holds turns taken on a map that is open, within a
+// second of the hold (the feed looks every BOXOFFICE_STREAM_PERIOD, 250 ms
+// by default), without a reload; freed again, it turns free.
+func TestSeatTakenElsewhereShowsWithinASecond(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
+	store := w.publish(t, w.env.Tenant.Slug)
+	ana := w.shopper(t, w.env.Tenant, store, "ana")
+	bo := w.shopper(t, w.env.Tenant, store, "bo")
+	id := p.ID.String()
+	require.NoError(t, chromedp.Do(ana, openProduct(id)))
+	require.NoError(t, chromedp.Do(bo, openProduct(id), clickSeat(5), browsertest.WaitJS(`window.__seatMap.picked.size === 1`),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`))))
+	// Bo's page shows the hold once its own poll saw it decided: ana's map
+	// has had at least that long.
+	within := func(what, cond string) {
+		t.Helper()
+		start := time.Now()
+		_, err := chromedp.Run(ana, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(time.Second), chromedp.WithPollingInterval(20*time.Millisecond)))
+		require.NoError(t, err, "%s on the open map within a second", what)
+		t.Logf("%s on the other map %v after the holder's page said so", what, time.Since(start).Round(time.Millisecond))
+	}
+	within("taken", `window.__seatMap.taken(5)`)
+	browsertest.Shot(t, ana, "1-taken-elsewhere")
+	require.NoError(t, chromedp.Do(bo, chromedp.Click(chromedp.CSS(`.bar button:not(.primary)`)), chromedp.WaitVisible(chromedp.CSS(`p[role="alert"]`))))
+	within("freed", `!window.__seatMap.taken(5)`)
+}
+
 // Two shoppers pick the same seat: one holds it, the other is told, sees
 // the map updated and picks another.
 func TestSameSeatTwoBrowsers(t *testing.T) {
