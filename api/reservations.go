@@ -182,7 +182,7 @@ func (s *Server) releaseHold(ctx context.Context, in *struct {
 	}
 	v := HoldView{Hold: h}
 	if p, err := s.productCache.Get(ctx, h.ProductID); err == nil {
-		v.Seats = p.Layout.Labels(h.Numbers)
+		v.Seats = p.Layout.LabelsIn(h.Numbers, product.SeatWordsIn(p.Language))
 	}
 	return &struct{ Body HoldView }{v}, nil
 }

@@ -18,7 +18,8 @@ var ErrNoDate = errors.New("the event's date is not announced yet")
 
 // Calendar returns an iCalendar (RFC 5545) entry for an order's date: the
 // event, when (in UTC; calendars show it in their own zone) and where, and
-// the seats. For the order's buyer (buyerID set) or its tenant.
+// the seats, in the store's language. For the order's buyer (buyerID set)
+// or its tenant.
 func (s *Service) Calendar(ctx context.Context, tenantID, orderID uuid.UUID, buyerID string) ([]byte, error) {
 	var productID uuid.UUID
 	var seats []string
@@ -36,10 +37,15 @@ func (s *Service) Calendar(ctx context.Context, tenantID, orderID uuid.UUID, buy
 	if dates.StartsAt == nil {
 		return nil, ErrNoDate
 	}
+	brand, err := s.brandOf(ctx, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	w := brand.Words
 	utc := func(t time.Time) string { return t.UTC().Format("20060102T150405Z") }
-	desc := "Seats: " + strings.Join(seats, ", ")
+	desc := w.T("seats", "seats", strings.Join(seats, ", "))
 	if dates.DoorsAt != nil {
-		desc += "\nDoors: " + dates.DoorsAt.In(product.Location(ev.TimeZone)).Format("15:04") + " " + ev.TimeZone
+		desc += "\n" + w.T("doorsAt", "time", dates.DoorsAt.In(product.Location(ev.TimeZone)).Format("15:04")+" "+ev.TimeZone)
 	}
 	if ev.EntryNote != "" {
 		desc += "\n" + ev.EntryNote

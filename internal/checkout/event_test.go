@@ -111,6 +111,7 @@ func TestEventSeries(t *testing.T) {
 		`LOCATION:Coliseu\, Rua das Portas de Santo Antão 96\, Lisboa`, "UID:" + o.ID.String() + "@boxoffice"} {
 		require.Contains(t, string(ics), line+"\r\n")
 	}
+	require.Contains(t, strings.ReplaceAll(string(ics), "\r\n ", ""), "DESCRIPTION:Seats: ", "the store's words, unfolded")
 
 	// The tickets as a PDF, for the buyer: the same pages as the mail's.
 	pdf := b.download(t, "/v1/orders/"+o.ID.String()+"/tickets.pdf", buyer, "application/pdf")

@@ -249,22 +249,38 @@ func (l *Layout) Locate(number int) (s *Section, r *Row, seat PlacedSeat, ok boo
 	return sec, row, l.Seat(sec, row, number-row.First), true
 }
 
-// Label names a seat for people: "North · Row A · Seat 7". A number outside
-// the layout (or a numbered product's) is "Number 7".
-func (l *Layout) Label(number int) string {
-	if l != nil {
-		if s, r, seat, ok := l.Locate(number); ok {
-			return s.Name + " · Row " + r.Name + " · Seat " + seat.Label
-		}
+// SeatWords are the words a seat's name is made of, in a store's language.
+type SeatWords struct{ Row, Seat, Number string }
+
+// SeatWordsIn are the seat words of a store language (en or pt; English
+// for any other).
+func SeatWordsIn(lang string) SeatWords {
+	if lang == "pt" {
+		return SeatWords{Row: "Fila", Seat: "Lugar", Number: "Número"}
 	}
-	return "Number " + strconv.Itoa(number)
+	return SeatWords{Row: "Row", Seat: "Seat", Number: "Number"}
 }
 
-// Labels names several numbers' seats.
-func (l *Layout) Labels(numbers []int32) []string {
+// Label names a seat for people, in English: "North · Row A · Seat 7". A
+// number outside the layout (or a numbered product's) is "Number 7".
+func (l *Layout) Label(number int) string { return l.LabelIn(number, SeatWordsIn("en")) }
+
+// LabelIn names a seat for people in a store's words: "North · Fila A ·
+// Lugar 7".
+func (l *Layout) LabelIn(number int, w SeatWords) string {
+	if l != nil {
+		if s, r, seat, ok := l.Locate(number); ok {
+			return s.Name + " · " + w.Row + " " + r.Name + " · " + w.Seat + " " + seat.Label
+		}
+	}
+	return w.Number + " " + strconv.Itoa(number)
+}
+
+// LabelsIn names several numbers' seats in a store's words.
+func (l *Layout) LabelsIn(numbers []int32, w SeatWords) []string {
 	out := make([]string, len(numbers))
 	for i, n := range numbers {
-		out[i] = l.Label(int(n))
+		out[i] = l.LabelIn(int(n), w)
 	}
 	return out
 }

@@ -59,18 +59,20 @@ var ErrLayoutKind = errors.New("seated products need a layout; numbered products
 
 // Product is one sale.
 type Product struct {
-	ID            uuid.UUID             `json:"id"`
-	TenantID      uuid.UUID             `json:"tenantId"`
-	Slug          string                `json:"slug"`
-	Name          string                `json:"name"`
-	Description   string                `json:"description"`
-	ImageURL      string                `json:"imageUrl"`
-	Kind          string                `json:"kind"`
-	Capacity      int                   `json:"capacity"`
-	Layout        *Layout               `json:"layout,omitempty"`
-	LayoutVersion int                   `json:"layoutVersion" doc:"Grows each time the seat map is replaced (only before the first hold)"`
-	PriceCents    int64                 `json:"priceCents"`
-	FeeCents      int64                 `json:"feeCents" doc:"Booking fee per ticket, on top of its price"`
+	ID            uuid.UUID `json:"id"`
+	TenantID      uuid.UUID `json:"tenantId"`
+	Slug          string    `json:"slug"`
+	Name          string    `json:"name"`
+	Description   string    `json:"description"`
+	ImageURL      string    `json:"imageUrl"`
+	Kind          string    `json:"kind"`
+	Capacity      int       `json:"capacity"`
+	Layout        *Layout   `json:"layout,omitempty"`
+	LayoutVersion int       `json:"layoutVersion" doc:"Grows each time the seat map is replaced (only before the first hold)"`
+	PriceCents    int64     `json:"priceCents"`
+	FeeCents      int64     `json:"feeCents" doc:"Booking fee per ticket, on top of its price"`
+	// Language is the tenant's store language: what seats are named in.
+	Language      string                `json:"-"`
 	Currency      string                `json:"currency"`
 	PerBuyerLimit int                   `json:"perBuyerLimit"`
 	HoldSeconds   int                   `json:"holdSeconds"`
@@ -346,10 +348,10 @@ const selectProduct = `
 	       per_buyer_limit, hold_seconds, on_sale_at, publication, created_at, waiting_room, layout_version, rehearsal_of,
 	       refund_policy, off_sale_at, starts_at, doors_at, ends_at, cancel_hours_before, cancel_fee_cents,
 	       event_id, event_slug, event_name, entry_note, venue_name, venue_address, venue_map_url, time_zone,
-	       cancelled_at, coalesce(cancel_reason, ''), transfer_hours_before, transfer_max, fee_cents
+	       cancelled_at, coalesce(cancel_reason, ''), transfer_hours_before, transfer_max, fee_cents, language
 	FROM (SELECT p.*, e.description, e.image_url, e.slug AS event_slug, e.name AS event_name, e.entry_note, e.venue_name,
-	             e.venue_address, e.venue_map_url, e.time_zone
-	      FROM products p JOIN events e ON e.id = p.event_id) products`
+	             e.venue_address, e.venue_map_url, e.time_zone, coalesce(t.theme->>'language', '') AS language
+	      FROM products p JOIN events e ON e.id = p.event_id JOIN tenants t ON t.id = p.tenant_id) products`
 
 func scanProduct(row pgx.Row) (*Product, error) {
 	var p Product
@@ -362,7 +364,7 @@ func scanProduct(row pgx.Row) (*Product, error) {
 		&p.PriceCents, &p.Currency, &p.PerBuyerLimit, &p.HoldSeconds, &p.OnSaleAt, &p.Publication, &p.CreatedAt, &room, &p.LayoutVersion, &p.RehearsalOf,
 		&p.RefundPolicy, &p.OffSaleAt, &p.StartsAt, &p.DoorsAt, &p.EndsAt, &cancelHours, &cancelFee,
 		&e.ID, &e.Slug, &e.Name, &e.EntryNote, &e.Venue.Name, &e.Venue.Address, &e.Venue.MapURL, &e.TimeZone,
-		&p.CancelledAt, &p.CancelReason, &transferHours, &transferMax, &p.FeeCents)
+		&p.CancelledAt, &p.CancelReason, &transferHours, &transferMax, &p.FeeCents, &p.Language)
 	if err != nil {
 		return nil, err
 	}

@@ -23,8 +23,8 @@ type Price struct {
 
 // Quote is what some numbers cost together, each at its seat's price
 // level or the product's price plus the booking fee, and how people name
-// them ("North · Row A · Seat 7"; "Number 7" on a numbered product), in
-// the numbers' order.
+// them in the store's language ("North · Row A · Seat 7"; "Number 7" on a
+// numbered product), in the numbers' order.
 type Quote struct {
 	Price // fees included
 	Seats []string
@@ -39,8 +39,10 @@ func QuoteFor(ctx context.Context, q db.DBTX, id uuid.UUID, numbers []int32) (Qu
 	var base Price
 	var fee int64
 	var layout []byte
-	err := q.QueryRow(ctx, `SELECT price_cents, fee_cents, currency, layout FROM products WHERE id = $1`, id).
-		Scan(&base.Cents, &fee, &base.Currency, &layout)
+	var lang string
+	err := q.QueryRow(ctx, `SELECT p.price_cents, p.fee_cents, p.currency, p.layout, coalesce(t.theme->>'language', '')
+		FROM products p JOIN tenants t ON t.id = p.tenant_id WHERE p.id = $1`, id).
+		Scan(&base.Cents, &fee, &base.Currency, &layout, &lang)
 	if err != nil {
 		return Quote{}, fmt.Errorf("price of product %s: %w", id, db.NotFound(err))
 	}
@@ -48,19 +50,19 @@ func QuoteFor(ctx context.Context, q db.DBTX, id uuid.UUID, numbers []int32) (Qu
 	if err != nil {
 		return Quote{}, err
 	}
-	return quote(l, base, fee, numbers), nil
+	return quote(l, base, fee, numbers, SeatWordsIn(lang)), nil
 }
 
 // Quote prices numbers of p from what p carries (a cached product: its
 // prices and map cannot change once a number is held).
 func (p *Product) Quote(numbers []int32) Quote {
-	return quote(p.Layout, Price{Cents: p.PriceCents, Currency: p.Currency}, p.FeeCents, numbers)
+	return quote(p.Layout, Price{Cents: p.PriceCents, Currency: p.Currency}, p.FeeCents, numbers, SeatWordsIn(p.Language))
 }
 
 // quote is the one pricing rule: each number at its seat's level or the
 // base price, plus the fee.
-func quote(l *Layout, base Price, fee int64, numbers []int32) Quote {
-	out := Quote{Price: Price{Currency: base.Currency}, Seats: l.Labels(numbers), Fee: fee, FeeCents: fee * int64(len(numbers))}
+func quote(l *Layout, base Price, fee int64, numbers []int32, w SeatWords) Quote {
+	out := Quote{Price: Price{Currency: base.Currency}, Seats: l.LabelsIn(numbers, w), Fee: fee, FeeCents: fee * int64(len(numbers))}
 	for _, n := range numbers {
 		p := l.Price(int(n), base.Cents)
 		out.Each = append(out.Each, p)

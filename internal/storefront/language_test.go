@@ -47,10 +47,17 @@ func TestPortugueseStore(t *testing.T) {
 	browsertest.Shot(t, b, "1-inicio")
 	browsertest.Axe(t, b, "1-inicio")
 	browsertest.Do(t, b, openProduct(p.ID.String()), clickSeat(2), clickSeat(3),
-		browsertest.WaitJS(`window.__seatMap.picked.size === 2`),
+		browsertest.WaitJS(`window.__seatMap.picked.size === 2`))
+	// The seats are named in Portuguese wherever the shopper meets them:
+	// the map's labels, the hold, the mail and the PDF.
+	label, err := chromedp.Run(b, chromedp.Evaluate[string](`window.__seatMap.seats[2].full`))
+	require.NoError(t, err)
+	require.Equal(t, "North · Fila A · Lugar 3", label)
+	browsertest.Do(t, b,
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.summary`)))
 	held := browsertest.Text(t, b, "main")
 	require.Contains(t, held, "Estes lugares são seus durante")
+	require.Contains(t, held, "North · Fila A · Lugar 3")
 	require.Contains(t, held, "Taxa de serviço (2 × 1,50\u00a0€)\t3,00\u00a0€")
 	require.Contains(t, held, "Total\t183,00\u00a0€")
 	browsertest.Shot(t, b, "2-reserva")
@@ -82,10 +89,12 @@ func TestPortugueseStore(t *testing.T) {
 	require.Contains(t, letter.HTML, "#7a1f3d", "the tenant's colour")
 	require.Contains(t, letter.Text, "Total pago")
 	require.Contains(t, letter.Text, "183,00 €")
+	require.Contains(t, letter.Text, "North · Fila A · Lugar 3")
 	pages, err := lettertest.Read(letter.Attachments[0].Data)
 	require.NoError(t, err)
 	require.Len(t, pages, 2)
 	require.Contains(t, pages[0].Text, "Bilhete")
 	require.Contains(t, pages[0].Text, "Teatro Aurora")
+	require.Contains(t, pages[0].Text, "North · Fila A · Lugar 3")
 	require.Len(t, pages[0].QR, 1)
 }

@@ -533,7 +533,7 @@ async function seatedPage(p, head, notice) {
     const first = seats.length;
     for (const r of s.rows) {
       rows.push({ start: seats.length, end: seats.length + r.seats.length, name: r.name, section: s.name });
-      for (const seat of r.seats) seats.push({ ...seat, row: rows.length - 1, full: `${s.name} · Row ${r.name} · Seat ${seat.label}` });
+      for (const seat of r.seats) seats.push({ ...seat, row: rows.length - 1, full: `${s.name} · ${t("rowName", { row: r.name })} · ${t("seatName", { seat: seat.label })}` });
     }
     sections.push({ name: s.name, first, last: seats.length });
   }
