@@ -21,7 +21,7 @@ type EventBody struct {
 	Slug        string     `json:"slug" minLength:"1" maxLength:"100" pattern:"^[a-z0-9][a-z0-9-]*$"`
 	Name        string     `json:"name" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$"`
 	Description string     `json:"description,omitempty" maxLength:"5000"`
-	ImageURL    string     `json:"imageUrl,omitempty" maxLength:"500" pattern:"^(https://[^\\s\"'<>]+)?$"`
+	ImageURL    string     `json:"imageUrl,omitempty" maxLength:"500" pattern:"^(https://[^\\s\"'<>]+|images/[0-9a-f-]{36}\\.(png|jpg|webp))?$" doc:"The picture: an https URL, or one uploaded with POST /v1/store/images"`
 	EntryNote   string     `json:"entryNote,omitempty" maxLength:"500" pattern:"^[^\\p{Cc}]*$" doc:"Age limit or entry conditions"`
 	Venue       *VenueBody `json:"venue,omitempty"`
 	TimeZone    string     `json:"timeZone,omitempty" maxLength:"64" doc:"IANA time zone of the venue; default UTC"`
@@ -49,6 +49,9 @@ type EventPath struct {
 
 // createEvent serves POST /v1/events.
 func (s *Server) createEvent(ctx context.Context, in *struct{ Body EventBody }) (*struct{ Body *product.Event }, error) {
+	if err := s.checkImage(ctx, caller(ctx).TenantID, &in.Body.ImageURL); err != nil {
+		return nil, err
+	}
 	e, err := s.Products.CreateEvent(ctx, caller(ctx).TenantID, in.Body.params())
 	if err != nil {
 		return nil, s.toProblem(err)
@@ -99,7 +102,7 @@ func (s *Server) eventWithDates(ctx context.Context, id uuid.UUID) (*struct{ Bod
 type EventPatch struct {
 	Name        *string    `json:"name,omitempty" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$"`
 	Description *string    `json:"description,omitempty" maxLength:"5000"`
-	ImageURL    *string    `json:"imageUrl,omitempty" maxLength:"500" pattern:"^(https://[^\\s\"'<>]+)?$"`
+	ImageURL    *string    `json:"imageUrl,omitempty" maxLength:"500" pattern:"^(https://[^\\s\"'<>]+|images/[0-9a-f-]{36}\\.(png|jpg|webp))?$" doc:"The picture: an https URL, or one uploaded with POST /v1/store/images"`
 	EntryNote   *string    `json:"entryNote,omitempty" maxLength:"500" pattern:"^[^\\p{Cc}]*$"`
 	Venue       *VenueBody `json:"venue,omitempty" doc:"The whole venue; a change is told to every ticket holder"`
 	TimeZone    *string    `json:"timeZone,omitempty" maxLength:"64"`
@@ -111,6 +114,9 @@ func (s *Server) updateEvent(ctx context.Context, in *struct {
 	Body EventPatch
 }) (*struct{ Body EventWithDates }, error) {
 	b := in.Body
+	if err := s.checkImage(ctx, caller(ctx).TenantID, b.ImageURL); err != nil {
+		return nil, err
+	}
 	u := product.EventUpdate{Name: b.Name, Description: b.Description, ImageURL: b.ImageURL, EntryNote: b.EntryNote,
 		TimeZone: b.TimeZone}
 	if b.Venue != nil {

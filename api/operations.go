@@ -31,6 +31,8 @@ var operations = map[string]opDoc{
 		"A wrong, expired, used or another store's code answers 401 INVALID_CODE. Five tries per address and client per 10 minutes (then every try fails, the code left good for its owner); 50 wrong tries from every client together kill the code. The token (2 h) works wherever a buyer token does."},
 	"store-logo-upload": {"A presigned URL to upload the store's logo straight to the bucket (tenant admin)",
 		"PUT the file to uploadUrl within 10 minutes with the same Content-Type, then set theme.logoUrl to logoUrl with PUT /v1/store."},
+	"store-image-upload": {"A presigned URL to upload an event's picture straight to the store's files (tenant admin)",
+		"PUT the file (PNG, JPEG or WebP, at most 2 MiB) to uploadUrl within 10 minutes with the same Content-Type, then set the event's imageUrl to imageUrl with PATCH /v1/events/{id}: the picture is checked then, and a file that is not what its name says is refused and deleted. Uploads share the logo's 20 an hour."},
 	"put-store": {"Set the store's name, theme and domains (tenant admin)", ""},
 	"publish-store": {"Rebuild and publish the store now (tenant admin)",
 		"PUT /v1/store queues this itself; call it to publish again (after a failed build, or a new release of the store's pages). A work process builds and uploads it."},

@@ -32,7 +32,7 @@ type ProductBody struct {
 	HoldSeconds   int                   `json:"holdSeconds,omitempty" minimum:"30" maximum:"86400" doc:"Default 480"`
 	OnSaleAt      *time.Time            `json:"onSaleAt,omitempty" doc:"Default now"`
 	Description   string                `json:"description,omitempty" maxLength:"5000"`
-	ImageURL      string                `json:"imageUrl,omitempty" maxLength:"500" pattern:"^https://[^\\s\"'<>]+$" patternDescription:"an https URL"`
+	ImageURL      string                `json:"imageUrl,omitempty" maxLength:"500" pattern:"^(https://[^\\s\"'<>]+|images/[0-9a-f-]{36}\\.(png|jpg|webp))$" patternDescription:"an https URL, or a picture uploaded with POST /v1/store/images"`
 	Publication   string                `json:"publication,omitempty" enum:"PUBLISHED,DRAFT" doc:"Default PUBLISHED; a DRAFT is not in the store until published"`
 	WaitingRoom   *waitingroom.Settings `json:"waitingRoom,omitempty" doc:"Turn on the virtual waiting room: buyers join the queue and need an access token to reserve and pay"`
 	RefundPolicy  string                `json:"refundPolicy,omitempty" enum:"resell,keep" doc:"Default resell: a refunded seat goes back on sale; keep leaves it off sale"`
@@ -117,6 +117,9 @@ func (s *Server) createProduct(ctx context.Context, in *struct {
 }) (*struct{ Body *product.Product }, error) {
 	tenantID := caller(ctx).TenantID
 	b := in.Body
+	if err := s.checkImage(ctx, tenantID, &b.ImageURL); err != nil {
+		return nil, err
+	}
 	p := product.CreateParams{
 		TenantID: tenantID, Slug: b.Slug, Name: b.Name, Kind: b.Kind, Capacity: b.Capacity, Layout: b.Layout,
 		PriceCents: b.PriceCents, FeeCents: b.FeeCents, Currency: b.Currency, PerBuyerLimit: b.PerBuyerLimit, HoldSeconds: b.HoldSeconds,

@@ -47,6 +47,7 @@ func (s *Server) routes() {
 	route(s, "Store", post, "/v1/stores/{tenantSlug}/login/challenge", "store-login-challenge", s.loginChallenge, body(maxSmallBody), errs(404, 422))
 	route(s, "Store", post, "/v1/stores/{tenantSlug}/login/verify", "store-login-verify", s.verifyLogin, body(maxSmallBody), errs(401, 404, 422, 429))
 	route(s, "Store", post, "/v1/store/logo", "store-logo-upload", s.logoUpload, by(schemeAPI), body(maxSmallBody), errs(401, 403, 422, 503))
+	route(s, "Store", post, "/v1/store/images", "store-image-upload", s.imageUpload, by(schemeAPI), body(maxSmallBody), errs(401, 403, 422, 429, 503))
 	route(s, "Store", put, "/v1/store", "put-store", s.putStore, by(schemeAPI), body(maxSmallBody), errs(401, 403, 409, 422))
 	route(s, "Store", post, "/v1/store/publish", "publish-store", s.publishStore, by(schemeAPI), status(202), errs(401, 403, 503))
 	route(s, "Products", patch, "/v1/products/{id}", "update-product", s.updateProduct, by(schemeAPI), body(maxSmallBody), errs(401, 403, 404, 409, 422))

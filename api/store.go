@@ -239,36 +239,70 @@ func (s *Server) checkDomains(domains []string) error {
 	return nil
 }
 
+// An upload is a file a tenant put in its store's files through a
+// presigned URL: a logo (logo/…) or an event's picture (images/…).
+type uploadKind struct {
+	prefix, what string
+	max          int64
+}
+
+var (
+	logoUploads  = uploadKind{prefix: "logo/", what: "logo", max: MaxLogoBytes}
+	imageUploads = uploadKind{prefix: "images/", what: "picture", max: MaxImageBytes}
+)
+
+// MaxImageBytes is the largest event picture a store takes.
+const MaxImageBytes = 2 << 20
+
 // checkLogo makes sure the logo a theme names was uploaded to the tenant's
-// files and is what its name says: an image of an allowed type, at most
-// MaxLogoBytes. A refused upload is deleted, so the store never serves it.
+// files and is what its name says.
 func (s *Server) checkLogo(ctx context.Context, slug, logoURL string) error {
-	if !strings.HasPrefix(logoURL, "logo/") || s.StoreBucket == nil {
+	return s.checkUpload(ctx, slug, logoURL, logoUploads, "INVALID_STORE", "theme logoUrl")
+}
+
+// checkImage does the same for an event's picture, when it is an upload
+// rather than an https URL.
+func (s *Server) checkImage(ctx context.Context, tenantID uuid.UUID, imageURL *string) error {
+	if imageURL == nil || !strings.HasPrefix(*imageURL, imageUploads.prefix) {
 		return nil
 	}
-	key := slug + "/" + logoURL
+	v, err := s.Tenants.ProfileOf(ctx, tenantID)
+	if err != nil {
+		return s.toProblem(err)
+	}
+	return s.checkUpload(ctx, v.Slug, *imageURL, imageUploads, "INVALID_IMAGE", "imageUrl")
+}
+
+// checkUpload makes sure a file named by rel was uploaded to the tenant's
+// files and is what its name says: an image of an allowed type, at most the
+// kind's size. A refused upload is deleted, so the store never serves it.
+func (s *Server) checkUpload(ctx context.Context, slug, rel string, kind uploadKind, code, field string) error {
+	if !strings.HasPrefix(rel, kind.prefix) || s.StoreBucket == nil {
+		return nil
+	}
+	key := slug + "/" + rel
 	up, err := s.StoreBucket.Inspect(ctx, key)
 	if errors.Is(err, storefront.ErrNoUpload) {
-		return problem(http.StatusUnprocessableEntity, "INVALID_STORE", "theme logoUrl: nothing was uploaded there (PUT the file to uploadUrl first)")
+		return problem(http.StatusUnprocessableEntity, code, field+": nothing was uploaded there (PUT the file to uploadUrl first)")
 	}
 	if err != nil {
 		return s.toProblem(err)
 	}
 	sniffed := http.DetectContentType(up.Head)
-	ext := logoURL[strings.LastIndexByte(logoURL, '.')+1:]
+	ext := rel[strings.LastIndexByte(rel, '.')+1:]
 	var why string
 	switch {
-	case up.Size > MaxLogoBytes:
-		why = fmt.Sprintf("the logo is %d bytes; at most %d", up.Size, MaxLogoBytes)
+	case up.Size > kind.max:
+		why = fmt.Sprintf("the %s is %d bytes; at most %d", kind.what, up.Size, kind.max)
 	case logoTypes[sniffed] != ext || logoTypes[strings.ToLower(up.ContentType)] != ext:
 		why = fmt.Sprintf("the file is %s (uploaded as %s), not the %s its name says", sniffed, up.ContentType, ext)
 	default:
 		return nil
 	}
 	if err := s.StoreBucket.Delete(ctx, key); err != nil {
-		s.Logger.WarnContext(ctx, "deleting a refused logo", "key", key, "error", err)
+		s.Logger.WarnContext(ctx, "deleting a refused upload", "key", key, "error", err)
 	}
-	return problem(http.StatusUnprocessableEntity, "INVALID_STORE", "theme logoUrl: "+why)
+	return problem(http.StatusUnprocessableEntity, code, field+": "+why)
 }
 
 // LogoUpload is where to PUT a logo, and what to set as the theme's logoUrl.
@@ -278,38 +312,66 @@ type LogoUpload struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
+// ImageUpload is where to PUT an event's picture, and what to set as its
+// imageUrl.
+type ImageUpload struct {
+	UploadURL string    `json:"uploadUrl" doc:"PUT the file here with the same Content-Type, straight to the bucket (never through the API)"`
+	ImageURL  string    `json:"imageUrl" doc:"Then set the event's (or product's) imageUrl to this, relative to the store"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// UploadBody asks for an upload URL.
+type UploadBody struct {
+	ContentType string `json:"contentType" enum:"image/png,image/jpeg,image/webp" doc:"Logos at most 256 KiB, pictures 2 MiB; checked when the file is named"`
+}
+
 // logoUpload serves POST /v1/store/logo.
-func (s *Server) logoUpload(ctx context.Context, in *struct {
-	Body struct {
-		ContentType string `json:"contentType" enum:"image/png,image/jpeg,image/webp" doc:"At most 256 KiB; checked when the theme names the upload"`
+func (s *Server) logoUpload(ctx context.Context, in *struct{ Body UploadBody }) (*struct{ Body LogoUpload }, error) {
+	url, name, expires, err := s.presignUpload(ctx, logoUploads, in.Body.ContentType)
+	if err != nil {
+		return nil, err
 	}
-}) (*struct{ Body LogoUpload }, error) {
+	return &struct{ Body LogoUpload }{LogoUpload{UploadURL: url, LogoURL: name, ExpiresAt: expires}}, nil
+}
+
+// imageUpload serves POST /v1/store/images.
+func (s *Server) imageUpload(ctx context.Context, in *struct{ Body UploadBody }) (*struct{ Body ImageUpload }, error) {
+	url, name, expires, err := s.presignUpload(ctx, imageUploads, in.Body.ContentType)
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body ImageUpload }{ImageUpload{UploadURL: url, ImageURL: name, ExpiresAt: expires}}, nil
+}
+
+// presignUpload gives the caller's tenant a URL to PUT one file of the kind
+// to its store's files, under a fresh name.
+func (s *Server) presignUpload(ctx context.Context, kind uploadKind, contentType string) (url, name string, expires time.Time, err error) {
 	if s.StoreBucket == nil {
-		return nil, problem(http.StatusServiceUnavailable, "STORES_UNAVAILABLE", "this deployment publishes no stores")
+		return "", "", time.Time{}, problem(http.StatusServiceUnavailable, "STORES_UNAVAILABLE", "this deployment publishes no stores")
 	}
 	v, err := s.Tenants.ProfileOf(ctx, caller(ctx).TenantID)
 	if err != nil {
-		return nil, s.toProblem(err)
+		return "", "", time.Time{}, s.toProblem(err)
 	}
 	if !s.logoUploads.allow(v.Slug, time.Now()) {
-		p := problem(http.StatusTooManyRequests, "RATE_LIMITED", fmt.Sprintf("at most %d logo uploads an hour", logoUploadsPerHour))
+		p := problem(http.StatusTooManyRequests, "RATE_LIMITED", fmt.Sprintf("at most %d uploads an hour", logoUploadsPerHour))
 		p.Headers = http.Header{"Retry-After": {"3600"}}
-		return nil, p
+		return "", "", time.Time{}, p
 	}
-	name := "logo/" + uuid.NewString() + "." + logoTypes[in.Body.ContentType]
+	name = kind.prefix + uuid.NewString() + "." + logoTypes[contentType]
 	const ttl = 10 * time.Minute
-	url, err := s.StoreBucket.PresignPut(ctx, v.Slug+"/"+name, in.Body.ContentType, ttl)
+	url, err = s.StoreBucket.PresignPut(ctx, v.Slug+"/"+name, contentType, ttl)
 	if err != nil {
-		return nil, s.toProblem(err)
+		return "", "", time.Time{}, s.toProblem(err)
 	}
-	return &struct{ Body LogoUpload }{LogoUpload{UploadURL: url, LogoURL: name, ExpiresAt: time.Now().Add(ttl).UTC()}}, nil
+	return url, name, time.Now().Add(ttl).UTC(), nil
 }
 
 // ProductPatch is a change to a product; absent fields stay.
 type ProductPatch struct {
 	Name          *string               `json:"name,omitempty" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$" patternDescription:"no control characters"`
 	Description   *string               `json:"description,omitempty" maxLength:"5000"`
-	ImageURL      *string               `json:"imageUrl,omitempty" maxLength:"500" pattern:"^(https://[^\\s\"'<>]+)?$" patternDescription:"an https URL, or empty"`
+	ImageURL      *string               `json:"imageUrl,omitempty" maxLength:"500" pattern:"^(https://[^\\s\"'<>]+|images/[0-9a-f-]{36}\\.(png|jpg|webp))?$" patternDescription:"an https URL, a picture uploaded with POST /v1/store/images, or empty"`
 	PriceCents    *int64                `json:"priceCents,omitempty" minimum:"0" maximum:"100000000" doc:"Not once a number is held or sold"`
 	FeeCents      *int64                `json:"feeCents,omitempty" minimum:"0" maximum:"100000000" doc:"Booking fee per ticket; not once a number is held or sold"`
 	OnSaleAt      *time.Time            `json:"onSaleAt,omitempty" doc:"Only before the sale opens, and not into the past"`
@@ -329,6 +391,9 @@ func (s *Server) updateProduct(ctx context.Context, in *struct {
 	Body ProductPatch
 }) (*struct{ Body *product.Product }, error) {
 	b := in.Body
+	if err := s.checkImage(ctx, caller(ctx).TenantID, b.ImageURL); err != nil {
+		return nil, err
+	}
 	p, err := s.Products.Update(ctx, caller(ctx).TenantID, in.ID, product.Update{Name: b.Name, Description: b.Description,
 		ImageURL: b.ImageURL, PriceCents: b.PriceCents, FeeCents: b.FeeCents, OnSaleAt: b.OnSaleAt, WaitingRoom: b.WaitingRoom, Publication: b.Publication,
 		RefundPolicy: b.RefundPolicy, StartsAt: b.StartsAt, DoorsAt: b.DoorsAt, EndsAt: b.EndsAt, OffSaleAt: b.OffSaleAt, Cancellation: b.Cancellation,

@@ -204,7 +204,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", cache)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if strings.HasPrefix(rest, "logo/") {
+	if strings.HasPrefix(rest, "logo/") || strings.HasPrefix(rest, "images/") {
 		// A tenant's upload: shown in <img>, never run as a page of the
 		// store's origin, whatever it turns out to hold.
 		w.Header().Set("Content-Security-Policy", "sandbox; default-src 'none'")

@@ -11,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/browsertest"
+	"boxoffice/internal/testfix"
 )
 
 // call makes one API request as the tenant's admin, which must succeed.
@@ -95,6 +99,45 @@ func TestLogoUploadsBounded(t *testing.T) {
 	}
 	status, raw = w.try(t, http.MethodPost, "/v1/store/logo", map[string]any{"contentType": "image/webp"})
 	require.Equal(t, http.StatusTooManyRequests, status, raw)
+}
+
+// An event's picture is uploaded to the store's own files, like a logo, and
+// shown on the event's page; a file that is not a picture, or over 2 MiB,
+// is refused and deleted.
+func TestEventPictureUpload(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	store := w.publish(t, w.env.Tenant.Slug)
+	p := w.env.Product(t, testfix.ProductOpts{Capacity: 10})
+
+	up := w.call(t, http.MethodPost, "/v1/store/images", map[string]any{"contentType": "image/png"})
+	picture := up["imageUrl"].(string)
+	require.Regexp(t, `^images/[0-9a-f-]{36}\.png$`, picture)
+	require.Equal(t, http.StatusOK, upload(t, up["uploadUrl"].(string), "image/png", tinyPNG(t)))
+	w.call(t, http.MethodPatch, "/v1/events/"+p.EventID.String(), map[string]any{"imageUrl": picture})
+	status, body, h := get(t, store+picture)
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, string(tinyPNG(t)), body)
+	require.Equal(t, "sandbox; default-src 'none'", h.Get("Content-Security-Policy"), "an upload never runs as a page")
+
+	b := browsertest.Browser(t)
+	browsertest.Do(t, b, chromedp.Navigate(store+"#/p/"+p.ID.String()),
+		browsertest.WaitJS(`(() => { const i = document.querySelector('.event-hero img'); return !!i && i.complete && i.naturalWidth === 4 })()`))
+
+	for name, file := range map[string][]byte{
+		"html named png": []byte("<!doctype html><script>alert(document.cookie)</script>"),
+		"too big":        append(tinyPNG(t), bytes.Repeat([]byte{0}, 2<<20)...),
+	} {
+		up := w.call(t, http.MethodPost, "/v1/store/images", map[string]any{"contentType": "image/png"})
+		require.Equal(t, http.StatusOK, upload(t, up["uploadUrl"].(string), "image/png", file), name)
+		status, raw := w.try(t, http.MethodPatch, "/v1/events/"+p.EventID.String(), map[string]any{"imageUrl": up["imageUrl"]})
+		require.Equal(t, http.StatusUnprocessableEntity, status, "%s: %s", name, raw)
+		require.Contains(t, raw, "INVALID_IMAGE")
+		gone, _, _ := get(t, store+up["imageUrl"].(string))
+		require.Equal(t, http.StatusNotFound, gone, "%s: the refused upload is deleted", name)
+	}
+	status, raw := w.try(t, http.MethodPatch, "/v1/events/"+p.EventID.String(), map[string]any{"imageUrl": "images/../logo/x.png"})
+	require.Equal(t, http.StatusUnprocessableEntity, status, raw)
 }
 
 // try makes one API request as the tenant's admin and returns the status
