@@ -917,12 +917,17 @@ async function seatedPage(p, head, notice) {
   const zoomBox = h("span", { class: "zoom" },
     h("button", { onclick: () => zoom(1.25), "aria-label": t("zoomIn") }, "+"), " ",
     h("button", { onclick: () => zoom(0.8), "aria-label": t("zoomOut") }, "−"));
-  const tools = h("div", { class: "tools" }, zoomBox,
+  const tools = h("div", { class: "tools" },
     h("span", { class: "best" }, h("label", {}, t("quantity"), " ", qty), h("label", {}, t("level"), " ", lvl),
       h("button", { onclick: findBest }, t("findBest"))));
-  const mapWrap = h("div", { class: "map-wrap" }, canvas, tip);
+  // The zoom buttons sit on the map's corner, where a map app has them,
+  // and take no line of their own above it.
+  const mapWrap = h("div", { class: "map-wrap" }, canvas, tip, zoomBox);
   mapParts.push(overview, mapWrap, zoomBox);
-  show(...head, notice, lost, h("p", { class: "muted" }, t("mapHelp"), " ", listToggle), overview, tools, mapWrap, seatList, legend,
+  // How to pick is folded away (the map's own label says it to a screen
+  // reader): on a phone the map starts in the first screenful.
+  const help = h("div", { class: "map-head" }, h("details", { class: "help" }, h("summary", {}, t("howToPick")), h("p", { class: "muted" }, t("mapHelp"))), listToggle);
+  show(...head, notice, lost, help, overview, tools, mapWrap, seatList, legend,
     h("div", { class: "bar" }, total, h("button", { onclick: () => { picked.clear(); updateTotal(); draw(); } }, t("clear")), reserveBtn));
   updateTotal();
   const onResize = () => draw();
