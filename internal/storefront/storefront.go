@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"net/url"
 	"path"
 	"strings"
 
@@ -116,13 +117,23 @@ func Build(src Source) (Site, error) {
 		"Style": template.CSS(fmt.Sprintf(":root{--primary:%s;--accent:%s;--bg:%s;--text:%s;--font:%s}",
 			theme["primary"], theme["accent"], theme["background"], theme["text"], font)),
 		"Config": string(config), "Script": assets["app.js"], "CSS": assets["style.css"],
-		"Skip": words["skip"], "NoScript": words["noscript"],
+		"Skip": words["skip"], "NoScript": words["noscript"], "APIOrigin": origin(src.APIBase),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store page: %w", err)
 	}
 	site["index.html"] = File{Body: page.Bytes(), ContentType: "text/html; charset=utf-8", CacheControl: cacheControl("index.html")}
 	return site, nil
+}
+
+// origin is the scheme and host of an absolute URL, or "" (a relative API
+// base is the store's own origin: nothing to connect to early).
+func origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 // cacheControl is how long browsers and CDNs keep a store file: hashed

@@ -50,6 +50,7 @@ func TestBuild(t *testing.T) {
 	require.Contains(t, page, "Georgia")
 	require.Contains(t, page, "Saltar para o conteúdo")
 	require.Contains(t, page, "https://api.example")
+	require.Contains(t, page, `<link rel="preconnect" href="https://api.example" crossorigin>`, "the API's connection opens with the page")
 	var assets int
 	for name, f := range site {
 		if strings.HasPrefix(name, "assets/") {

@@ -275,7 +275,7 @@ function shortWhen(p) {
 // art is an event's picture, or — without one — a panel in the store's
 // colours with the date, so a card never shows a hole.
 function art(p, cls) {
-  if (p.imageUrl) return h("img", { src: p.imageUrl, alt: "", class: cls, loading: cls === "hero" ? "eager" : "lazy", width: 640, height: 360 });
+  if (p.imageUrl) return h("img", { src: p.imageUrl, alt: "", class: cls, loading: cls === "hero" ? "eager" : "lazy", fetchpriority: cls === "hero" ? "high" : "auto", width: 640, height: 360 });
   const day = p.startsAt ? new Date(p.startsAt) : null;
   const part = (o) => new Intl.DateTimeFormat(locale, { ...o, timeZone: p.event?.timeZone || "UTC" }).format(day);
   return h("div", { class: `${cls} art`, "aria-hidden": "true" },
@@ -529,11 +529,13 @@ async function seatedPage(p, head, notice) {
   const layout = await api("GET", `/v1/products/${p.id}/layout`);
   // Flatten the plan: one entry per seat, rows kept for keyboard moves.
   const seats = [], rows = [], sections = [];
+  const [seatBefore, seatAfter] = t("seatName").split("{seat}"); // once, not per seat of a stadium
   for (const s of layout.sections) {
     const first = seats.length;
     for (const r of s.rows) {
       rows.push({ start: seats.length, end: seats.length + r.seats.length, name: r.name, section: s.name });
-      for (const seat of r.seats) seats.push({ ...seat, row: rows.length - 1, full: `${s.name} · ${t("rowName", { row: r.name })} · ${t("seatName", { seat: seat.label })}` });
+      const row = `${s.name} · ${t("rowName", { row: r.name })} · ${seatBefore}`;
+      for (const seat of r.seats) seats.push({ ...seat, row: rows.length - 1, full: row + seat.label + seatAfter });
     }
     sections.push({ name: s.name, first, last: seats.length });
   }
