@@ -116,17 +116,22 @@ func pickAndHold(productID string, seats ...int) chromedp.Action[chromedp.Void] 
 	return chromedp.Steps(append(steps, chromedp.Click(chromedp.CSS(`.bar button.primary`)))...)
 }
 
+// twoShoppers publishes a 40-seat venue and signs two shoppers, ana and bo,
+// in to its store, each in a browser of their own.
+func twoShoppers(t *testing.T) (productID string, ana, bo context.Context) {
+	t.Helper()
+	w := newWorld(t)
+	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
+	store := w.publish(t, w.env.Tenant.Slug)
+	return p.ID.String(), w.shopper(t, w.env.Tenant, store, "ana"), w.shopper(t, w.env.Tenant, store, "bo")
+}
+
 // A seat another shopper holds turns taken on a map that is open, within a
 // second of the hold (the feed looks every BOXOFFICE_STREAM_PERIOD, 250 ms
 // by default), without a reload; freed again, it turns free.
 func TestSeatTakenElsewhereShowsWithinASecond(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
-	store := w.publish(t, w.env.Tenant.Slug)
-	ana := w.shopper(t, w.env.Tenant, store, "ana")
-	bo := w.shopper(t, w.env.Tenant, store, "bo")
-	id := p.ID.String()
+	id, ana, bo := twoShoppers(t)
 	require.NoError(t, chromedp.Do(ana, openProduct(id)))
 	require.NoError(t, chromedp.Do(bo, openProduct(id), clickSeat(5), browsertest.WaitJS(`window.__seatMap.picked.size === 1`),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`))))
@@ -149,12 +154,7 @@ func TestSeatTakenElsewhereShowsWithinASecond(t *testing.T) {
 // the map updated and picks another.
 func TestSameSeatTwoBrowsers(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
-	store := w.publish(t, w.env.Tenant.Slug)
-	ana := w.shopper(t, w.env.Tenant, store, "ana")
-	bo := w.shopper(t, w.env.Tenant, store, "bo")
-	id := p.ID.String()
+	id, ana, bo := twoShoppers(t)
 	// Both have seat 6 picked; both reserve at once (before either hold
 	// can reach the other's map through the stream).
 	for _, ctx := range []context.Context{ana, bo} {
