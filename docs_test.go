@@ -54,19 +54,20 @@ func TestDocsScreenshots(t *testing.T) {
 	shot("store-event")
 	browsertest.Do(t, b, chromedp.Evaluate[chromedp.Void](`document.querySelector('canvas.map').scrollIntoView({block: 'end'})`))
 	shot("store-venue-map")
-	// A seat of the Lower tier's first row, by its place in the row.
+	// A seat of the first row of the Lower tier's middle section, by its
+	// place in the row.
 	pos := func(k string) chromedp.Action[chromedp.Void] {
 		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-			p, err := chromedp.Evaluate[struct{ X, Y float64 }](`window.__seatMap.pos(window.__seatMap.seats.findIndex((s) => s.full.startsWith('Lower · Row 1 ·')) + `+k+`)`)(ctx, tg)
+			p, err := chromedp.Evaluate[struct{ X, Y float64 }](`window.__seatMap.pos(window.__seatMap.seats.findIndex((s) => s.full.startsWith('Lower 103 · Row 1 ·')) + `+k+`)`)(ctx, tg)
 			if err != nil {
 				return chromedp.Void{}, err
 			}
 			return chromedp.MouseClickXY(p.X, p.Y)(ctx, tg)
 		}
 	}
-	browsertest.Do(t, b, chromedp.Click(chromedp.CSS(`nav.sections button:nth-child(2)`)),
+	browsertest.Do(t, b, chromedp.Click(chromedp.CSS(`nav.sections button:nth-child(5)`)), // Lower 103
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('canvas.map').scrollIntoView({block: 'end'})`),
-		pos("12"), pos("13"), browsertest.WaitJS(`window.__seatMap.picked.size === 2`))
+		pos("8"), pos("9"), browsertest.WaitJS(`window.__seatMap.picked.size === 2`))
 	shot("store-section")
 
 	// Hold them and go to checkout.

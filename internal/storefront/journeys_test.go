@@ -226,7 +226,7 @@ func TestHoldRunsOut(t *testing.T) {
 	// the fold of the whole-venue view).
 	browsertest.Do(t, ctx,
 		openProduct(p.ID.String()),
-		chromedp.Click(chromedp.CSS(`nav.sections button:nth-child(2)`)),
+		chromedp.Click(chromedp.CSS(`nav.sections button:nth-child(3)`)),
 		clickSeat(20), browsertest.WaitJS(`window.__seatMap.picked.size === 1`),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)))

@@ -189,8 +189,8 @@ func TestRowsWithoutPositionsAreDrawnAsRows(t *testing.T) {
 }
 
 // The demo stadium (what `make run` seeds) is drawn as a stadium: a floor
-// and two curved tiers of rows, seats apart from each other, over an area
-// rather than along one line.
+// and two curved tiers of rows cut into wedge-shaped sections, seats apart
+// from each other, over an area rather than along one line.
 func TestDemoStadiumIsDrawnAsAStadium(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)

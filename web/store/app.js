@@ -852,7 +852,10 @@ async function seatedPage(p, head, notice) {
     h("li", {}, h("span", { class: "swatch free" }), `${t("legendFree")}${levels.size ? "" : " " + money(layout.priceCents, layout.currency)}`),
     h("li", {}, h("span", { class: "swatch taken" }, "×"), t("legendTaken")),
     h("li", {}, h("span", { class: "swatch mine" }), t("legendMine")));
+  // "Whole venue" first: the line scrolls sideways, and it must not be
+  // the button out of sight.
   const overview = h("nav", { class: "sections", "aria-label": t("sections") },
+    h("button", { onclick: () => fitTo(minX, minY, maxX, maxY) }, t("fit")),
     sections.map((s) => h("button", {
       onclick: () => {
         let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
@@ -860,8 +863,7 @@ async function seatedPage(p, head, notice) {
         focus = s.first;
         fitTo(x0, y0, x1, y1);
       },
-    }, s.name)),
-    h("button", { onclick: () => fitTo(minX, minY, maxX, maxY) }, t("fit")));
+    }, s.name)));
   // The seat list: the same seats as buttons, section by section and row
   // by row — what a screen reader or a keyboard reads better than a map.
   // Picking there is picking on the map.
