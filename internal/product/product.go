@@ -343,15 +343,15 @@ func (s *Store) checkQuota(ctx context.Context, tx pgx.Tx, p CreateParams) error
 
 // selectProduct reads products with their event: a derived table named
 // products, so callers filter and order by the products' own columns.
-const selectProduct = `
+var selectProduct = `
 	SELECT id, tenant_id, slug, name, description, image_url, kind, capacity, layout, price_cents, currency,
 	       per_buyer_limit, hold_seconds, on_sale_at, publication, created_at, waiting_room, layout_version, rehearsal_of,
 	       refund_policy, off_sale_at, starts_at, doors_at, ends_at, cancel_hours_before, cancel_fee_cents,
 	       event_id, event_slug, event_name, entry_note, venue_name, venue_address, venue_map_url, time_zone,
 	       cancelled_at, coalesce(cancel_reason, ''), transfer_hours_before, transfer_max, fee_cents, language
 	FROM (SELECT p.*, e.description, e.image_url, e.slug AS event_slug, e.name AS event_name, e.entry_note, e.venue_name,
-	             e.venue_address, e.venue_map_url, e.time_zone, coalesce(t.theme->>'language', '') AS language
-	      FROM products p JOIN events e ON e.id = p.event_id JOIN tenants t ON t.id = p.tenant_id) products`
+	             e.venue_address, e.venue_map_url, e.time_zone, ` + tenant.StoreLanguageSQL("p.tenant_id") + ` AS language
+	      FROM products p JOIN events e ON e.id = p.event_id) products`
 
 func scanProduct(row pgx.Row) (*Product, error) {
 	var p Product

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"boxoffice/internal/db"
+	"boxoffice/internal/tenant"
 )
 
 // Price is a product's unit price.
@@ -40,8 +41,8 @@ func QuoteFor(ctx context.Context, q db.DBTX, id uuid.UUID, numbers []int32) (Qu
 	var fee int64
 	var layout []byte
 	var lang string
-	err := q.QueryRow(ctx, `SELECT p.price_cents, p.fee_cents, p.currency, p.layout, coalesce(t.theme->>'language', '')
-		FROM products p JOIN tenants t ON t.id = p.tenant_id WHERE p.id = $1`, id).
+	err := q.QueryRow(ctx, `SELECT price_cents, fee_cents, currency, layout, `+tenant.StoreLanguageSQL("tenant_id")+`
+		FROM products WHERE id = $1`, id).
 		Scan(&base.Cents, &fee, &base.Currency, &layout, &lang)
 	if err != nil {
 		return Quote{}, fmt.Errorf("price of product %s: %w", id, db.NotFound(err))

@@ -29,6 +29,13 @@ type Profile struct {
 	Colours map[string]string `json:"colours" doc:"The colours in use: primary, accent, background and text, the theme's or the defaults"`
 }
 
+// StoreLanguageSQL is a scalar subquery for other packages' SQL: the store
+// language ("" for the default) of the tenant whose id the SQL expression
+// tenantID gives — what seats and dates are named in.
+func StoreLanguageSQL(tenantID string) string {
+	return "(SELECT coalesce(theme->>'language', '') FROM tenants WHERE id = " + tenantID + ")"
+}
+
 // Colour is the store's colour k (primary, accent, background or text): the
 // theme's, or the default when the theme names none.
 func (p *Profile) Colour(k string) string {
