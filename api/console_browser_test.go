@@ -164,8 +164,7 @@ func TestConsoleOperatorWatchesBurst(t *testing.T) {
 	}
 	err = chromedp.Do(ctx, waitText(`#queued`, fmt.Sprint(burst)))
 	require.NoError(t, err, "the backlog shows on the live view")
-	browsertest.Shot(t, ctx, "1-backlog")
-	browsertest.Axe(t, ctx, "1-backlog")
+	browsertest.Step(t, ctx, "1-backlog")
 
 	d.env.StartWorkers(t)
 	err = chromedp.Do(ctx, browsertest.WaitJS(`document.querySelector('#queued')?.textContent === '0'`),
@@ -177,8 +176,7 @@ func TestConsoleOperatorWatchesBurst(t *testing.T) {
 		`Number(document.querySelector('.chart[data-chart="accepted decided rejected"]')?.dataset.peak) >= 20`)))
 	// The whole page, charts included (the picture in docs/operations.md).
 	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 1120), chromedp.Sleep(1200*time.Millisecond)))
-	browsertest.Shot(t, ctx, "2-drained")
-	browsertest.Axe(t, ctx, "2-drained")
+	browsertest.Step(t, ctx, "2-drained")
 }
 
 // The platform admin peeks and redrives a dead letter, pauses and resumes
@@ -206,8 +204,7 @@ func TestConsoleAdminOperates(t *testing.T) {
 		browsertest.WaitJS(`document.querySelectorAll('tr.dead-letter').length === 1`))
 	require.NoError(t, err, "the dead letter is listed")
 	require.Contains(t, browsertest.Text(t, ctx, `#dlq`), p.ID.String())
-	browsertest.Shot(t, ctx, "1-dead-letter")
-	browsertest.Axe(t, ctx, "1-dead-letter")
+	browsertest.Step(t, ctx, "1-dead-letter")
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#redrive`)), waitText(`#redriven`, "Moved 1"))
 	require.NoError(t, err, "redriven")
 
@@ -221,8 +218,7 @@ func TestConsoleAdminOperates(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, paused)
 	require.Equal(t, "provider incident", reason)
-	browsertest.Shot(t, ctx, "2-paused")
-	browsertest.Axe(t, ctx, "2-paused")
+	browsertest.Step(t, ctx, "2-paused")
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#resume`)), waitText(`#checkout-state`, "open"))
 	require.NoError(t, err, "resumed")
 
@@ -232,8 +228,7 @@ func TestConsoleAdminOperates(t *testing.T) {
 	for _, action := range []string{"console-sign-in", "ops-dlq-redrive", "ops-checkout-pause", "ops-checkout-resume"} {
 		require.Contains(t, log, action)
 	}
-	browsertest.Shot(t, ctx, "3-audit")
-	browsertest.Axe(t, ctx, "3-audit")
+	browsertest.Step(t, ctx, "3-audit")
 }
 
 // A tenant admin creates a seated product from a CSV seat map whose stalls
@@ -283,15 +278,13 @@ func TestConsoleTenantAdminPublishesSeatedProduct(t *testing.T) {
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#r-w').dispatchEvent(new Event('input'))`),
 		waitText(`#littles-law`, "λ = L ÷ W = 2.00 shoppers/s"))
 	require.NoError(t, err)
-	browsertest.Shot(t, ctx, "1-draft")
-	browsertest.Axe(t, ctx, "1-draft")
+	browsertest.Step(t, ctx, "1-draft")
 
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#publish`)), waitText(`#publication-state`, "PUBLISHED"),
 		d.open("#/store"), chromedp.WaitVisible(chromedp.CSS(`#publish-store`)), chromedp.Click(chromedp.CSS(`#publish-store`)),
 		waitText(`#store-status`, "Publishing"))
 	require.NoError(t, err)
-	browsertest.Shot(t, ctx, "2-store-settings")
-	browsertest.Axe(t, ctx, "2-store-settings")
+	browsertest.Step(t, ctx, "2-store-settings")
 	// The pickers start from the colours the store uses; one white text
 	// cannot be read on is pointed out.
 	require.Equal(t, "#c2185b", browsertest.Value(t, ctx, `#s-accent`))
@@ -313,8 +306,7 @@ func TestConsoleTenantAdminPublishesSeatedProduct(t *testing.T) {
 	}, 30*time.Second, 100*time.Millisecond, "the store is published")
 	err = chromedp.Do(ctx, chromedp.Navigate(storeURL), waitText(`body`, "Opera Night"))
 	require.NoError(t, err, "the product is in the store")
-	browsertest.Shot(t, ctx, "3-in-the-store")
-	browsertest.Axe(t, ctx, "3-in-the-store")
+	browsertest.Step(t, ctx, "3-in-the-store")
 }
 
 // An operator's session cannot reach admin pages, nor another tenant's
@@ -335,8 +327,7 @@ func TestConsoleOperatorKeptOut(t *testing.T) {
 	}
 	err = chromedp.Do(ctx, d.open("#/sales/"+theirs.ID.String()), waitText(`main .error`, "no such product"))
 	require.NoError(t, err, "another tenant's sale")
-	browsertest.Shot(t, ctx, "not-allowed")
-	browsertest.Axe(t, ctx, "not-allowed")
+	browsertest.Step(t, ctx, "not-allowed")
 	// The API refuses the same things to the session, whatever the page does.
 	status, err := chromedp.Run(ctx, chromedp.Evaluate[int](fmt.Sprintf(
 		`fetch('/v1/tenants/%s/api-keys').then(r => r.status)`, d.env.Tenant.ID), chromedp.EvalAwaitPromise))
@@ -395,8 +386,7 @@ func TestConsoleCSRFAndExpiry(t *testing.T) {
 	d.env.Exec(t, `UPDATE console_sessions SET last_seen_at = now() - interval '31 minutes'`)
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#nav a[href="#/sales"]`)), waitText(`#signin-message`, "session ended"))
 	require.NoError(t, err)
-	browsertest.Shot(t, ctx, "expired")
-	browsertest.Axe(t, ctx, "expired")
+	browsertest.Step(t, ctx, "expired")
 }
 
 // A tenant admin rehearses an on-sale, reads the projection, and takes the
@@ -416,8 +406,7 @@ func TestConsoleRehearsal(t *testing.T) {
 	require.NoError(t, err)
 	sellOut := browsertest.Text(t, ctx, `tr.rehearsal td.sellout`)
 	require.NotEqual(t, "not sold out", sellOut)
-	browsertest.Shot(t, ctx, "rehearsed")
-	browsertest.Axe(t, ctx, "rehearsed")
+	browsertest.Step(t, ctx, "rehearsed")
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button.use-room`)), waitText(`#publication`, "Publication"))
 	require.NoError(t, err)
 	got, err := d.env.Products.Get(context.Background(), d.env.Tenant.ID, p.ID)
@@ -479,8 +468,7 @@ func TestConsoleTenantAdminRefunds(t *testing.T) {
 	err := chromedp.Do(ctx, d.signIn(d.env.Tenant.APIKey), d.open("#/orders/"+o.ID.String()),
 		waitText(`.order-status`, "CONFIRMED"), chromedp.WaitVisible(chromedp.CSS(`#refund-form`)))
 	require.NoError(t, err, "the order page offers a refund")
-	browsertest.Shot(t, ctx, "1-order")
-	browsertest.Axe(t, ctx, "1-order")
+	browsertest.Step(t, ctx, "1-order")
 
 	first := `tr[data-ticket="` + o.Tickets[0].ID.String() + `"]`
 	err = chromedp.Do(ctx,
@@ -493,15 +481,13 @@ func TestConsoleTenantAdminRefunds(t *testing.T) {
 		waitText(first+` .ticket-status`, "VOID"), waitText(`.refunded`, "50.00 EUR"))
 	require.NoError(t, err, "refunded, and the page follows")
 	require.Contains(t, browsertest.Text(t, ctx, `main`), "cannot attend")
-	browsertest.Shot(t, ctx, "2-refunded")
-	browsertest.Axe(t, ctx, "2-refunded")
+	browsertest.Step(t, ctx, "2-refunded")
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#resend-tickets`)), waitText(`#resend-tickets`, "Sent again to rita@example.test"))
 	require.NoError(t, err, "the tickets are resent")
 	err = chromedp.Do(ctx, d.open("#/report/"+p.ID.String()), waitText(`#report-event`, "Date to be announced (UTC)"),
 		waitText(`main .tiles`, "50.00 EUR (1)"), chromedp.WaitVisible(chromedp.CSS(`#attendees-csv`)))
 	require.NoError(t, err, "the sales report names the date and counts the refund")
-	browsertest.Shot(t, ctx, "3-report")
-	browsertest.Axe(t, ctx, "3-report")
+	browsertest.Step(t, ctx, "3-report")
 
 	got, err := d.env.Checkout.Get(context.Background(), p.TenantID, o.ID, "")
 	require.NoError(t, err)
@@ -539,8 +525,7 @@ func TestConsoleTenantAdminSetsDateAndVenue(t *testing.T) {
 		mark, chromedp.Click(chromedp.CSS(`#save-event`)), rendered)
 	require.NoError(t, err)
 	require.Equal(t, "2027-06-05T21:00", browsertest.Value(t, ctx, `#e-starts`), "the page shows the saved date")
-	browsertest.Shot(t, ctx, "1-date-and-venue")
-	browsertest.Axe(t, ctx, "1-date-and-venue")
+	browsertest.Step(t, ctx, "1-date-and-venue")
 	got, err := d.env.Products.Get(context.Background(), p.TenantID, p.ID)
 	require.NoError(t, err)
 	require.NotNil(t, got.StartsAt)
@@ -587,8 +572,7 @@ func TestConsoleTenantAdminControlsAndCancelsTheSale(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#queue-search button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-entry="`+entries[2].ID.String()+`"] .remove-entry`)))
 	require.NoError(t, err, "the shopper is found")
-	browsertest.Shot(t, ctx, "1-queue")
-	browsertest.Axe(t, ctx, "1-queue")
+	browsertest.Step(t, ctx, "1-queue")
 	err = chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`.remove-entry`)), chromedp.Click(chromedp.CSS(`.remove-entry`)),
 		waitText(`tr[data-entry="`+entries[2].ID.String()+`"]`, "REMOVED"))
@@ -611,8 +595,7 @@ func TestConsoleTenantAdminControlsAndCancelsTheSale(t *testing.T) {
 		waitText(`#cancellation .refunded`, "2"))
 	require.NoError(t, err, "cancelled, and the page follows the refunds to the end")
 	require.Contains(t, browsertest.Text(t, ctx, `#cancellation`), "The band split up.")
-	browsertest.Shot(t, ctx, "2-cancelled")
-	browsertest.Axe(t, ctx, "2-cancelled")
+	browsertest.Step(t, ctx, "2-cancelled")
 	for _, o := range orders {
 		got, err := d.env.Checkout.Get(ctx0, noRoom.TenantID, o.ID, "")
 		require.NoError(t, err)

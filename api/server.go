@@ -135,7 +135,7 @@ type Server struct {
 	profiles       *cache.Cache[string, *profileView]
 	catalogs       *cache.Cache[string, *catalogView]
 	layouts        *cache.Cache[layoutKey, *layoutView]
-	logoUploads    *fixedWindow // presigned logo uploads per tenant and hour
+	uploads        *fixedWindow // presigned uploads (logos, pictures) per tenant and hour
 	streams        *perClient   // open event streams per client
 	live           *live.Hub
 	stopping       chan struct{} // closed when the server stops: streams end
@@ -199,7 +199,7 @@ func New(d Deps) *Server {
 	s.stopping = make(chan struct{})
 	// A venue plan is rendered once per version: a stadium's is megabytes.
 	s.streams = &perClient{max: d.StreamsPerClient, open: map[string]int{}}
-	s.logoUploads = &fixedWindow{max: logoUploadsPerHour, window: time.Hour, counts: map[string]int{}}
+	s.uploads = &fixedWindow{max: uploadsPerHour, window: time.Hour, counts: map[string]int{}}
 	s.layouts = cache.NewSized(time.Hour, 1000, 256<<20, (*layoutView).size, s.loadLayout)
 	// Bounded by bytes: one 10,000,000-number product's view is ~1.7 MB.
 	s.availability = cache.NewSized(time.Second, 10_000, cmp.Or(d.AvailabilityCacheBytes, 128<<20),

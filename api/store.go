@@ -209,16 +209,16 @@ func (s *Server) putStore(ctx context.Context, in *struct{ Body StoreBody }) (*s
 	return &struct{ Body *tenant.Profile }{p}, nil
 }
 
-// logoTypes are the logo formats a store takes, by content type. Not SVG:
+// imageTypes are the image formats a store takes (logos, pictures), by content type. Not SVG:
 // an SVG is a document that can run script on the origin that serves it.
-var logoTypes = map[string]string{"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp"}
+var imageTypes = map[string]string{"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp"}
 
 // MaxLogoBytes is the largest logo a store takes.
 const MaxLogoBytes = 256 << 10
 
-// logoUploadsPerHour caps the upload URLs one tenant is given an hour (in
+// uploadsPerHour caps the upload URLs one tenant is given an hour (in
 // each API process): each may leave an object in the bucket.
-const logoUploadsPerHour = 20
+const uploadsPerHour = 20
 
 // checkDomains refuses store domains that are the API's or the console's
 // own hosts.
@@ -294,7 +294,7 @@ func (s *Server) checkUpload(ctx context.Context, slug, rel string, kind uploadK
 	switch {
 	case up.Size > kind.max:
 		why = fmt.Sprintf("the %s is %d bytes; at most %d", kind.what, up.Size, kind.max)
-	case logoTypes[sniffed] != ext || logoTypes[strings.ToLower(up.ContentType)] != ext:
+	case imageTypes[sniffed] != ext || imageTypes[strings.ToLower(up.ContentType)] != ext:
 		why = fmt.Sprintf("the file is %s (uploaded as %s), not the %s its name says", sniffed, up.ContentType, ext)
 	default:
 		return nil
@@ -353,12 +353,12 @@ func (s *Server) presignUpload(ctx context.Context, kind uploadKind, contentType
 	if err != nil {
 		return "", "", time.Time{}, s.toProblem(err)
 	}
-	if !s.logoUploads.allow(v.Slug, time.Now()) {
-		p := problem(http.StatusTooManyRequests, "RATE_LIMITED", fmt.Sprintf("at most %d uploads an hour", logoUploadsPerHour))
+	if !s.uploads.allow(v.Slug, time.Now()) {
+		p := problem(http.StatusTooManyRequests, "RATE_LIMITED", fmt.Sprintf("at most %d uploads an hour", uploadsPerHour))
 		p.Headers = http.Header{"Retry-After": {"3600"}}
 		return "", "", time.Time{}, p
 	}
-	name = kind.prefix + uuid.NewString() + "." + logoTypes[contentType]
+	name = kind.prefix + uuid.NewString() + "." + imageTypes[contentType]
 	const ttl = 10 * time.Minute
 	url, err = s.StoreBucket.PresignPut(ctx, v.Slug+"/"+name, contentType, ttl)
 	if err != nil {

@@ -103,6 +103,14 @@ func Shot(t *testing.T, ctx context.Context, step string) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, step+".png"), png, 0o644))
 }
 
+// Step marks a step of a journey: a screenshot of the page, then axe-core
+// on it.
+func Step(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	Shot(t, ctx, name)
+	Axe(t, ctx, name)
+}
+
 // WaitJS polls a JavaScript condition until it holds (30 s at most).
 func WaitJS(expr string) chromedp.Action[chromedp.Void] {
 	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))

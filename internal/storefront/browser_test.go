@@ -195,8 +195,7 @@ func TestBuyTwoSeats(t *testing.T) {
 		handOff(store, w.env.Tenant.Slug, token),
 		chromedp.WaitVisible(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
 	))
-	browsertest.Shot(t, ctx, "1-home")
-	browsertest.Axe(t, ctx, "1-home")
+	browsertest.Step(t, ctx, "1-home")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`canvas.map`)),
@@ -207,8 +206,7 @@ func TestBuyTwoSeats(t *testing.T) {
 	total := browsertest.Text(t, ctx, ".total")
 	require.Contains(t, total, "2 picked")
 	require.Contains(t, total, "180.00", "two Front seats at 90.00")
-	browsertest.Shot(t, ctx, "2-picked")
-	browsertest.Axe(t, ctx, "2-picked")
+	browsertest.Step(t, ctx, "2-picked")
 
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
@@ -221,8 +219,7 @@ func TestBuyTwoSeats(t *testing.T) {
 		require.Contains(t, held, line)
 	}
 	require.Contains(t, browsertest.Text(t, ctx, "#basket"), "Your hold")
-	browsertest.Shot(t, ctx, "3-held")
-	browsertest.Axe(t, ctx, "3-held")
+	browsertest.Step(t, ctx, "3-held")
 
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
@@ -231,8 +228,7 @@ func TestBuyTwoSeats(t *testing.T) {
 	require.Contains(t, browsertest.Text(t, ctx, ".summary"), "Total\t€183.00", "checkout sums up the order")
 	require.Equal(t, "Pay €183.00", browsertest.Text(t, ctx, "form.checkout button.primary"))
 	require.Regexp(t, `Your seats are held for \d+:\d\d`, browsertest.Text(t, ctx, ".hold-left"))
-	browsertest.Shot(t, ctx, "4-checkout")
-	browsertest.Axe(t, ctx, "4-checkout")
+	browsertest.Step(t, ctx, "4-checkout")
 	require.NoError(t, chromedp.Do(ctx,
 		pay("ana@example.test", pspsim.MethodOK),
 		browsertest.WaitJS(`document.querySelectorAll('.tickets img.qr').length === 2 && [...document.querySelectorAll('.tickets img.qr')].every(i => i.complete && i.naturalWidth > 0)`),
@@ -243,8 +239,7 @@ func TestBuyTwoSeats(t *testing.T) {
 	basket, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#basket').length`))
 	require.NoError(t, err)
 	require.Zero(t, basket, "the basket is empty once paid")
-	browsertest.Shot(t, ctx, "5-confirmed")
-	browsertest.Axe(t, ctx, "5-confirmed")
+	browsertest.Step(t, ctx, "5-confirmed")
 
 	// The tickets as a PDF, saved from the page: one page per seat, each
 	// with the ticket's QR code.

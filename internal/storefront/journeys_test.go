@@ -84,8 +84,7 @@ func TestLoginHandOffNeedsTheStoresNonce(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, stored, "the attacker's token is not kept")
 	require.NotContains(t, browsertest.Text(t, ctx, "#account"), "mallory")
-	browsertest.Shot(t, ctx, "1-refused")
-	browsertest.Axe(t, ctx, "1-refused")
+	browsertest.Step(t, ctx, "1-refused")
 
 	// The refusal offers the store's own ways in: off to the tenant's
 	// login and back, signed in.
@@ -93,8 +92,7 @@ func TestLoginHandOffNeedsTheStoresNonce(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(ctx,
 		browsertest.WaitJS(`(document.querySelector('#signed-in-as')?.textContent || '').includes('ana@example.test')`)))
-	browsertest.Shot(t, ctx, "2-signed-in")
-	browsertest.Axe(t, ctx, "2-signed-in")
+	browsertest.Step(t, ctx, "2-signed-in")
 	require.NotContains(t, browsertest.Text(t, ctx, "main"), "mallory")
 }
 
@@ -180,13 +178,11 @@ func TestSameSeatTwoBrowsers(t *testing.T) {
 	require.Contains(t, browsertest.Text(t, loser, "p.error:not([hidden])"), "Someone was faster")
 	require.NoError(t, chromedp.Do(loser, browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready() && window.__seatMap.taken(5)`)),
 		"the map shows it taken")
-	browsertest.Shot(t, loser, "1-seat-taken")
-	browsertest.Axe(t, loser, "1-seat-taken")
+	browsertest.Step(t, loser, "1-seat-taken")
 	require.NoError(t, chromedp.Do(loser, clickSeat(6), browsertest.WaitJS(`window.__seatMap.picked.size === 1`),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`))))
 	require.Contains(t, browsertest.Text(t, loser, ".summary"), "North · Row A · Seat 7")
-	browsertest.Shot(t, loser, "2-another")
-	browsertest.Axe(t, loser, "2-another")
+	browsertest.Step(t, loser, "2-another")
 }
 
 // A declined payment, then paying again while the seats are held.
@@ -204,15 +200,13 @@ func TestDeclineThenPayAgain(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`p.error[role="alert"]:not([hidden])`)),
 	))
 	require.Contains(t, browsertest.Text(t, ctx, "p.error:not([hidden])"), "declined")
-	browsertest.Shot(t, ctx, "1-declined")
-	browsertest.Axe(t, ctx, "1-declined")
+	browsertest.Step(t, ctx, "1-declined")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`button.primary`)), // pay again
 		pay("cy@example.test", pspsim.MethodOK), tickets(1),
 	))
 	require.Contains(t, browsertest.Text(t, ctx, ".tickets"), "North · Row B · Seat 3")
-	browsertest.Shot(t, ctx, "2-paid")
-	browsertest.Axe(t, ctx, "2-paid")
+	browsertest.Step(t, ctx, "2-paid")
 }
 
 // The hold's time runs out: the page says the seats were released.
@@ -231,13 +225,11 @@ func TestHoldRunsOut(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)))
 	require.Contains(t, browsertest.Text(t, ctx, ".summary"), "South · Row A · Seat 1")
-	browsertest.Shot(t, ctx, "1-held")
-	browsertest.Axe(t, ctx, "1-held")
+	browsertest.Step(t, ctx, "1-held")
 	browsertest.Do(t, ctx, chromedp.Poll[chromedp.Void](`document.querySelector('p.expired') !== null`,
 		chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(200*time.Millisecond)))
 	require.Contains(t, browsertest.Text(t, ctx, "p.expired"), "released")
-	browsertest.Shot(t, ctx, "2-expired")
-	browsertest.Axe(t, ctx, "2-expired")
+	browsertest.Step(t, ctx, "2-expired")
 	w.env.RequireInvariants(t)
 }
 
@@ -251,8 +243,7 @@ func TestPasswordlessLoginInTheStore(t *testing.T) {
 	store := w.publish(t, w.env.Tenant.Slug)
 	ctx := browsertest.Browser(t)
 	w.logInByEmail(t, ctx, store, "eve@example.test")
-	browsertest.Shot(t, ctx, "2-logged-in")
-	browsertest.Axe(t, ctx, "2-logged-in")
+	browsertest.Step(t, ctx, "2-logged-in")
 }
 
 // logInByEmail signs in on the store's login page with a code mailed to
@@ -266,8 +257,7 @@ func (w *world) logInByEmail(t *testing.T, ctx context.Context, store, email str
 		chromedp.Click(chromedp.CSS(`form button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#login-code`)),
 	))
-	browsertest.Shot(t, ctx, "1-code-sent")
-	browsertest.Axe(t, ctx, "1-code-sent")
+	browsertest.Step(t, ctx, "1-code-sent")
 	var code string
 	require.Eventually(t, func() bool {
 		for _, m := range w.sink.Messages() {
@@ -313,8 +303,7 @@ func TestTwoTenantsTwoStores(t *testing.T) {
 		require.NoError(t, err)
 		require.Contains(t, html, c.shows)
 		require.NotContains(t, html, c.hides)
-		browsertest.Shot(t, ctx, c.name)
-		browsertest.Axe(t, ctx, c.name)
+		browsertest.Step(t, ctx, c.name)
 	}
 }
 
@@ -332,8 +321,7 @@ func TestRaffleSearchAndBuy(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`form.search button`)),
 		browsertest.WaitJS(`document.querySelector('main').textContent.includes('777777 is free')`),
 	))
-	browsertest.Shot(t, ctx, "1-found")
-	browsertest.Axe(t, ctx, "1-found")
+	browsertest.Step(t, ctx, "1-found")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`#number-result button`)), // pick it
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
@@ -342,8 +330,7 @@ func TestRaffleSearchAndBuy(t *testing.T) {
 		pay("fay@example.test", pspsim.MethodOK), tickets(1),
 	))
 	require.Contains(t, browsertest.Text(t, ctx, ".tickets"), "Number 777777")
-	browsertest.Shot(t, ctx, "2-bought")
-	browsertest.Axe(t, ctx, "2-bought")
+	browsertest.Step(t, ctx, "2-bought")
 }
 
 // holdTwoAndPay picks the map's first two seats, holds them, pays with
@@ -372,18 +359,15 @@ func TestWaitingRoomJourney(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`a[href="#/p/`+id+`"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`main button.primary`)),
 	))
-	browsertest.Shot(t, ctx, "1-room")
-	browsertest.Axe(t, ctx, "1-room")
+	browsertest.Step(t, ctx, "1-room")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`main button.primary`)), // join
 		chromedp.Poll[chromedp.Void](`window.__seatMap && window.__seatMap.ready()`,
 			chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(100*time.Millisecond)),
 	))
-	browsertest.Shot(t, ctx, "2-admitted")
-	browsertest.Axe(t, ctx, "2-admitted")
+	browsertest.Step(t, ctx, "2-admitted")
 	require.NoError(t, chromedp.Do(ctx, holdTwoAndPay("gus@example.test")))
-	browsertest.Shot(t, ctx, "3-confirmed")
-	browsertest.Axe(t, ctx, "3-confirmed")
+	browsertest.Step(t, ctx, "3-confirmed")
 	require.Eventually(t, func() bool {
 		for _, m := range w.sink.Messages() {
 			if m.To == "gus@example.test" && strings.Contains(m.Data, "North · Row A · Seat 1") {
@@ -405,15 +389,13 @@ func TestNarrowScreen(t *testing.T) {
 	fits := `document.documentElement.scrollWidth <= 360`
 	browsertest.Do(t, ctx, chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile),
 		chromedp.Navigate(store+"#/"), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)), browsertest.WaitJS(fits))
-	browsertest.Shot(t, ctx, "1-home")
-	browsertest.Axe(t, ctx, "1-home")
+	browsertest.Step(t, ctx, "1-home")
 	require.NoError(t, chromedp.Do(ctx,
 		openProduct(p.ID.String()), browsertest.WaitJS(fits),
 		clickSeat(0), browsertest.WaitJS(`window.__seatMap.picked.size === 1`),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)), browsertest.WaitJS(fits)))
-	browsertest.Shot(t, ctx, "2-held")
-	browsertest.Axe(t, ctx, "2-held")
+	browsertest.Step(t, ctx, "2-held")
 }
 
 // Picking with the keyboard alone: focus the map, move with the arrow keys,
@@ -440,8 +422,7 @@ func TestKeyboardPicking(t *testing.T) {
 	seats := browsertest.Text(t, ctx, ".summary")
 	require.Contains(t, seats, "North · Row B · Seat 2")
 	require.Contains(t, seats, "North · Row B · Seat 3")
-	browsertest.Shot(t, ctx, "1-held-by-keyboard")
-	browsertest.Axe(t, ctx, "1-held-by-keyboard")
+	browsertest.Step(t, ctx, "1-held-by-keyboard")
 }
 
 // The seat list, with the keyboard alone: Tab to "Seat list", open it,
@@ -476,8 +457,7 @@ func TestSeatListByKeyboard(t *testing.T) {
 	)
 	require.Contains(t, browsertest.Text(t, ctx, ".total"), "2 picked")
 	require.Contains(t, browsertest.Text(t, ctx, "#announce"), "North · Row A · Seat 3")
-	browsertest.Shot(t, ctx, "1-picked-from-the-list")
-	browsertest.Axe(t, ctx, "1-picked-from-the-list")
+	browsertest.Step(t, ctx, "1-picked-from-the-list")
 	browsertest.Do(t, ctx,
 		tabTo(`document.activeElement?.classList.contains('primary') && document.activeElement.closest('.bar')`),
 		chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(`.summary`)))
@@ -516,8 +496,7 @@ func TestBigVenueOnAPhone(t *testing.T) {
 	browsertest.Do(t, ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch),
 		chromedp.Navigate(store+"#/"), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)),
 		openProduct(p.ID.String()), browsertest.WaitJS(`window.__seatMap.overview()`))
-	browsertest.Shot(t, ctx, "1-whole-venue")
-	browsertest.Axe(t, ctx, "1-whole-venue")
+	browsertest.Step(t, ctx, "1-whole-venue")
 	tapSection := func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
 		pos, err := chromedp.Evaluate[struct{ X, Y float64 }](
 			`(document.querySelector('canvas.map').scrollIntoView({block: 'center'}), window.__seatMap.sectionPos(1))`)(ctx, tg)
@@ -528,14 +507,12 @@ func TestBigVenueOnAPhone(t *testing.T) {
 	}
 	browsertest.Do(t, ctx, tapSection, browsertest.WaitJS(`!window.__seatMap.overview()`))
 	require.Contains(t, browsertest.Text(t, ctx, "#announce"), "S02")
-	browsertest.Shot(t, ctx, "2-section")
-	browsertest.Axe(t, ctx, "2-section")
+	browsertest.Step(t, ctx, "2-section")
 	// Where the shopper tapped: S02's middle row's middle seat.
 	browsertest.Do(t, ctx, clickSeat(3000+15*100+49), browsertest.WaitJS(`window.__seatMap.picked.size === 1`),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.summary`)))
 	require.Contains(t, browsertest.Text(t, ctx, ".summary"), "S02 · Row 16 · Seat 50")
-	browsertest.Shot(t, ctx, "3-held")
-	browsertest.Axe(t, ctx, "3-held")
+	browsertest.Step(t, ctx, "3-held")
 }
 
 // Seats picked before logging in are still picked after: "Reserve" sends

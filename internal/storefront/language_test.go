@@ -44,8 +44,7 @@ func TestPortugueseStore(t *testing.T) {
 	browsertest.Do(t, b,
 		chromedp.Navigate(store+"#/"), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)))
 	require.Contains(t, browsertest.Text(t, b, "ul.cards"), "desde 51,50\u00a0€", "the lowest price with its fee, as Portugal writes it")
-	browsertest.Shot(t, b, "1-inicio")
-	browsertest.Axe(t, b, "1-inicio")
+	browsertest.Step(t, b, "1-inicio")
 	browsertest.Do(t, b, openProduct(p.ID.String()), clickSeat(2), clickSeat(3),
 		browsertest.WaitJS(`window.__seatMap.picked.size === 2`))
 	// The seats are named in Portuguese wherever the shopper meets them:
@@ -60,17 +59,14 @@ func TestPortugueseStore(t *testing.T) {
 	require.Contains(t, held, "North · Fila A · Lugar 3")
 	require.Contains(t, held, "Taxa de serviço (2 × 1,50\u00a0€)\t3,00\u00a0€")
 	require.Contains(t, held, "Total\t183,00\u00a0€")
-	browsertest.Shot(t, b, "2-reserva")
-	browsertest.Axe(t, b, "2-reserva")
+	browsertest.Step(t, b, "2-reserva")
 	browsertest.Do(t, b, chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`form.checkout`)))
 	require.Equal(t, "Pagar 183,00\u00a0€", browsertest.Text(t, b, "form.checkout button.primary"))
 	require.Contains(t, browsertest.Text(t, b, "main"), "Modo de teste")
-	browsertest.Shot(t, b, "3-pagamento")
-	browsertest.Axe(t, b, "3-pagamento")
+	browsertest.Step(t, b, "3-pagamento")
 	browsertest.Do(t, b, pay("rita@example.test", pspsim.MethodOK), tickets(2))
 	require.Contains(t, browsertest.Text(t, b, "main"), "Descarregar bilhetes (PDF)")
-	browsertest.Shot(t, b, "4-bilhetes")
-	browsertest.Axe(t, b, "4-bilhetes")
+	browsertest.Step(t, b, "4-bilhetes")
 
 	var letter mail.Parts
 	var m mail.Message

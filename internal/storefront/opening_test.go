@@ -44,8 +44,7 @@ func TestCountdownThroughTheOpening(t *testing.T) {
 			require.NoError(t, chromedp.Do(ctx, device.setup,
 				chromedp.Navigate(store+"#/p/"+p.ID.String()),
 				chromedp.WaitVisible(chromedp.CSS(`p.badge.upcoming`))))
-			browsertest.Shot(t, ctx, "1-countdown")
-			browsertest.Axe(t, ctx, "1-countdown")
+			browsertest.Step(t, ctx, "1-countdown")
 			require.Contains(t, browsertest.Text(t, ctx, `p.badge.upcoming`), "Opens in")
 			// Past the opening the map shows by itself, and the page still
 			// answers at once.
@@ -53,8 +52,7 @@ func TestCountdownThroughTheOpening(t *testing.T) {
 			defer cancel()
 			require.NoError(t, chromedp.Do(opened,
 				browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready()`)))
-			browsertest.Shot(t, ctx, "2-open")
-			browsertest.Axe(t, ctx, "2-open")
+			browsertest.Step(t, ctx, "2-open")
 			responsive, cancel := context.WithTimeout(ctx, 3*time.Second)
 			defer cancel()
 			for range 5 {
@@ -150,8 +148,7 @@ func TestStoreOnItsOwnOrigin(t *testing.T) {
 			chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(100*time.Millisecond)),
 		holdTwoAndPay("cora@example.test"),
 	)
-	browsertest.Shot(t, ctx, "1-tickets")
-	browsertest.Axe(t, ctx, "1-tickets")
+	browsertest.Step(t, ctx, "1-tickets")
 	origin, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.origin`))
 	require.NoError(t, err)
 	require.Equal(t, storeOrigin, origin, "the store ran on its own origin")
@@ -174,8 +171,7 @@ func TestRowsWithoutPositionsAreDrawnAsRows(t *testing.T) {
 	store := w.publish(t, w.env.Tenant.Slug)
 	ctx := w.shopper(t, w.env.Tenant, store, "rows")
 	require.NoError(t, chromedp.Do(ctx, openProduct(p.ID.String())))
-	browsertest.Shot(t, ctx, "1-rows")
-	browsertest.Axe(t, ctx, "1-rows")
+	browsertest.Step(t, ctx, "1-rows")
 	ys, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](
 		`Array.from({length: 30}, (_, i) => Math.round(window.__seatMap.pos(i).y))`))
 	require.NoError(t, err)
@@ -198,8 +194,7 @@ func TestDemoStadiumIsDrawnAsAStadium(t *testing.T) {
 	store := w.publish(t, w.env.Tenant.Slug)
 	ctx := w.shopper(t, w.env.Tenant, store, "fan")
 	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), openProduct(p.ID.String())))
-	browsertest.Shot(t, ctx, "1-stadium")
-	browsertest.Axe(t, ctx, "1-stadium")
+	browsertest.Step(t, ctx, "1-stadium")
 	type point struct{ X, Y int }
 	pts, err := chromedp.Run(ctx, chromedp.Evaluate[[]point](
 		`window.__seatMap.seats.map((_, i) => { const p = window.__seatMap.pos(i); return {X: Math.round(p.x), Y: Math.round(p.y)}; })`))
@@ -220,8 +215,7 @@ func TestDemoStadiumIsDrawnAsAStadium(t *testing.T) {
 	browsertest.Do(t, ctx, chromedp.Navigate(w.publish(t, w.env.Tenant.Slug)+"#/"), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)),
 		openProduct(hall.ID.String()), hover(40))
 	require.Regexp(t, `^Stalls · Row B · Seat \d+ · €\d+\.00$`, browsertest.Text(t, ctx, ".tip"))
-	browsertest.Shot(t, ctx, "2-hall")
-	browsertest.Axe(t, ctx, "2-hall")
+	browsertest.Step(t, ctx, "2-hall")
 }
 
 // hover moves the pointer over seat i of the map.

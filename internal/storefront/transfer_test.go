@@ -48,8 +48,7 @@ func TestTransferInTheStore(t *testing.T) {
 	details := browsertest.Text(t, ana, ".event-details")
 	require.Contains(t, details, venueName)
 	require.Contains(t, details, "Europe/Lisbon")
-	browsertest.Shot(t, ana, "1-event-details")
-	browsertest.Axe(t, ana, "1-event-details")
+	browsertest.Step(t, ana, "1-event-details")
 	require.NoError(t, chromedp.Do(ana, holdTwoAndPay("ana@example.test")))
 	orders, err := w.env.Checkout.ListForBuyer(ctx, p.TenantID, buyerOf(t, w, "ana@example.test"), 10)
 	require.NoError(t, err)
@@ -61,15 +60,13 @@ func TestTransferInTheStore(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#transfer-`+given.ID.String())),
 		chromedp.SendKeys(chromedp.CSS(`#transfer-`+given.ID.String()), "ben@example.test"),
 	))
-	browsertest.Shot(t, ana, "2-transfer-form")
-	browsertest.Axe(t, ana, "2-transfer-form")
+	browsertest.Step(t, ana, "2-transfer-form")
 	require.NoError(t, chromedp.Do(ana,
 		chromedp.Click(chromedp.CSS(`li[data-ticket="`+given.ID.String()+`"] form.transfer button.primary`)),
 		browsertest.WaitJS(`location.hash === '#/tickets' && document.querySelectorAll('.tickets.held li.ticket').length === 1`),
 	))
 	require.Contains(t, browsertest.Text(t, ana, "main"), "ben@example.test")
-	browsertest.Shot(t, ana, "3-sent")
-	browsertest.Axe(t, ana, "3-sent")
+	browsertest.Step(t, ana, "3-sent")
 	res, err := w.env.Checkout.CheckIn(ctx, p.TenantID, given.Code, "gate")
 	require.NoError(t, err)
 	require.Equal(t, checkout.VoidTicket, res.Result, "ana's code for it no longer admits")
@@ -95,8 +92,7 @@ func TestTransferInTheStore(t *testing.T) {
 	require.Contains(t, mine, code)
 	require.Contains(t, mine, "Given to you")
 	require.Contains(t, mine, venueName)
-	browsertest.Shot(t, ben, "4-received")
-	browsertest.Axe(t, ben, "4-received")
+	browsertest.Step(t, ben, "4-received")
 	res, err = w.env.Checkout.CheckIn(ctx, p.TenantID, code, "gate")
 	require.NoError(t, err)
 	require.Equal(t, checkout.CheckedIn, res.Result)
