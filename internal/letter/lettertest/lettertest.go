@@ -131,6 +131,10 @@ func pngFile(w, h int, idat []byte) []byte {
 	return b.Bytes()
 }
 
+// scan decodes the QR code of an image. The finder-pattern search now and
+// then misjudges a code's size on these small, border-tight images
+// ("dimension = 31"); the picture is a whole, upright code, so reading it as
+// one (PURE_BARCODE) is the second try, as a phone's scanner tries again.
 func scan(img image.Image) (string, error) {
 	bmp, err := gozxing.NewBinaryBitmapFromImage(img)
 	if err != nil {
@@ -138,7 +142,11 @@ func scan(img image.Image) (string, error) {
 	}
 	res, err := gzqr.NewQRCodeReader().Decode(bmp, nil)
 	if err != nil {
-		return "", err
+		var again error
+		res, again = gzqr.NewQRCodeReader().Decode(bmp, map[gozxing.DecodeHintType]any{gozxing.DecodeHintType_PURE_BARCODE: true})
+		if again != nil {
+			return "", err
+		}
 	}
 	return res.GetText(), nil
 }
