@@ -239,14 +239,28 @@ func consolePages() fiber.Handler {
 }
 
 // consoleHeaders keeps the console from being framed (clickjacking) and
-// lets it run only its own scripts.
-func consoleHeaders(c *fiber.Ctx) error {
-	if c.Path() == "/console" {
-		return c.Redirect("/console/", http.StatusMovedPermanently) // the pages' links are relative
+// lets it run only its own scripts, and connect only to the API and the
+// stores' bucket (uploads go there straight, with presigned URLs).
+func (s *Server) consoleHeaders() fiber.Handler {
+	connect := "'self'"
+	if s.StoreBucket != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		defer cancel()
+		if origin, err := s.StoreBucket.UploadOrigin(ctx); err == nil {
+			connect += " " + origin
+		} else {
+			s.Logger.Warn("the console cannot upload pictures", "error", err)
+		}
 	}
-	c.Set("X-Frame-Options", "DENY")
-	c.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: https:; style-src 'self'; "+
-		"script-src 'self'; connect-src 'self'; frame-src 'self'; frame-ancestors 'none'")
-	c.Set("Referrer-Policy", "no-referrer")
-	return c.Next()
+	policy := "default-src 'self'; img-src 'self' data: https:; style-src 'self'; script-src 'self'; " +
+		"connect-src " + connect + "; frame-src 'self'; frame-ancestors 'none'"
+	return func(c *fiber.Ctx) error {
+		if c.Path() == "/console" {
+			return c.Redirect("/console/", http.StatusMovedPermanently) // the pages' links are relative
+		}
+		c.Set("X-Frame-Options", "DENY")
+		c.Set("Content-Security-Policy", policy)
+		c.Set("Referrer-Policy", "no-referrer")
+		return c.Next()
+	}
 }

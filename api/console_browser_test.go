@@ -1,11 +1,16 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image"
+	pngenc "image/png"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -279,6 +284,20 @@ func TestConsoleTenantAdminPublishesSeatedProduct(t *testing.T) {
 		waitText(`#littles-law`, "λ = L ÷ W = 2.00 shoppers/s"))
 	require.NoError(t, err)
 	browsertest.Step(t, ctx, "1-draft")
+
+	// The event's picture is uploaded from the page, straight to the
+	// stores' bucket, and saved with the product.
+	picture := filepath.Join(t.TempDir(), "poster.png")
+	var png bytes.Buffer
+	require.NoError(t, pngenc.Encode(&png, image.NewRGBA(image.Rect(0, 0, 64, 40))))
+	require.NoError(t, os.WriteFile(picture, png.Bytes(), 0o600))
+	err = chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.CSS(`#e-image-file`), []string{picture}),
+		waitText(`#e-image-status`, "poster.png uploaded"), chromedp.Click(chromedp.CSS(`#save-product`)),
+		browsertest.WaitJS(`/^images\/[0-9a-f-]{36}\.png$/.test(document.querySelector('#e-image')?.value || '') && !document.querySelector('#e-image-status')?.textContent`))
+	require.NoError(t, err)
+	saved, err := d.env.Products.Get(context.Background(), p.TenantID, p.ID)
+	require.NoError(t, err)
+	require.Regexp(t, `^images/[0-9a-f-]{36}\.png$`, saved.ImageURL, "the uploaded picture is the product's")
 
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#publish`)), waitText(`#publication-state`, "PUBLISHED"),
 		d.open("#/store"), chromedp.WaitVisible(chromedp.CSS(`#publish-store`)), chromedp.Click(chromedp.CSS(`#publish-store`)),

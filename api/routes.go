@@ -12,7 +12,7 @@ func (s *Server) routes() {
 	s.app.Use("/docs", docsPages())
 	s.app.Get("/healthz", healthz)
 	s.app.Get("/readyz", s.readyz)
-	s.app.Use("/console", consoleHeaders, consolePages())
+	s.app.Use("/console", s.consoleHeaders(), consolePages())
 	if ui := s.riverUI(); ui != nil {
 		s.app.All("/ops/river", s.requireAdminBasic, sameOriginJSON, ui)
 		s.app.All("/ops/river/*", s.requireAdminBasic, sameOriginJSON, ui)

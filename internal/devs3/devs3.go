@@ -76,6 +76,9 @@ const maxSkew = 15 * time.Minute
 func Check(next http.Handler, creds aws.Credentials, now func() time.Time) http.Handler {
 	signer := v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }) // as S3 signs
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if cors(w, r) {
+			return
+		}
 		var err error
 		if r.URL.Query().Has("X-Amz-Signature") {
 			err = checkPresigned(r, signer, creds, now())
@@ -91,6 +94,34 @@ func Check(next http.Handler, creds aws.Credentials, now func() time.Time) http.
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// cors answers browsers as a bucket whose CORS rule lets any origin PUT
+// and GET (the console uploads pictures with presigned URLs, whose
+// signature is the permission): it answers a preflight itself, and
+// reports whether it did; other requests from a page get the origin
+// allowed on their answer.
+func cors(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	if r.Method != http.MethodOptions {
+		return false
+	}
+	switch r.Header.Get("Access-Control-Request-Method") {
+	case http.MethodPut, http.MethodGet:
+		h.Set("Access-Control-Allow-Methods", "GET, PUT")
+		h.Set("Access-Control-Allow-Headers", "content-type")
+		h.Set("Access-Control-Max-Age", "3000")
+		w.WriteHeader(http.StatusOK)
+	default:
+		w.WriteHeader(http.StatusForbidden)
+	}
+	return true
 }
 
 type denied struct{ code, message string }

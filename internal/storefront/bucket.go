@@ -1,6 +1,7 @@
 package storefront
 
 import (
+	"net/url"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -88,6 +89,20 @@ func (b Bucket) PresignPut(ctx context.Context, key, contentType string, ttl tim
 		return "", fmt.Errorf("presign upload: %w", err)
 	}
 	return req.URL, nil
+}
+
+// UploadOrigin is the origin (scheme and host) of the URLs PresignPut
+// makes: the pages that PUT to them must be allowed to connect there.
+func (b Bucket) UploadOrigin(ctx context.Context) (string, error) {
+	raw, err := b.PresignPut(ctx, "origin", "image/png", time.Minute)
+	if err != nil {
+		return "", err
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("presigned upload URL: %w", err)
+	}
+	return u.Scheme + "://" + u.Host, nil
 }
 
 // Upload is an object a tenant uploaded with a presigned URL, as far as

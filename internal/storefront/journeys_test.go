@@ -505,8 +505,10 @@ func TestBigVenueOnAPhone(t *testing.T) {
 		}
 		return chromedp.MouseClickXY(pos.X, pos.Y)(ctx, tg)
 	}
-	browsertest.Do(t, ctx, tapSection, browsertest.WaitJS(`!window.__seatMap.overview()`))
-	require.Contains(t, browsertest.Text(t, ctx, "#announce"), "S02")
+	// The section is announced a moment after it is drawn (a live region
+	// is read when its text changes).
+	browsertest.Do(t, ctx, tapSection, browsertest.WaitJS(`!window.__seatMap.overview()`),
+		browsertest.WaitJS(`document.querySelector('#announce').textContent.includes('S02')`))
 	browsertest.Step(t, ctx, "2-section")
 	// Where the shopper tapped: S02's middle row's middle seat.
 	browsertest.Do(t, ctx, clickSeat(3000+15*100+49), browsertest.WaitJS(`window.__seatMap.picked.size === 1`),

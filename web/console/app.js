@@ -118,6 +118,27 @@ function guarded(fn) {
   };
 }
 
+// uploader is a file input that sends the picked picture straight to the
+// stores' bucket (POST path gives a presigned URL) and then puts the name
+// the store knows it by into target; status says how it went.
+function uploader(id, path, field, target, status) {
+  return h('input', {type: 'file', id, accept: 'image/png,image/jpeg,image/webp', onchange: async (ev) => {
+    const file = ev.target.files[0];
+    if (!file) return;
+    status.textContent = `Uploading ${file.name}…`;
+    try {
+      const up = await api('POST', path, {contentType: file.type});
+      const r = await fetch(up.uploadUrl, {method: 'PUT', headers: {'Content-Type': file.type}, body: file});
+      if (!r.ok) throw new Error(`the upload was refused (${r.status})`);
+      target.value = up[field];
+      target.dispatchEvent(new Event('input'));
+      status.textContent = `${file.name} uploaded: save to use it.`;
+    } catch (e) {
+      status.textContent = `${file.name} was not uploaded: ${e.message}`;
+    }
+  }});
+}
+
 // confirmed runs fn on a second click: the first asks (no modal dialogs).
 function confirmed(question, fn) {
   return async (ev) => {
@@ -528,6 +549,7 @@ async function productPage(id) {
     note: h('input', {id: 'v-note', value: ev.entryNote || '', placeholder: 'e.g. 18+; no bags'}),
   };
   const iso = (el) => el.value ? new Date(el.value).toISOString() : undefined;
+  const imageStatus = h('p', {class: 'muted', id: 'e-image-status', role: 'status'});
   const little = h('p', {class: 'notice', id: 'littles-law'});
   const updateLittle = () => {
     const L = Number(f.L.value), W = Number(f.W.value), N = Number(f.crowd.value);
@@ -560,7 +582,10 @@ async function productPage(id) {
     await api('PATCH', `/v1/products/${id}`, patch);
     route();
   })},
-  h('h2', {}, 'Details'), h('label', {}, 'Name', f.name), h('label', {}, 'Description', f.description), h('label', {}, 'Picture URL', f.image),
+  h('h2', {}, 'Details'), h('label', {}, 'Name', f.name), h('label', {}, 'Description', f.description),
+  h('div', {class: 'row'}, h('label', {}, 'Picture URL', f.image),
+    h('label', {}, 'or upload a picture (PNG, JPEG or WebP, 2 MiB at most)', uploader('e-image-file', '/v1/store/images', 'imageUrl', f.image, imageStatus))),
+  imageStatus,
   h('label', {}, `Price (${p.currency}; fixed once a number is held)`, f.price),
   h('label', {}, `Booking fee per ticket (${p.currency}; fixed once a number is held)`, f.fee),
   h('label', {}, 'On sale at (only before opening)', f.onSale), h('label', {}, 'Sale ends at (optional)', f.offSale),
@@ -922,6 +947,7 @@ async function storePage() {
   Object.values(f).forEach((el) => el.addEventListener('input', draw));
   draw();
   const status = h('p', {id: 'store-status', class: 'muted'});
+  const logoStatus = h('p', {class: 'muted', id: 's-logo-status', role: 'status'});
   const form = h('form', {class: 'panel', onsubmit: guarded(async () => {
     // Keys the form does not show (font, …) are kept as they were.
     const t = {...theme, primary: f.primary.value, accent: f.accent.value, background: f.background.value, text: f.text.value,
@@ -931,7 +957,9 @@ async function storePage() {
     status.textContent = 'Saved: the store is being rebuilt and published.';
   })},
   h('label', {}, 'Store name', f.name), h('div', {class: 'row'}, ['primary', 'accent', 'background', 'text'].map((k) => h('label', {}, k, f[k]))),
-  h('label', {}, 'Logo URL', f.logo), h('label', {}, 'Domains (comma-separated)', f.domains),
+  h('div', {class: 'row'}, h('label', {}, 'Logo URL', f.logo),
+    h('label', {}, 'or upload a logo (PNG, JPEG or WebP)', uploader('s-logo-file', '/v1/store/logo', 'logoUrl', f.logo, logoStatus))),
+  logoStatus, h('label', {}, 'Domains (comma-separated)', f.domains),
   h('div', {class: 'row'}, h('label', {}, 'Language of the store and its mail', f.language),
     h('label', {}, 'Replies to the store\'s mail go to', f.replyTo)),
   h('h2', {}, 'Preview'), preview, contrastNote,

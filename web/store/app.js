@@ -72,7 +72,13 @@ class APIError extends Error {
   }
 }
 
+// routeSeq counts the pages routed to: a page's read that answers after the
+// shopper has moved on never resolves, so a slow page cannot draw itself
+// over the next one.
+let routeSeq = 0;
+
 async function api(method, path, { body, auth = false, headers = {}, fresh = false } = {}) {
+  const seq = routeSeq;
   const h2 = { ...headers };
   if (body !== undefined) h2["Content-Type"] = "application/json";
   if (auth && token()) h2.Authorization = `Bearer ${token()}`;
@@ -87,6 +93,7 @@ async function api(method, path, { body, auth = false, headers = {}, fresh = fal
   } catch {
     data = null;
   }
+  if (method === "GET" && seq !== routeSeq) return new Promise(() => {});
   if (!res.ok) throw new APIError(res.status, data);
   return data;
 }
@@ -1523,6 +1530,7 @@ function renderAccount() {
 // ---------- router ----------
 
 async function route() {
+  routeSeq++;
   cleanup.forEach((f) => f());
   cleanup = [];
   window.__seatMap = undefined; // the browser tests' handle is the current page's only

@@ -92,6 +92,8 @@ module "stores" {
   source        = "../stores"
   stores_bucket = "${var.name}-stores"
   tenants       = var.tenants
+  # The console is served by the API: it uploads pictures to the bucket.
+  console_origins = [module.service.api_url]
   providers = {
     aws           = aws
     aws.us_east_1 = aws.us_east_1

@@ -19,6 +19,12 @@ variable "tenants" {
   default = {}
 }
 
+variable "console_origins" {
+  description = "The origins of the console (the API's address) that upload logos and pictures straight to the bucket."
+  type        = list(string)
+  default     = []
+}
+
 variable "store_publisher_principals" {
   description = "Who may assume the store publisher role (the work processes' role ARNs)."
   type        = list(string)
@@ -46,6 +52,19 @@ resource "aws_s3_bucket_public_access_block" "stores" {
   block_public_policy     = true
   ignore_public_acls      = true
   restrict_public_buckets = true
+}
+
+# The console PUTs logos and pictures with presigned URLs, from its own
+# origin: the browser asks the bucket first.
+resource "aws_s3_bucket_cors_configuration" "stores" {
+  count  = length(var.console_origins) > 0 ? 1 : 0
+  bucket = aws_s3_bucket.stores.id
+  cors_rule {
+    allowed_methods = ["PUT"]
+    allowed_origins = var.console_origins
+    allowed_headers = ["content-type"]
+    max_age_seconds = 3000
+  }
 }
 
 resource "aws_cloudfront_origin_access_control" "stores" {
