@@ -1,7 +1,6 @@
 package storefront
 
 import (
-	"net/url"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -9,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
