@@ -64,6 +64,11 @@ type Config struct {
 	ReconcileInterval time.Duration
 	// RelayInterval is how often the outbox is relayed (default 1s).
 	RelayInterval time.Duration
+	// WaitlistInterval is how often the waiting lists are served
+	// (default 1s).
+	WaitlistInterval time.Duration
+	// OfferTTL is how long a waiting-list offer lasts (default 15m).
+	OfferTTL time.Duration
 }
 
 // Deps are what the jobs work with.
@@ -102,6 +107,7 @@ func Register(workers *river.Workers, d Deps) {
 	river.AddWorker(workers, &AuditWorker{deps: d})
 	river.AddWorker(workers, &RepairWorker{deps: d})
 	river.AddWorker(workers, &OutboxRelayWorker{deps: d})
+	river.AddWorker(workers, &WaitlistWorker{deps: d})
 	if d.Checkout != nil {
 		river.AddWorker(workers, &ReconcileWorker{deps: d})
 	}
@@ -121,7 +127,8 @@ func Periodic(c Config, withCheckout bool) []*river.PeriodicJob {
 		every(c.AuditInterval, AuditArgs{}),
 		every(c.RepairInterval, RepairArgs{}),
 	}
-	out = append(out, every(cmp.Or(c.RelayInterval, time.Second), OutboxRelayArgs{}))
+	out = append(out, every(cmp.Or(c.RelayInterval, time.Second), OutboxRelayArgs{}),
+		every(cmp.Or(c.WaitlistInterval, time.Second), WaitlistArgs{}))
 	if withCheckout {
 		out = append(out, every(cmp.Or(c.ReconcileInterval, 30*time.Second), ReconcileArgs{}))
 	}
@@ -161,6 +168,36 @@ func (w *ExpireHoldsWorker) Work(ctx context.Context, _ *river.Job[ExpireHoldsAr
 			"holds", res.HoldsExpired, "numbers_freed", res.ClaimsFreed)
 	}
 	return nil
+}
+
+// WaitlistArgs serves the waiting lists: offers to the next in line.
+type WaitlistArgs struct{}
+
+func (WaitlistArgs) Kind() string { return "serve_waitlists" }
+
+// InsertOpts puts the job on the one-second queue, unique while it waits
+// or runs: an offer should follow the freed seats within a tick.
+func (WaitlistArgs) InsertOpts() river.InsertOpts { return periodicOpts(QueueTicks) }
+
+// Timeout bounds one run of the job.
+func (*WaitlistWorker) Timeout(*river.Job[WaitlistArgs]) time.Duration { return queryTimeout }
+
+// WaitlistWorker offers numbers that came back to the waiting lists and
+// ends the offers that ran out.
+type WaitlistWorker struct {
+	river.WorkerDefaults[WaitlistArgs]
+	deps Deps
+}
+
+// Work serves every list once.
+func (w *WaitlistWorker) Work(ctx context.Context, _ *river.Job[WaitlistArgs]) error {
+	w.deps.beforeRun(ctx, "serve_waitlists")
+	res, err := w.deps.Claimer.ServeWaitlists(ctx, cmp.Or(w.deps.Config.OfferTTL, 15*time.Minute), w.deps.MaxSweep)
+	if res.Offers > 0 || res.Ended > 0 {
+		w.deps.Logger.InfoContext(ctx, "waiting lists served", "offers", res.Offers, "numbers", res.Offered,
+			"offers_ended", res.Ended)
+	}
+	return err
 }
 
 // AuditArgs runs the invariant auditor.

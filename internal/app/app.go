@@ -209,6 +209,7 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 		Events: events, Schema: o.Schema,
 		Work: o.Work, Workers: cfg.Workers, BatchSize: cfg.ClaimBatchSize,
 		Jobs: jobs.Config{SweepInterval: cfg.SweepInterval, AuditInterval: cfg.AuditInterval,
+			WaitlistInterval: cfg.WaitlistInterval, OfferTTL: cfg.OfferTTL,
 			RepairInterval: min(cfg.RepublishAfter, cfg.RequeueAfter) / 2,
 			RepublishAfter: cfg.RepublishAfter, RedeliveryWindow: cfg.RedeliveryWindow()},
 		Claimer: a.Claimer, Enqueuer: enqueuer, Metrics: a.Metrics, Logger: logger, RiverLogger: o.RiverLogger,

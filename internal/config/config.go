@@ -58,6 +58,8 @@ type Config struct {
 	ClaimRatePerProduct float64       `env:"BOXOFFICE_CLAIM_RATE_PER_PRODUCT" default:"0" min:"0" doc:"numbers claimed per second per product, at most (0: no cap)"`
 	TenantClaims        int           `env:"BOXOFFICE_TENANT_CLAIMS" default:"0" min:"0" doc:"one tenant's claim transactions running at once across the fleet, at most: about half the database's cores on a shared deployment (0: no cap)"`
 	SweepInterval       time.Duration `env:"BOXOFFICE_SWEEP_INTERVAL" default:"2s" min:"100ms" doc:"how often expired holds are swept"`
+	WaitlistInterval    time.Duration `env:"BOXOFFICE_WAITLIST_INTERVAL" default:"1s" min:"100ms" doc:"how often numbers that came back are offered to the waiting lists, and offers that ran out are ended"`
+	OfferTTL            time.Duration `env:"BOXOFFICE_OFFER_TTL" default:"15m" min:"10s" max:"24h" doc:"how long a waiting-list offer lasts: the time the next in line has to reserve the numbers offered"`
 	AuditInterval       time.Duration `env:"BOXOFFICE_AUDIT_INTERVAL" default:"1m" min:"1s" doc:"how often the invariants are audited"`
 	RequeueAfter        time.Duration `env:"BOXOFFICE_REQUEUE_AFTER" default:"30s" min:"1s" doc:"how long a published request may stay QUEUED beyond its expected delivery (with SQS: visibility timeout × receives) before the repair job publishes it again"`
 	RepublishAfter      time.Duration `env:"BOXOFFICE_REPUBLISH_AFTER" default:"10s" min:"1s" doc:"a committed request still unpublished this long is published by the repair job (SQS)"`

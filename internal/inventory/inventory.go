@@ -1,11 +1,14 @@
 // Package inventory owns each product's availability row: the bitmap (one bit
-// per number, set = held or sold) and the counters beside it. Apply is the
-// only code that writes the row.
+// per number, set = held or sold) and the counters beside it: held, sold,
+// offered (free numbers withheld for the waiting list's offers) and
+// available = capacity - held - sold - offered. Apply is the only code that
+// writes the row.
 package inventory
 
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,7 +26,10 @@ type Snapshot struct {
 	Available int
 	Held      int
 	Sold      int
-	Version   int64
+	// Offered are free numbers (clear bits) withheld from sale for the
+	// waiting list's outstanding offers.
+	Offered int
+	Version int64
 	// Bitmap holds bit n-1 for number n: byte i, bit j (least significant
 	// first) is number 8*i+j+1.
 	Bitmap    []byte
@@ -79,9 +85,9 @@ func Create(ctx context.Context, tx pgx.Tx, productID uuid.UUID, capacity int) e
 func Get(ctx context.Context, q db.DBTX, productID uuid.UUID) (*Snapshot, error) {
 	s := &Snapshot{ProductID: productID}
 	err := q.QueryRow(ctx, `
-		SELECT capacity, available, held, sold, version, bitmap, updated_at
+		SELECT capacity, available, held, sold, offered, version, bitmap, updated_at
 		FROM inventory WHERE product_id = $1`, productID).
-		Scan(&s.Capacity, &s.Available, &s.Held, &s.Sold, &s.Version, &s.Bitmap, &s.UpdatedAt)
+		Scan(&s.Capacity, &s.Available, &s.Held, &s.Sold, &s.Offered, &s.Version, &s.Bitmap, &s.UpdatedAt)
 	if err != nil {
 		return nil, fmt.Errorf("read inventory of %s: %w", productID, db.NotFound(err))
 	}
@@ -94,9 +100,9 @@ func Get(ctx context.Context, q db.DBTX, productID uuid.UUID) (*Snapshot, error)
 func Changed(ctx context.Context, q db.DBTX, productID uuid.UUID, since int64) (snap *Snapshot, changed bool, err error) {
 	s := &Snapshot{ProductID: productID}
 	err = q.QueryRow(ctx, `
-		SELECT capacity, available, held, sold, version, CASE WHEN version <> $2 THEN bitmap END, updated_at
+		SELECT capacity, available, held, sold, offered, version, CASE WHEN version <> $2 THEN bitmap END, updated_at
 		FROM inventory WHERE product_id = $1`, productID, since).
-		Scan(&s.Capacity, &s.Available, &s.Held, &s.Sold, &s.Version, &s.Bitmap, &s.UpdatedAt)
+		Scan(&s.Capacity, &s.Available, &s.Held, &s.Sold, &s.Offered, &s.Version, &s.Bitmap, &s.UpdatedAt)
 	if err != nil {
 		return nil, false, fmt.Errorf("read inventory of %s: %w", productID, db.NotFound(err))
 	}
@@ -106,8 +112,8 @@ func Changed(ctx context.Context, q db.DBTX, productID uuid.UUID, since int64) (
 	return s, true, nil
 }
 
-// Available returns how many of the product's numbers are neither held nor
-// sold, without reading the bitmap.
+// Available returns how many of the product's numbers are neither held,
+// sold nor offered, without reading the bitmap.
 func Available(ctx context.Context, q db.DBTX, productID uuid.UUID) (int64, error) {
 	var n int64
 	if err := q.QueryRow(ctx, `SELECT available FROM inventory WHERE product_id = $1`, productID).Scan(&n); err != nil {
@@ -168,10 +174,18 @@ type Change struct {
 	Set []int32
 	// Clear are numbers that became free (bit was set).
 	Clear []int32
-	// HeldDelta and SoldDelta move the counters; available follows.
-	HeldDelta int
-	SoldDelta int
+	// HeldDelta, SoldDelta and OfferedDelta move the counters; available
+	// follows.
+	HeldDelta    int
+	SoldDelta    int
+	OfferedDelta int
 }
+
+// ErrOverCommitted means a change would leave available below zero: more
+// numbers held, sold and offered than there are. A claim planned against
+// a snapshot taken before offers were made meets it, and plans again
+// under the row lock.
+var ErrOverCommitted = errors.New("inventory: more numbers held, sold and offered than the capacity")
 
 // Apply locks the product's inventory row, applies the change to the bitmap
 // and counters and writes the row back, in the caller's transaction. Callers
@@ -180,7 +194,7 @@ type Change struct {
 // is clear, means the claims and the bitmap disagree: Apply refuses, and the
 // caller's transaction rolls back rather than record a double sale.
 func Apply(ctx context.Context, tx pgx.Tx, productID uuid.UUID, c Change) error {
-	if len(c.Set) == 0 && len(c.Clear) == 0 && c.HeldDelta == 0 && c.SoldDelta == 0 {
+	if len(c.Set) == 0 && len(c.Clear) == 0 && c.HeldDelta == 0 && c.SoldDelta == 0 && c.OfferedDelta == 0 {
 		return nil
 	}
 	var capacity int
@@ -207,11 +221,16 @@ func Apply(ctx context.Context, tx pgx.Tx, productID uuid.UUID, c Change) error 
 		}
 		bitmap = Encode(bits, capacity, raw[:0])
 	}
-	_, err = tx.Exec(ctx, `
+	var available int
+	err = tx.QueryRow(ctx, `
 		UPDATE inventory
-		SET bitmap = coalesce($2, bitmap), held = held + $3, sold = sold + $4,
-		    available = available - $3 - $4, version = version + 1, updated_at = now()
-		WHERE product_id = $1`, productID, bitmap, c.HeldDelta, c.SoldDelta)
+		SET bitmap = coalesce($2, bitmap), held = held + $3, sold = sold + $4, offered = offered + $5,
+		    available = available - $3 - $4 - $5, version = version + 1, updated_at = now()
+		WHERE product_id = $1 AND available - $3 - $4 - $5 >= 0
+		RETURNING available`, productID, bitmap, c.HeldDelta, c.SoldDelta, c.OfferedDelta).Scan(&available)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("update inventory of %s: %w", productID, ErrOverCommitted)
+	}
 	if err != nil {
 		return fmt.Errorf("update inventory of %s: %w", productID, err)
 	}

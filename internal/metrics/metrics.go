@@ -23,6 +23,7 @@ type Metrics struct {
 	claimBatchTime  prometheus.Histogram
 	holdsCreated    prometheus.Counter
 	holdsExpired    prometheus.Counter
+	waitlistOffers  *prometheus.CounterVec
 	holdsReleased   prometheus.Counter
 	rejections      *prometheus.CounterVec
 	claimRetries    prometheus.Counter
@@ -70,6 +71,9 @@ func New() *Metrics {
 		holdsExpired: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "boxoffice_holds_expired_total", Help: "Holds marked expired by the sweeper.",
 		}),
+		waitlistOffers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "boxoffice_waitlist_offers_total", Help: "Waiting-list offers made to the next in line (made) and ended unused (expired).",
+		}, []string{"event"}),
 		holdsReleased: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "boxoffice_holds_released_total", Help: "Holds released by their buyers.",
 		}),
@@ -129,7 +133,7 @@ func New() *Metrics {
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.accepted, m.claimBatchSize, m.claimBatchTime, m.holdsCreated,
 		m.holdsExpired, m.holdsReleased, m.rejections, m.claimRetries, m.invariantErrors, m.repaired,
-		m.payments, m.ordersConfirmed, m.webhooks, m.mismatches)
+		m.payments, m.ordersConfirmed, m.webhooks, m.mismatches, m.waitlistOffers)
 	return m
 }
 
@@ -177,6 +181,14 @@ func (m *Metrics) ClaimRetry() {
 func (m *Metrics) HoldsExpired(n int) {
 	if m != nil {
 		m.holdsExpired.Add(float64(n))
+	}
+}
+
+// WaitlistOffers counts waiting-list offers made and offers that ran out.
+func (m *Metrics) WaitlistOffers(made, expired int) {
+	if m != nil {
+		m.waitlistOffers.WithLabelValues("made").Add(float64(made))
+		m.waitlistOffers.WithLabelValues("expired").Add(float64(expired))
 	}
 }
 

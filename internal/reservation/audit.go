@@ -1,13 +1,15 @@
 package reservation
 
 import (
-	"boxoffice/internal/inventory"
 	"context"
 	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"boxoffice/internal/inventory"
+	"boxoffice/internal/waitlist"
 )
 
 // Violation is one broken invariant of one product.
@@ -26,7 +28,8 @@ func (v Violation) String() string {
 // inventory row through its owner):
 //   - popcount(bitmap) = held + sold = number of claims rows,
 //   - held and sold equal the claims rows in each state,
-//   - available = capacity - held - sold,
+//   - available = capacity - held - sold - offered,
+//   - offered = the numbers the waiting list's outstanding offers withhold,
 //   - the bits set are exactly the numbers that have a claims row.
 //
 // No number can be in two claims: the primary key of claims forbids it.
@@ -76,8 +79,16 @@ func Audit(ctx context.Context, tx pgx.Tx, productID uuid.UUID) ([]Violation, er
 	if held != snap.Held || sold != snap.Sold {
 		add("claims_states", "claims held %d sold %d, counters held %d sold %d", held, sold, snap.Held, snap.Sold)
 	}
-	if snap.Available != snap.Capacity-snap.Held-snap.Sold {
-		add("available", "available %d != capacity %d - held %d - sold %d", snap.Available, snap.Capacity, snap.Held, snap.Sold)
+	if snap.Available != snap.Capacity-snap.Held-snap.Sold-snap.Offered {
+		add("available", "available %d != capacity %d - held %d - sold %d - offered %d",
+			snap.Available, snap.Capacity, snap.Held, snap.Sold, snap.Offered)
+	}
+	withheld, err := waitlist.Withheld(ctx, tx, productID)
+	if err != nil {
+		return nil, err
+	}
+	if withheld != snap.Offered {
+		add("offered", "offered %d != %d numbers in outstanding offers", snap.Offered, withheld)
 	}
 	if missing > 0 {
 		add("claims_without_bit", "%d claimed numbers have a clear bit", missing)

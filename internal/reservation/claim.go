@@ -27,6 +27,7 @@ import (
 	"boxoffice/internal/outbox"
 	"boxoffice/internal/product"
 	"boxoffice/internal/tracing"
+	"boxoffice/internal/waitlist"
 )
 
 // Claimer runs the claim transaction. It is the only writer of new claims,
@@ -231,7 +232,9 @@ func retryable(err error) bool {
 		return pgErr.Code == pgerrcode.DeadlockDetected || pgErr.Code == pgerrcode.SerializationFailure ||
 			pgErr.Code == pgerrcode.LockNotAvailable
 	}
-	return errors.Is(err, errLostRace)
+	// A claim planned before offers withheld its numbers plans again,
+	// under the row lock.
+	return errors.Is(err, errLostRace) || errors.Is(err, inventory.ErrOverCommitted)
 }
 
 // queuedRequest is a request row as the claim transaction reads it.
@@ -243,7 +246,8 @@ type queuedRequest struct {
 	quantity    *int32
 	mode        *string
 	acceptFewer bool
-	trace       *string // the accept's traceparent, when it was traced
+	offerID     *uuid.UUID // the waiting-list offer it spends
+	trace       *string    // the accept's traceparent, when it was traced
 }
 
 // decision is what the batch decided for one request.
@@ -303,16 +307,41 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 		return BatchResult{}, err
 	}
 
+	offers, err := lockOffers(ctx, tx, productID, reqs)
+	if err != nil {
+		return BatchResult{}, err
+	}
 	pick, err := c.newPicker(ctx, tx, productID, capacity, terms.LayoutVersion)
 	if err != nil {
 		return BatchResult{}, err
+	}
+	if pick.free > pick.withheld {
+		// Numbers that came back while people wait in line are theirs:
+		// the line's next offers take them, not this batch.
+		if pick.lineWaiting, err = waitlist.AnyoneWaiting(ctx, tx, productID); err != nil {
+			return BatchResult{}, err
+		}
 	}
 
 	decisions := make([]decision, len(reqs))
 	var claimNumbers []int32
 	var claimHolds []uuid.UUID
+	var spent, spentHolds []uuid.UUID
+	offeredDelta := 0
 	for i, r := range reqs {
-		d := c.decide(r, pick, live, perBuyer, refuse)
+		var d decision
+		if r.offerID != nil {
+			o := offers[*r.offerID]
+			d = c.decideOffer(r, o, pick, live, perBuyer, refuse)
+			if d.reason == "" {
+				spent, spentHolds = append(spent, *r.offerID), append(spentHolds, d.holdID)
+				offeredDelta -= o.Quantity
+				o.Live = false // spent once: a second request with it in this batch is refused
+				offers[*r.offerID] = o
+			}
+		} else {
+			d = c.decide(r, pick, live, perBuyer, refuse)
+		}
 		decisions[i] = d
 		for _, n := range d.numbers {
 			claimNumbers = append(claimNumbers, n)
@@ -327,7 +356,11 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 	if err := writeOutcomes(ctx, tx, productID, decisions, expiresAt); err != nil {
 		return BatchResult{}, err
 	}
-	if err := inventory.Apply(ctx, tx, productID, inventory.Change{Set: fresh, HeldDelta: len(fresh)}); err != nil {
+	if err := waitlist.Convert(ctx, tx, spent, spentHolds); err != nil {
+		return BatchResult{}, err
+	}
+	change := inventory.Change{Set: fresh, HeldDelta: len(fresh), OfferedDelta: offeredDelta}
+	if err := inventory.Apply(ctx, tx, productID, change); err != nil {
 		return BatchResult{}, err
 	}
 	if c.BeforeCommit != nil {
@@ -355,7 +388,7 @@ func (c *Claimer) lockQueued(ctx context.Context, tx pgx.Tx, productID uuid.UUID
 	var err error
 	if sel.ids == nil {
 		rows, err = tx.Query(ctx, `
-			SELECT id, tenant_id, buyer_id, numbers, quantity, mode, accept_fewer, trace_parent
+			SELECT id, tenant_id, buyer_id, numbers, quantity, mode, accept_fewer, trace_parent, offer_id
 			FROM reservation_requests
 			WHERE product_id = $1 AND status = 'QUEUED'
 			ORDER BY created_at, id
@@ -367,7 +400,7 @@ func (c *Claimer) lockQueued(ctx context.Context, tx pgx.Tx, productID uuid.UUID
 		// product and status in it the planner chose the product's queue
 		// index and scanned the whole queue for every id.
 		rows, err = tx.Query(ctx, `
-			SELECT r.id, r.tenant_id, r.buyer_id, r.numbers, r.quantity, r.mode, r.accept_fewer, r.trace_parent
+			SELECT r.id, r.tenant_id, r.buyer_id, r.numbers, r.quantity, r.mode, r.accept_fewer, r.trace_parent, r.offer_id
 			FROM unnest($2::uuid[]) AS u(id)
 			CROSS JOIN LATERAL (
 				SELECT * FROM reservation_requests WHERE id = u.id
@@ -380,7 +413,7 @@ func (c *Claimer) lockQueued(ctx context.Context, tx pgx.Tx, productID uuid.UUID
 	}
 	reqs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*queuedRequest, error) {
 		var r queuedRequest
-		err := row.Scan(&r.id, &r.tenantID, &r.buyerID, &r.numbers, &r.quantity, &r.mode, &r.acceptFewer, &r.trace)
+		err := row.Scan(&r.id, &r.tenantID, &r.buyerID, &r.numbers, &r.quantity, &r.mode, &r.acceptFewer, &r.trace, &r.offerID)
 		return &r, err
 	})
 	if err != nil {
@@ -492,6 +525,7 @@ func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID,
 	c.rngMu.Unlock()
 	return &picker{
 		taken:    taken,
+		withheld: snap.Offered,
 		free:     capacity - int(taken.Count()),
 		capacity: capacity,
 		rows:     rowsLayout,
@@ -530,6 +564,45 @@ func (c *Claimer) layout(ctx context.Context, tx pgx.Tx, productID uuid.UUID, ve
 	return rows, nil
 }
 
+// lockOffers locks the waiting-list offers the batch's requests spend.
+func lockOffers(ctx context.Context, tx pgx.Tx, productID uuid.UUID, reqs []*queuedRequest) (map[uuid.UUID]waitlist.HeldOffer, error) {
+	var ids []uuid.UUID
+	for _, r := range reqs {
+		if r.offerID != nil {
+			ids = append(ids, *r.offerID)
+		}
+	}
+	return waitlist.LockOffers(ctx, tx, productID, ids)
+}
+
+// decideOffer plans a request that spends a waiting-list offer: it may
+// take the numbers the offer withholds, up to the offer's count. The
+// offer is spent whole: what it does not take goes back to the line.
+func (c *Claimer) decideOffer(r *queuedRequest, o waitlist.HeldOffer, pick *picker, live map[string]int, perBuyer int, refuse string) decision {
+	if refuse == "" && (!o.Live || o.BuyerID != r.buyerID) {
+		refuse = ReasonOfferInvalid
+	}
+	want := len(r.numbers)
+	if r.quantity != nil {
+		want = int(*r.quantity)
+	}
+	if refuse == "" && want > o.Quantity && !r.acceptFewer {
+		return decision{req: r, reason: ReasonOfferExceeded}
+	}
+	// The offer's numbers are among the withheld: for this request they
+	// are free, the line waiting or not. Capping the buyer's limit at the
+	// offer keeps the request to its count.
+	pick.withheld -= o.Quantity
+	waiting := pick.lineWaiting
+	pick.lineWaiting = false
+	d := c.decide(r, pick, live, min(perBuyer, live[r.buyerID]+o.Quantity), refuse)
+	pick.lineWaiting = waiting
+	if d.reason != "" {
+		pick.withheld += o.Quantity
+	}
+	return d
+}
+
 // decide plans one request against the batch's picker and live counts.
 func (c *Claimer) decide(r *queuedRequest, pick *picker, live map[string]int, perBuyer int, refuse string) decision {
 	d := decision{req: r}
@@ -565,14 +638,25 @@ func (c *Claimer) decide(r *queuedRequest, pick *picker, live map[string]int, pe
 			return reject(ReasonSeatTaken)
 		}
 		got = got[:min(len(got), want)]
-	} else {
-		switch {
-		case pick.free == 0:
+		// Free seats the waiting list's offers withhold are not for sale.
+		switch open := pick.open(); {
+		case open == 0:
 			return reject(ReasonSoldOut)
-		case pick.free < want && !r.acceptFewer:
+		case open < len(got):
+			if !r.acceptFewer {
+				return reject(ReasonNotEnoughLeft)
+			}
+			got = got[:open]
+		}
+	} else {
+		open := pick.open()
+		switch {
+		case open == 0:
+			return reject(ReasonSoldOut)
+		case open < want && !r.acceptFewer:
 			return reject(ReasonNotEnoughLeft)
 		}
-		want = min(want, pick.free)
+		want = min(want, open)
 		if r.mode != nil && *r.mode == ModeRandom {
 			got = pick.random(want)
 		} else {

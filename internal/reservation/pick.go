@@ -13,15 +13,29 @@ import (
 // number n is unavailable to this batch (held, sold, or already given to an
 // earlier request of the batch); free counts the clear bits.
 type picker struct {
-	taken    *bitset.BitSet
-	free     int
-	capacity int
-	rows     []product.Row // seated products: rows in preference order
-	rng      *rand.Rand
+	taken *bitset.BitSet
+	free  int
+	// withheld are free numbers the waiting list's offers keep from sale
+	// (or, while people wait in line, every free number).
+	withheld int
+	// lineWaiting: people wait in the waiting list's line, and every free
+	// number is theirs to be offered.
+	lineWaiting bool
+	capacity    int
+	rows        []product.Row // seated products: rows in preference order
+	rng         *rand.Rand
 }
 
 func (p *picker) isFree(n int32) bool {
 	return n >= 1 && int(n) <= p.capacity && !p.taken.Test(uint(n-1))
+}
+
+// open is how many free numbers a request without an offer may take.
+func (p *picker) open() int {
+	if p.lineWaiting {
+		return 0
+	}
+	return max(p.free-p.withheld, 0)
 }
 
 func (p *picker) take(nums []int32) {

@@ -36,6 +36,11 @@ const (
 	ReasonSaleClosed     = "SALE_CLOSED"
 	ReasonEventCancelled = "EVENT_CANCELLED"
 	ReasonInvalidNumbers = "INVALID_NUMBERS"
+	// ReasonOfferInvalid: the waiting-list offer the request names is
+	// not this buyer's, has run out, or was spent.
+	ReasonOfferInvalid = "OFFER_INVALID"
+	// ReasonOfferExceeded: more numbers than the offer gives.
+	ReasonOfferExceeded = "OFFER_EXCEEDED"
 )
 
 // Pick modes for quantity requests.
@@ -50,6 +55,9 @@ type Params struct {
 	Quantity    int
 	Mode        string
 	AcceptFewer bool
+	// Offer, when set, is the waiting-list offer the request spends: it
+	// may take the numbers the offer withholds from everyone else.
+	Offer *uuid.UUID
 }
 
 // InputError is a request the edge must refuse, with a stable code.
@@ -118,7 +126,8 @@ func (p *Params) hash(productID uuid.UUID) []byte {
 		Q int
 		M string
 		F bool
-	}{productID, nums, p.Quantity, p.Mode, p.AcceptFewer})
+		O *uuid.UUID `json:",omitempty"`
+	}{productID, nums, p.Quantity, p.Mode, p.AcceptFewer, p.Offer})
 	sum := sha256.Sum256(b)
 	return sum[:]
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -76,7 +77,8 @@ type acceptRow struct {
 	quantity    *int32
 	mode        *string
 	acceptFewer bool
-	trace       *string    // the accept span's traceparent (nil when untraced)
+	offer       pgtype.UUID // the waiting-list offer spent (not valid: none)
+	trace       *string     // the accept span's traceparent (nil when untraced)
 	created     *time.Time // set when recorded; nil for a replayed key
 }
 
@@ -119,7 +121,7 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, rows []*acceptRow) (*
 	ids, tenants, products := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
 	buyers, keys, hashes := make([]string, n), make([]string, n), make([][]byte, n)
 	numbers, quantities, modes := make([]*string, n), make([]*int32, n), make([]*string, n)
-	fewer, traces := make([]bool, n), make([]*string, n)
+	fewer, traces, offers := make([]bool, n), make([]*string, n), make([]pgtype.UUID, n)
 	byID := make(map[uuid.UUID]*acceptRow, n)
 	for i, r := range rows {
 		r.created = nil
@@ -127,22 +129,22 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, rows []*acceptRow) (*
 		ids[i], tenants[i], products[i] = r.id, r.product.TenantID, r.product.ID
 		buyers[i], keys[i], hashes[i] = r.buyer, r.key, r.hash
 		numbers[i], quantities[i], modes[i] = r.numbers, r.quantity, r.mode
-		fewer[i], traces[i] = r.acceptFewer, r.trace
+		fewer[i], traces[i], offers[i] = r.acceptFewer, r.trace, r.offer
 	}
 	// enqueued_at stays NULL until a non-transactional queue confirms the
 	// publish: that is how the repair job finds unpublished requests.
 	res, err := tx.Query(ctx, `
 		INSERT INTO reservation_requests (id, tenant_id, product_id, buyer_id, idempotency_key, request_hash,
-		                                  numbers, quantity, mode, accept_fewer, enqueued_at, trace_parent)
+		                                  numbers, quantity, mode, accept_fewer, enqueued_at, trace_parent, offer_id)
 		SELECT r.id, r.tenant_id, r.product_id, r.buyer_id, r.key, r.hash, r.numbers::integer[], r.quantity, r.mode,
-		       r.fewer, CASE WHEN $12 THEN clock_timestamp() END, r.trace
+		       r.fewer, CASE WHEN $12 THEN clock_timestamp() END, r.trace, r.offer
 		FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::bytea[], $7::text[], $8::integer[],
-		            $9::text[], $10::boolean[], $11::text[])
-		     WITH ORDINALITY AS r(id, tenant_id, product_id, buyer_id, key, hash, numbers, quantity, mode, fewer, trace, ord)
+		            $9::text[], $10::boolean[], $11::text[], $13::uuid[])
+		     WITH ORDINALITY AS r(id, tenant_id, product_id, buyer_id, key, hash, numbers, quantity, mode, fewer, trace, offer, ord)
 		ORDER BY r.ord
 		ON CONFLICT (tenant_id, buyer_id, idempotency_key) DO NOTHING
 		RETURNING id, created_at`,
-		ids, tenants, products, buyers, keys, hashes, numbers, quantities, modes, fewer, traces, transactional)
+		ids, tenants, products, buyers, keys, hashes, numbers, quantities, modes, fewer, traces, transactional, offers)
 	if err != nil {
 		return nil, fmt.Errorf("insert reservation requests: %w", err)
 	}
@@ -230,6 +232,9 @@ func (s *Service) Accept(ctx context.Context, p AcceptParams) (_ *Accepted, err 
 	id := db.NewID()
 	row := &acceptRow{id: id, product: p.Product, buyer: p.BuyerID, key: p.IdempotencyKey, hash: hash,
 		acceptFewer: p.AcceptFewer}
+	if p.Offer != nil {
+		row.offer = pgtype.UUID{Bytes: *p.Offer, Valid: true}
+	}
 	if p.Quantity > 0 {
 		q, m := int32(p.Quantity), p.Mode
 		row.quantity, row.mode = &q, &m

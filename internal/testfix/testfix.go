@@ -94,6 +94,8 @@ type Options struct {
 	TestModeProvider payment.Provider
 	// SMTPAddr, when set, is where checkout mails tickets (a mail.Sink's).
 	SMTPAddr string
+	// OfferTTL is how long waiting-list offers last. Default 15m.
+	OfferTTL time.Duration
 }
 
 var slugs atomic.Int64
@@ -121,6 +123,9 @@ func New(t testing.TB, o Options) *Env {
 	cfg := config.Default()
 	cfg.Workers, cfg.ClaimBatchSize = 4, o.BatchSize
 	cfg.SweepInterval, cfg.AuditInterval = o.SweepInterval, o.AuditInterval
+	if o.OfferTTL > 0 {
+		cfg.OfferTTL = o.OfferTTL
+	}
 	cfg.RequeueAfter, cfg.RepublishAfter = o.RequeueAfter, o.RequeueAfter
 	cfg.AccessTokenSecret, cfg.TicketSecret = "test access secret", "test ticket secret"
 	keys, err := atrest.Parse(atrest.Generate("test"))
