@@ -16,10 +16,11 @@ import (
 
 // ReservationBody asks for explicit numbers or for a quantity.
 type ReservationBody struct {
-	Numbers     []int32 `json:"numbers,omitempty" maxItems:"100" doc:"Exact numbers (seats) wanted; or give quantity"`
-	Quantity    int     `json:"quantity,omitempty" doc:"How many numbers, picked by mode; at most the per-buyer limit"`
-	Mode        string  `json:"mode,omitempty" enum:"best,random" doc:"best (default): adjacent seats in the best row, or the lowest numbers; random: uniformly among free numbers"`
-	AcceptFewer bool    `json:"acceptFewer,omitempty" doc:"Take what is left instead of all-or-nothing"`
+	Numbers     []int32    `json:"numbers,omitempty" maxItems:"100" doc:"Exact numbers (seats) wanted; or give quantity"`
+	Quantity    int        `json:"quantity,omitempty" doc:"How many numbers, picked by mode; at most the per-buyer limit"`
+	Mode        string     `json:"mode,omitempty" enum:"best,random" doc:"best (default): adjacent seats in the best row, or the lowest numbers; random: uniformly among free numbers"`
+	AcceptFewer bool       `json:"acceptFewer,omitempty" doc:"Take what is left instead of all-or-nothing"`
+	Offer       *uuid.UUID `json:"offer,omitempty" doc:"A waiting-list offer to spend (GET /v1/products/{id}/waitlist): its numbers are for its holder only, up to its quantity"`
 }
 
 // ReservationView is a reservation request's state.
@@ -121,7 +122,13 @@ func (s *Server) createReservation(ctx context.Context, in *struct {
 	if p.OffSaleAt != nil && !time.Now().Before(*p.OffSaleAt) {
 		return nil, problem(http.StatusConflict, "SALE_CLOSED", "this sale ended at "+p.OffSaleAt.UTC().Format(time.RFC3339))
 	}
-	if err := s.checkAccess(ctx, p, buyer, in.AccessToken); err != nil {
+	if in.Body.Offer != nil {
+		// A live waiting-list offer admits its holder as an admission
+		// token would; the claim spends it.
+		if err := s.checkOffer(ctx, p, buyer.BuyerID, *in.Body.Offer); err != nil {
+			return nil, err
+		}
+	} else if err := s.checkAccess(ctx, p, buyer, in.AccessToken); err != nil {
 		return nil, err
 	}
 	// Known not to be on sale yet: say so now, with the opening time,
@@ -146,7 +153,7 @@ func (s *Server) createReservation(ctx context.Context, in *struct {
 	acc, err := s.Reservations.Accept(ctx, reservation.AcceptParams{
 		Product: p, BuyerID: buyer.BuyerID, IdempotencyKey: strings.Clone(in.IdempotencyKey),
 		Params: reservation.Params{Numbers: in.Body.Numbers, Quantity: in.Body.Quantity, Mode: in.Body.Mode,
-			AcceptFewer: in.Body.AcceptFewer},
+			AcceptFewer: in.Body.AcceptFewer, Offer: in.Body.Offer},
 	})
 	if err != nil {
 		return nil, s.toProblem(err)

@@ -67,6 +67,12 @@ func (s *Server) routes() {
 	route(s, "Reservations", get, "/v1/reservations/{id}", "get-reservation", s.getReservation, by(schemeBuyer, schemeAPI), errs(401, 403, 404))
 	route(s, "Reservations", del, "/v1/holds/{id}", "release-hold", s.releaseHold, by(schemeBuyer), errs(401, 404, 409))
 
+	// Waiting lists of sold-out products (waitlist.go)
+	route(s, "Waiting list", post, "/v1/products/{id}/waitlist", "join-waitlist", s.joinWaitlist, by(schemeBuyer), status(201), body(maxSmallBody), errs(401, 404, 409, 422))
+	route(s, "Waiting list", get, "/v1/products/{id}/waitlist", "get-waitlist", s.getWaitlist, by(schemeBuyer), errs(401, 404))
+	route(s, "Waiting list", del, "/v1/products/{id}/waitlist", "leave-waitlist", s.leaveWaitlist, by(schemeBuyer), status(204), errs(401, 404))
+	route(s, "Waiting list", get, "/v1/products/{id}/waitlist/summary", "waitlist-summary", s.waitlistSummary, by(schemeAPI, schemeOperator), errs(401, 403, 404))
+
 	// Operations (ops.go)
 	route(s, "Operations", get, "/v1/ops/queues", "ops-queues", s.opsQueues, by(schemeAdmin, schemeOperator), errs(401, 403))
 	route(s, "Operations", get, "/v1/ops/dlq", "ops-dlq", s.opsDlq, by(schemeAdmin, schemeOperator), errs(401, 403))

@@ -172,8 +172,20 @@ func (w *SendTransferWorker) Work(ctx context.Context, job *river.Job[checkout.S
 	return w.Checkout.SendTransfer(ctx, job.Args.TransferID)
 }
 
+// SendOfferWorker mails a waiting-list offer.
+type SendOfferWorker struct {
+	river.WorkerDefaults[checkout.SendOfferArgs]
+	Checkout *checkout.Service
+}
+
+// Work sends the mail.
+func (w *SendOfferWorker) Work(ctx context.Context, job *river.Job[checkout.SendOfferArgs]) error {
+	return w.Checkout.SendOffer(ctx, job.Args.EntryID)
+}
+
 func addPaymentWorkers(w *river.Workers, c *checkout.Service) {
 	river.AddWorker(w, &SendTransferWorker{Checkout: c})
+	river.AddWorker(w, &SendOfferWorker{Checkout: c})
 	river.AddWorker(w, &CancelDateWorker{Checkout: c})
 	river.AddWorker(w, &NotifyChangeWorker{Checkout: c})
 	river.AddWorker(w, &RefundWorker{Checkout: c})

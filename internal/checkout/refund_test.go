@@ -21,6 +21,7 @@ import (
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/testfix"
+	"boxoffice/internal/waitlist"
 )
 
 // refund asks for a refund of the order (every ticket when none named).
@@ -402,4 +403,55 @@ func TestShopperCancellation(t *testing.T) {
 		require.Equal(t, 409, code)
 		require.Equal(t, "CANCELLATION_CLOSED", p["code"])
 	}
+}
+
+// Seats a refund puts back on sale go to the waiting list first: the next
+// in line is mailed an offer (in the store's name, with a link back) and
+// reserves them with it.
+func TestRefundedSeatsGoToTheWaitingList(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, true)
+	p := b.env.Product(t, testfix.ProductOpts{Capacity: 2})
+	o := b.env.Confirmed(t, p, "alice", 2, pspsim.MethodOK)
+	ctx := context.Background()
+	_, err := b.env.Tenants.SetStore(ctx, p.TenantID, tenant.StoreSettings{Name: "Harbour Hall", Domains: []string{"tickets.harbour.test"}})
+	require.NoError(t, err)
+	e, created, err := b.env.Service.JoinWaitlist(ctx, p, "carol", "carol@example.test", 2)
+	require.NoError(t, err)
+	require.True(t, created)
+
+	r, _, err := b.env.Checkout.RequestRefund(ctx, checkout.RefundParams{TenantID: p.TenantID, OrderID: o.ID,
+		Reason: "cannot come", RequestedBy: "test", IdempotencyKey: uuid.NewString()})
+	require.NoError(t, err)
+	require.True(t, r.Resell)
+	var letter mail.Message
+	require.Eventually(t, func() bool {
+		for _, m := range b.sink.Messages() {
+			if m.To == "carol@example.test" && strings.HasPrefix(m.Subject(), "Your turn") {
+				letter = m
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 50*time.Millisecond, "the next in line is mailed an offer")
+	parts, err := letter.Parts()
+	require.NoError(t, err)
+	require.Contains(t, parts.Text, "you may reserve up to 2 until")
+	require.Contains(t, parts.HTML, "Harbour Hall", "in the store's name")
+	require.Contains(t, parts.Text, "https://tickets.harbour.test/#/p/"+p.ID.String(), "a link back to the event")
+
+	e, err = b.env.Service.Waitlist(ctx, p.ID, "carol")
+	require.NoError(t, err)
+	require.Equal(t, waitlist.Offered, e.State)
+	require.Equal(t, 2, e.Offer.Quantity)
+	// Only Carol may have them.
+	walkIn := b.env.Reserve(t, p, "dave", reservation.Params{Quantity: 1})
+	b.env.Drain(t, p, 10)
+	require.Equal(t, reservation.ReasonSoldOut, b.env.Get(t, p, walkIn.ID).Reason)
+	mine := b.env.Reserve(t, p, "carol", reservation.Params{Quantity: 2, Offer: &e.ID})
+	b.env.Drain(t, p, 10)
+	held := b.env.Get(t, p, mine.ID)
+	require.Equal(t, reservation.StatusHeld, held.Status, "reason %s", held.Reason)
+	require.ElementsMatch(t, o.Numbers, held.Numbers)
+	b.requireSafe(t)
 }

@@ -203,13 +203,16 @@ func (s *Service) HandleEvent(ctx context.Context, ev outbox.Event) error {
 		return s.NotifyChange(ctx, args)
 	case SendTransferArgs:
 		return s.SendTransfer(ctx, args.TransferID)
+	case SendOfferArgs:
+		return s.SendOffer(ctx, args.EntryID)
 	}
 	return nil
 }
 
 // JobFor is the job that consumes an outbox event: order.confirmed mails
 // the tickets, order.refunded tells the buyer, event.changed tells every
-// ticket holder, ticket.transferred mails the receiver; nil for other topics (or a
+// ticket holder, ticket.transferred mails the receiver, waitlist.offered
+// mails the offer; nil for other topics (or a
 // payload that names nothing).
 func JobFor(ev outbox.Event) river.JobArgs {
 	var p struct {
@@ -219,6 +222,7 @@ func JobFor(ev outbox.Event) river.JobArgs {
 		ChangeID   uuid.UUID `json:"changeId"`
 		What       string    `json:"what"`
 		TransferID uuid.UUID `json:"transferId"`
+		EntryID    uuid.UUID `json:"entryId"`
 	}
 	if json.Unmarshal(ev.Payload, &p) != nil {
 		return nil
@@ -232,6 +236,8 @@ func JobFor(ev outbox.Event) river.JobArgs {
 		return NotifyChangeArgs{ProductID: p.ProductID, ChangeID: p.ChangeID, What: p.What}
 	case ev.Topic == "ticket.transferred" && p.TransferID != uuid.Nil:
 		return SendTransferArgs{TransferID: p.TransferID}
+	case ev.Topic == "waitlist.offered" && p.EntryID != uuid.Nil:
+		return SendOfferArgs{EntryID: p.EntryID}
 	}
 	return nil
 }
