@@ -42,6 +42,7 @@ type StoreProduct struct {
 	Available     int                  `json:"available"`
 	Held          int                  `json:"held"`
 	Sold          int                  `json:"sold"`
+	Offered       int                  `json:"offered" doc:"Free numbers held back for the waiting list's offers"`
 	PriceCents    int64                `json:"priceCents" doc:"Price of numbers without a price level"`
 	FeeCents      int64                `json:"feeCents" doc:"Booking fee per ticket, on top of its price"`
 	PriceLevels   []product.PriceLevel `json:"priceLevels" doc:"Seated products' price levels (see GET /layout for which seat is which)"`
@@ -120,7 +121,7 @@ func (s *Server) loadCatalog(ctx context.Context, slug string) (*catalogView, er
 			levels = p.Layout.PriceLevels
 		}
 		out.Products[i] = StoreProduct{PriceLevels: levels, ID: p.ID, Slug: p.Slug, Name: p.Name, Description: p.Description, ImageURL: p.ImageURL,
-			Kind: p.Kind, Capacity: p.Capacity, Available: c.Available, Held: c.Held, Sold: c.Sold,
+			Kind: p.Kind, Capacity: p.Capacity, Available: c.Available, Held: c.Held, Sold: c.Sold, Offered: c.Offered,
 			PriceCents: p.PriceCents, FeeCents: p.FeeCents, Currency: p.Currency, OnSaleAt: p.OnSaleAt, PerBuyerLimit: p.PerBuyerLimit,
 			HoldSeconds: p.HoldSeconds, WaitingRoom: p.WaitingRoom != nil, SaleStatus: saleStatus(p, c.Available, now),
 			OffSaleAt: p.OffSaleAt, Event: p.Event, Dates: p.Dates, CancelReason: p.CancelReason}

@@ -136,20 +136,20 @@ func Taken(ctx context.Context, tx pgx.Tx, productID uuid.UUID) (int, error) {
 
 // Counts are a product's counters.
 type Counts struct {
-	Available, Held, Sold int
+	Available, Held, Sold, Offered int
 }
 
 // CountsOf returns the counters of several products in one query, without
 // their bitmaps.
 func CountsOf(ctx context.Context, q db.DBTX, ids []uuid.UUID) (map[uuid.UUID]Counts, error) {
-	rows, err := q.Query(ctx, `SELECT product_id, available, held, sold FROM inventory WHERE product_id = ANY($1)`, ids)
+	rows, err := q.Query(ctx, `SELECT product_id, available, held, sold, offered FROM inventory WHERE product_id = ANY($1)`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("counters: %w", err)
 	}
 	out := make(map[uuid.UUID]Counts, len(ids))
 	var id uuid.UUID
 	var c Counts
-	if _, err := pgx.ForEachRow(rows, []any{&id, &c.Available, &c.Held, &c.Sold}, func() error { out[id] = c; return nil }); err != nil {
+	if _, err := pgx.ForEachRow(rows, []any{&id, &c.Available, &c.Held, &c.Sold, &c.Offered}, func() error { out[id] = c; return nil }); err != nil {
 		return nil, fmt.Errorf("counters: %w", err)
 	}
 	return out, nil

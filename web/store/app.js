@@ -374,7 +374,17 @@ async function productPage(id) {
   const p = await product(id);
   if (!p) throw new Error(t("noSuchEvent"));
   const head = [h("p", {}, h("a", { href: "#/" }, t("back"))), eventHero(p)];
-  if (p.waitingRoom && !accessToken(id) && !["SOLD_OUT", "CLOSED", "CANCELLED"].includes(p.saleStatus)) {
+  // A sold-out event's page is its waiting list, unless the shopper holds
+  // an offer from it: then the seats the offer keeps are theirs to pick.
+  offers.delete(id);
+  if (p.saleStatus === "SOLD_OUT" || (p.offered > 0 && token())) {
+    const entry = token() ? await api("GET", `/v1/products/${id}/waitlist`, { auth: true }).catch(() => null) : null;
+    if (entry?.state === "OFFERED" && new Date(entry.offer.expiresAt) > Date.now()) {
+      offers.set(id, entry.id);
+      head.push(offerBanner(p, entry));
+    } else if (p.saleStatus === "SOLD_OUT") return show(...head, waitlistPanel(p, entry));
+  }
+  if (p.waitingRoom && !accessToken(id) && !offers.has(id) && !["SOLD_OUT", "CLOSED", "CANCELLED"].includes(p.saleStatus)) {
     return show(...head, h("p", {}, t("queueExplain")),
       h("button", { class: "primary", onclick: () => (location.hash = `#/q/${id}`) }, t("queueJoin")));
   }
@@ -393,6 +403,80 @@ async function productPage(id) {
   const notice = flash ? h("p", { class: "error", role: "alert" }, t(flash)) : null;
   if (p.kind === "seated") return seatedPage(p, head, notice);
   return numberedPage(p, head, notice);
+}
+
+// ---------- waiting list ----------
+
+// offers are the waiting-list offers the shopper holds, by product: a
+// reservation made on the page spends it.
+const offers = new Map();
+
+// waitlistPanel is a sold-out event's call to action: join the line (how
+// many tickets, the address the offer goes to), or — in it — the place and
+// a way out, watched until an offer comes.
+function waitlistPanel(p, entry) {
+  const box = h("section", { class: "waitlist", "aria-labelledby": "waitlist-title" },
+    h("h2", { id: "waitlist-title" }, t("soldOut")));
+  if (entry?.state === "WAITING") {
+    const where = h("p", { id: "waitlist-position", role: "status" },
+      t("waitlistPosition", { position: entry.position, n: entry.quantity, email: entry.email }));
+    const leave = h("button", { id: "waitlist-leave", onclick: (e) => once(`waitlist.${p.id}`, e.currentTarget, async () => {
+      await api("DELETE", `/v1/products/${p.id}/waitlist`, { auth: true });
+      announce(t("waitlistLeft"));
+      route();
+    }) }, t("waitlistLeave"));
+    box.append(h("p", {}, t("waitlistWaiting")), where, leave);
+    const watch = setInterval(async () => {
+      const now = await api("GET", `/v1/products/${p.id}/waitlist`, { auth: true }).catch(() => null);
+      if (now?.state === "OFFERED") route();
+      else if (now?.state === "WAITING") where.textContent = t("waitlistPosition", { position: now.position, n: now.quantity, email: now.email });
+    }, 5000);
+    cleanup.push(() => clearInterval(watch));
+    return box;
+  }
+  if (["EXPIRED", "DECLINED"].includes(entry?.state)) box.append(h("p", { class: "muted" }, t("offerEnded")));
+  const qty = h("select", { id: "waitlist-quantity" },
+    Array.from({ length: p.perBuyerLimit }, (_, i) => h("option", { value: i + 1, selected: i + 1 === Math.min(2, p.perBuyerLimit) }, i + 1)));
+  const email = h("input", { id: "waitlist-email", type: "email", required: true, autocomplete: "email",
+    value: entry?.email || localStorage.getItem(key("email")) || "" });
+  const form = h("form", { class: "waitlist-form", onsubmit: (e) => {
+    e.preventDefault();
+    once(`waitlist.${p.id}`, form.querySelector("button"), async () => {
+      if (!token()) return needLogin();
+      try {
+        await api("POST", `/v1/products/${p.id}/waitlist`, { auth: true, body: { quantity: Number(qty.value), email: email.value.trim() } });
+        announce(t("waitlistJoined"));
+      } catch (err) {
+        if (err.status === 401) return needLogin();
+        // Back on sale meanwhile (409): the page shows the seats.
+        if (err.status !== 409) return alert(err.message);
+        await products(true);
+      }
+      route();
+    });
+  } },
+    h("label", {}, t("waitlistQuantity"), qty), h("label", {}, t("waitlistEmail"), email),
+    h("button", { class: "primary", type: "submit", id: "waitlist-join" }, t("waitlistJoin")));
+  box.append(h("p", {}, t("waitlistExplain")), form);
+  return box;
+}
+
+// offerBanner tells the shopper holding an offer how many seats are theirs
+// and for how long, with a way to turn it down.
+function offerBanner(p, entry) {
+  const left = h("strong", { class: "offer-clock" });
+  // Told once, not in a live region: the clock ticks every second.
+  announce(t("offerYours", { n: entry.offer.quantity }));
+  const box = h("div", { class: "offer notice", id: "offer" },
+    h("p", {}, t("offerYours", { n: entry.offer.quantity }), " ", t("offerLeft"), " ", left),
+    h("button", { class: "link", id: "offer-decline", onclick: (e) => once(`waitlist.${p.id}`, e.currentTarget, async () => {
+      await api("DELETE", `/v1/products/${p.id}/waitlist`, { auth: true });
+      offers.delete(p.id);
+      announce(t("offerDeclined"));
+      route();
+    }) }, t("offerDecline")));
+  holdClock(entry.offer.expiresAt, left, () => route());
+  return box;
 }
 
 // eventHero is the top of an event page: the picture, the name, when and
@@ -514,10 +598,11 @@ function reserve(p, body, control) {
       sessionStorage.setItem(key(`pick.${p.id}`), JSON.stringify(body.numbers ?? []));
       return needLogin();
     }
+    if (offers.has(p.id)) body = { ...body, offer: offers.get(p.id) };
     const idem = actionKey(`reserve.${p.id}`, body);
     const headers = { "Idempotency-Key": idem.id };
     const access = accessToken(p.id);
-    if (access) headers["X-Access-Token"] = access;
+    if (access && !body.offer) headers["X-Access-Token"] = access;
     try {
       const r = await api("POST", `/v1/products/${p.id}/reservations`, { body, auth: true, headers });
       idem.done();
@@ -1082,7 +1167,7 @@ async function queuePage(id) {
       return;
     }
     const parts = [];
-    if (st.status === "SOLD_OUT") parts.push(h("p", {}, t("queueSoldOut")));
+    if (st.status === "SOLD_OUT") parts.push(h("p", {}, t("queueSoldOut"), " ", h("a", { href: `#/p/${id}` }, t("waitlistJoin"))));
     else if (["EXPIRED", "LEFT", "RECLAIMED", "REMOVED"].includes(st.status)) parts.push(h("p", {}, t("queueEnded")));
     else if (!st.position) parts.push(h("p", {}, t("queueBeforeDraw", { time: st.opensAt ? new Date(st.opensAt).toLocaleString(locale) : "" })));
     else {
