@@ -629,3 +629,32 @@ func TestConsoleTenantAdminControlsAndCancelsTheSale(t *testing.T) {
 	require.Subset(t, actions, []string{"tune-admission", "remove-queue-entry", "cancel-date"}, "audited")
 	d.env.RequireInvariants(t)
 }
+
+// The live view shows a sold-out sale's waiting list: how many wait, the
+// offers out and the numbers they hold back.
+func TestConsoleShowsTheWaitingList(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, deploymentOpts{})
+	ctx := context.Background()
+	p := d.env.Product(t, testfix.ProductOpts{Capacity: 2})
+	first := d.env.Reserve(t, p, "ana", reservation.Params{Quantity: 1})
+	d.env.Reserve(t, p, "bea", reservation.Params{Quantity: 1})
+	d.env.Drain(t, p, 10)
+	for _, who := range []string{"cy", "di", "ed"} {
+		_, _, err := d.env.Service.JoinWaitlist(ctx, p, who, who+"@example.test", 1)
+		require.NoError(t, err)
+	}
+	held := d.env.Get(t, p, first.ID)
+	_, err := d.env.Service.Release(ctx, p.TenantID, "ana", *held.HoldID)
+	require.NoError(t, err)
+	res, err := d.env.Claimer.ServeWaitlists(ctx, time.Hour, 100)
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Offers)
+
+	b := browsertest.Browser(t)
+	err = chromedp.Do(b, d.signIn(d.env.Tenant.APIKey), d.open("#/sales/"+p.ID.String()),
+		waitText(`[data-group="Waiting list"]`, "In line2"), waitText(`[data-group="Waiting list"]`, "Offers out1"),
+		waitText(`[data-group="Stock"]`, "Offered to the waiting list1"))
+	require.NoError(t, err)
+	browsertest.Step(t, b, "1-waiting-list")
+}

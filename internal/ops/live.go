@@ -17,23 +17,25 @@ import (
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/waitingroom"
+	"boxoffice/internal/waitlist"
 )
 
 // SaleView is the console's live view of one product's on-sale, computed
 // from the database so that every API process shows the same figures.
 type SaleView struct {
-	At        time.Time     `json:"at"`
-	Product   SaleProduct   `json:"product"`
-	Room      *RoomView     `json:"room,omitempty" doc:"Absent when the product has no waiting room"`
-	Requests  RequestsView  `json:"requests"`
-	Holds     HoldsView     `json:"holds"`
-	Payments  PaymentsView  `json:"payments"`
-	Checkout  CheckoutView  `json:"checkout"`
-	OutboxLag float64       `json:"outboxLagSeconds" doc:"Age of the oldest unpublished event (all tenants)"`
-	River     []RiverQueue  `json:"river" doc:"River's queues (a tenant sees its own products' claim jobs)"`
-	SQS       *SQS          `json:"sqs,omitempty" doc:"Platform admin only: the queues are shared"`
-	Invariant InvariantView `json:"invariant"`
-	History   History       `json:"history" doc:"The last 15 minutes in 15-second steps"`
+	At        time.Time        `json:"at"`
+	Product   SaleProduct      `json:"product"`
+	Room      *RoomView        `json:"room,omitempty" doc:"Absent when the product has no waiting room"`
+	Requests  RequestsView     `json:"requests"`
+	Holds     HoldsView        `json:"holds"`
+	Payments  PaymentsView     `json:"payments"`
+	Checkout  CheckoutView     `json:"checkout"`
+	Waitlist  waitlist.Summary `json:"waitlist" doc:"The waiting list: its length, offers out and how offers ended"`
+	OutboxLag float64          `json:"outboxLagSeconds" doc:"Age of the oldest unpublished event (all tenants)"`
+	River     []RiverQueue     `json:"river" doc:"River's queues (a tenant sees its own products' claim jobs)"`
+	SQS       *SQS             `json:"sqs,omitempty" doc:"Platform admin only: the queues are shared"`
+	Invariant InvariantView    `json:"invariant"`
+	History   History          `json:"history" doc:"The last 15 minutes in 15-second steps"`
 }
 
 // SaleProduct is what the view shows of the product.
@@ -241,6 +243,9 @@ func (l *Live) build(ctx context.Context, k viewKey) (*SaleView, error) {
 		Unknown: pay.PaymentsUnknown, OldestUnresolved: pay.OldestUnresolved, CapturesFailing: pay.CapturesFailing,
 		RevenueCents: pay.RevenueCents, PaidLastMinute: pay.PaidPerMinute}
 	if v.Checkout.Paused, v.Checkout.Reason, err = checkout.Paused(ctx, pool); err != nil {
+		return nil, err
+	}
+	if v.Waitlist, err = waitlist.SummaryOf(ctx, pool, p.ID); err != nil {
 		return nil, err
 	}
 	if v.OutboxLag, err = outbox.Lag(ctx, pool); err != nil {

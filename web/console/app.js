@@ -329,7 +329,9 @@ function drawLive(v, tiles, status) {
   } else alarm.hidden = true;
   const rejections = Object.entries(r.rejections).map(([k, c]) => `${k} ${n(c)}`).join(', ') || 'none';
   const groups = [
-    ['Stock', [tile('Sold', n(p.sold)), tile('Held', n(p.held)), tile('Available', n(p.available)), tile('Capacity', n(p.capacity))]],
+    ['Stock', [tile('Sold', n(p.sold)), tile('Held', n(p.held)),
+      v.waitlist.withheld ? tile('Offered to the waiting list', n(v.waitlist.withheld)) : null,
+      tile('Available', n(p.available)), tile('Capacity', n(p.capacity))].filter(Boolean)],
     v.room ? ['Waiting room', [
       tile('Waiting', n(v.room.waiting)), tile('Admission rate λ', `${v.room.rate.toFixed(1)}/s`),
       tile('Configured L ÷ W', `${v.room.configuredActiveShoppers} ÷ ${v.room.configuredShoppingSeconds} s`),
@@ -341,6 +343,10 @@ function drawLive(v, tiles, status) {
       tile('Decided / s', r.decidedPerSecond.toFixed(1)), tile('Numbers held / s', r.numbersHeldPerSecond.toFixed(1)),
       tile('Batch size', r.batchSize.toFixed(1)), tile('Latency p50 / p99', `${secs(r.latencyP50Seconds)} / ${secs(r.latencyP99Seconds)}`),
       tile('Rejections', rejections), tile('Dead-lettered', n(r.deadLettered), r.deadLettered ? 'bad' : '')]],
+    v.waitlist.waiting + v.waitlist.offered + v.waitlist.converted + v.waitlist.expired + v.waitlist.declined + v.waitlist.left ? ['Waiting list', [
+      tile('In line', n(v.waitlist.waiting)), tile('Offers out', n(v.waitlist.offered)), tile('Numbers held back', n(v.waitlist.withheld)),
+      tile('Converted', n(v.waitlist.converted)), tile('Expired', n(v.waitlist.expired)),
+      tile('Declined', n(v.waitlist.declined)), tile('Left the line', n(v.waitlist.left))]] : null,
     ['Holds', [tile('Active', n(hd.active)), tile('Expiring < 1 min', n(hd.expiringWithinMinute)),
       tile('Expiry lag', secs(hd.expiryLagSeconds), hd.expiryLagSeconds > 30 ? 'bad' : ''), tile('Expired last min', n(hd.expiredLastMinute))]],
     ['Payments', [tile('In flight', n(pay.inFlight)), tile('Unknown', n(pay.unknown), pay.unknown ? 'warn' : ''),
