@@ -38,3 +38,10 @@ func TestFrozenWorker(t *testing.T) {
 	require.Less(t, r.ResumedAfter, 20*time.Second, "the product waited for the frozen worker")
 	t.Logf("worker frozen %s: the product resumed %s after the SIGSTOP", r.Frozen, r.ResumedAfter)
 }
+
+// The worker making waiting-list offers is SIGKILLed mid-transaction: no
+// offer is made twice or lost, and a new worker offers every free number.
+func TestWaitlistWorkerKilled(t *testing.T) {
+	r := fleet.WaitlistWorkerKilled(t)
+	t.Logf("%d offers made once each by a new worker, %s after its start", r.Offers, r.Served)
+}
