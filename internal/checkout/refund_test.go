@@ -416,7 +416,7 @@ func TestRefundedSeatsGoToTheWaitingList(t *testing.T) {
 	ctx := context.Background()
 	_, err := b.env.Tenants.SetStore(ctx, p.TenantID, tenant.StoreSettings{Name: "Harbour Hall", Domains: []string{"tickets.harbour.test"}})
 	require.NoError(t, err)
-	e, created, err := b.env.Service.JoinWaitlist(ctx, p, "carol", "carol@example.test", 2)
+	_, created, err := b.env.Service.JoinWaitlist(ctx, p, "carol", "carol@example.test", 2)
 	require.NoError(t, err)
 	require.True(t, created)
 
@@ -440,7 +440,7 @@ func TestRefundedSeatsGoToTheWaitingList(t *testing.T) {
 	require.Contains(t, parts.HTML, "Harbour Hall", "in the store's name")
 	require.Contains(t, parts.Text, "https://tickets.harbour.test/#/p/"+p.ID.String(), "a link back to the event")
 
-	e, err = b.env.Service.Waitlist(ctx, p.ID, "carol")
+	e, err := b.env.Service.Waitlist(ctx, p.ID, "carol")
 	require.NoError(t, err)
 	require.Equal(t, waitlist.Offered, e.State)
 	require.Equal(t, 2, e.Offer.Quantity)

@@ -79,7 +79,7 @@ type acceptRow struct {
 	acceptFewer bool
 	offer       pgtype.UUID // the waiting-list offer spent (not valid: none)
 	trace       *string     // the accept span's traceparent (nil when untraced)
-	created     *time.Time // set when recorded; nil for a replayed key
+	created     *time.Time  // set when recorded; nil for a replayed key
 }
 
 // maxAcceptBatch bounds one accept transaction.
