@@ -32,9 +32,11 @@ import (
 	"boxoffice/internal/db"
 	"boxoffice/internal/demo"
 	"boxoffice/internal/devs3"
+	"boxoffice/internal/inventory"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/product"
 	"boxoffice/internal/pspsim"
+	"boxoffice/internal/reservation"
 	"boxoffice/internal/sqsqueue"
 	"boxoffice/internal/storefront"
 	"boxoffice/internal/tenant"
@@ -140,6 +142,9 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 	if err != nil {
 		return fmt.Errorf("seed demo data: %w", err)
 	}
+	if err := sellOutSession(ctx, a, demo.session); err != nil {
+		return err
+	}
 	bucket := a.StorePublisher.Bucket
 	if err := bucket.Ensure(ctx); err != nil {
 		return err
@@ -202,6 +207,7 @@ BoxOffice dev is up.
   Buyer token    %[6]s   (buyer "alice", 24h)
   Stadium        %[7]s  (seated, %[8]d seats)
   Raffle         %[9]s  (numbered, %[10]d numbers)
+  Sold out       %[17]s  (24 seats held by demo fans for 15 minutes: its store page is the waiting list)
 
 Try:
   curl -s -X POST %[1]s/v1/products/%[7]s/reservations \
@@ -219,7 +225,7 @@ Store API (public, for the demo tenant's store):
 
 `, base, cfg.AdminKey, demo.tenantID, demo.apiKey, demo.secret, demo.buyerToken,
 		demo.stadium.ID, demo.stadium.Capacity, demo.raffle.ID, demo.raffle.Capacity, queues,
-		cfg.PaymentProviderURL, inboxURL, cfg.MetricsAddr, demo.operatorKey, cfg.StoresURL)
+		cfg.PaymentProviderURL, inboxURL, cfg.MetricsAddr, demo.operatorKey, cfg.StoresURL, demo.session.ID)
 
 	return app.Run(ctx, append(a.APIParts(a.API(), ln), a.WorkersPart(), a.MetricsPart(mln))...)
 }
@@ -297,6 +303,7 @@ type demoData struct {
 	operatorKey           string
 	buyerToken            string
 	stadium, hall, raffle *product.Product
+	session               *product.Product // small, sold out at each start: its waiting list
 }
 
 // devKeyLabel and devOperatorLabel mark the demo API keys dev issues at
@@ -400,7 +407,46 @@ func seedDemo(ctx context.Context, a *app.App) (*demoData, error) {
 	}); err != nil {
 		return nil, err
 	}
+	// A small room sold out to demo fans at each start, with holds of 15
+	// minutes: its page is the waiting list, and the fans' seats go to
+	// whoever joins it when their holds lapse.
+	room := &product.Layout{Sections: []product.Section{{Name: "Room"}}}
+	for r := range 4 {
+		room.Sections[0].Rows = append(room.Sections[0].Rows, product.Row{Name: string(rune('A' + r)), Seats: 6})
+	}
+	late := evening.AddDate(0, 0, 7).Add(2 * time.Hour)
+	if d.session, err = demoProduct(ctx, a, d.tenantID, product.CreateParams{Slug: "demo-session", Name: "Late Night Acoustic",
+		Kind: product.KindSeated, Capacity: room.Number(), Layout: room, PriceCents: 2500, FeeCents: 100, Currency: "EUR",
+		HoldSeconds: 900,
+		Event: &product.EventParams{Slug: "demo-session", Name: "Late Night Acoustic", TimeZone: "Europe/Lisbon",
+			Venue:       product.Venue{Name: "Sala Pequena", Address: "Rua do Teatro 12, Lisboa"},
+			ImageURL:    demoPicture("demo-session"),
+			Description: "Twenty-four seats, two guitars: always sold out. Join the waiting list for returned seats."},
+		Dates: product.Dates{StartsAt: &late, DoorsAt: ptrTo(late.Add(-30 * time.Minute))},
+	}); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// sellOutSession has demo fans ask for every free seat of the small room
+// (the claim workers decide them): a sold-out event for the store to show.
+func sellOutSession(ctx context.Context, a *app.App, p *product.Product) error {
+	free, err := inventory.Available(ctx, a.Pool, p.ID)
+	if err != nil {
+		return err
+	}
+	start := time.Now().UnixNano()
+	for i := 0; free > 0; i++ {
+		n := min(int(free), p.PerBuyerLimit)
+		_, err := a.Reservations.Accept(ctx, reservation.AcceptParams{Product: p, BuyerID: fmt.Sprintf("demo-fan-%d", i),
+			IdempotencyKey: fmt.Sprintf("demo-sellout-%d-%d", start, i), Params: reservation.Params{Quantity: n}})
+		if err != nil {
+			return fmt.Errorf("sell out the demo session: %w", err)
+		}
+		free -= int64(n)
+	}
+	return nil
 }
 
 func ptrTo[T any](v T) *T { return &v }
@@ -409,7 +455,8 @@ func ptrTo[T any](v T) *T { return &v }
 // demo store, where the events' imageUrl (relative: the store's own
 // files) finds them.
 func demoPictures(ctx context.Context, bucket storefront.Bucket) error {
-	for slug, kind := range map[string]string{"demo-stadium": "stadium", "demo-hall": "hall", "demo-raffle": "raffle"} {
+	for slug, kind := range map[string]string{"demo-stadium": "stadium", "demo-hall": "hall", "demo-raffle": "raffle",
+		"demo-session": "hall"} {
 		img, err := demo.Poster(kind, color.RGBA{0xc2, 0x18, 0x5b, 0xff}, color.RGBA{0xf2, 0xa5, 0x41, 0xff})
 		if err != nil {
 			return err
