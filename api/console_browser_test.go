@@ -26,6 +26,7 @@ import (
 	"boxoffice/internal/audit"
 	"boxoffice/internal/browsertest"
 	"boxoffice/internal/checkout"
+	"boxoffice/internal/codes"
 	"boxoffice/internal/devs3"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/ops"
@@ -657,4 +658,32 @@ func TestConsoleShowsTheWaitingList(t *testing.T) {
 		waitText(`[data-group="Stock"]`, "Offered to the waiting list1"))
 	require.NoError(t, err)
 	browsertest.Step(t, b, "1-waiting-list")
+}
+
+// A tenant admin makes a list of discount codes in the console: five
+// generated, two typed; the list shows with its codes and no use yet.
+func TestConsoleCreatesDiscountCodes(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, deploymentOpts{})
+	p := d.env.Product(t, testfix.ProductOpts{Capacity: 10})
+	b := browsertest.Browser(t)
+	err := chromedp.Do(b, d.signIn(d.env.Tenant.APIKey), d.open("#/codes"), chromedp.WaitVisible(chromedp.CSS(`#no-codes`)),
+		chromedp.SendKeys(chromedp.CSS(`#c-name`), "Fan club"),
+		chromedp.SetValue(chromedp.CSS(`#c-product`), p.ID.String()),
+		chromedp.SetValue(chromedp.CSS(`#c-value`), "15"),
+		chromedp.SetValue(chromedp.CSS(`#c-generate`), "5"),
+		chromedp.SetValue(chromedp.CSS(`#c-codes`), "code\nCLUB-ONE\nclub-two,extra"),
+		chromedp.Click(chromedp.CSS(`#create-codes`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr.code-list`)))
+	require.NoError(t, err)
+	require.Contains(t, browsertest.Text(t, b, `tr.code-list`), "15% off")
+	browsertest.Step(t, b, "1-codes")
+	lists, err := codes.Lists(context.Background(), d.env.Schema.Pool, d.env.Tenant.ID)
+	require.NoError(t, err)
+	require.Len(t, lists, 1)
+	require.Equal(t, 7, lists[0].Codes)
+	require.Equal(t, p.ID, *lists[0].ProductID)
+	usage, err := codes.CodesOf(context.Background(), d.env.Schema.Pool, lists[0].ID)
+	require.NoError(t, err)
+	require.Contains(t, usage, codes.Usage{Code: "CLUB-TWO"})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/gofiber/fiber/v2"
 
+	"boxoffice/internal/codes"
 	"boxoffice/internal/db"
 	"boxoffice/internal/product"
 	"boxoffice/internal/rehearsal"
@@ -153,6 +154,7 @@ func (s *Server) toProblem(err error) error {
 	var p *Problem
 	var input *reservation.InputError
 	var quota *product.QuotaError
+	var badCode *codes.InvalidError
 	if cp := checkoutProblem(err); cp != nil {
 		return cp
 	}
@@ -203,6 +205,12 @@ func (s *Server) toProblem(err error) error {
 		return problem(http.StatusConflict, "DOMAIN_TAKEN", err.Error())
 	case errors.Is(err, tenant.ErrInvalidStore):
 		return problem(http.StatusUnprocessableEntity, "INVALID_STORE", err.Error())
+	case errors.As(err, &badCode):
+		return problem(http.StatusUnprocessableEntity, "CODE_"+badCode.Reason, codeMessages[badCode.Reason])
+	case errors.Is(err, codes.ErrCodeTaken):
+		return problem(http.StatusConflict, "CODE_TAKEN", err.Error())
+	case errors.Is(err, codes.ErrBadCode):
+		return problem(http.StatusUnprocessableEntity, "INVALID_CODE", err.Error())
 	}
 	if p := databaseProblem(s.Logger, err); p != nil {
 		return p

@@ -23,6 +23,7 @@ type OrderBody struct {
 	HoldID        uuid.UUID `json:"holdId"`
 	PaymentMethod string    `json:"paymentMethod" minLength:"1" maxLength:"200" doc:"A provider payment method token; with the simulator sim_ok, sim_decline, sim_timeout_after_auth, sim_error_500, sim_rate_limited, sim_capture_fails, sim_refund_timeout, sim_refund_fails"`
 	Email         string    `json:"email,omitempty" format:"email" maxLength:"320" doc:"Where the tickets are sent"`
+	DiscountCode  string    `json:"discountCode,omitempty" maxLength:"40" doc:"A discount code: its discount comes off the tickets' prices, one of its uses taken with the order (422 CODE_… when it does not apply)"`
 }
 
 // keyedOutput is the answer to a write made once per Idempotency-Key: its
@@ -56,7 +57,8 @@ func (s *Server) createOrder(ctx context.Context, in *struct {
 		return nil, err
 	}
 	o, replayed, err := s.Checkout.Create(ctx, checkout.CreateParams{TenantID: who.TenantID, BuyerID: who.BuyerID,
-		IdempotencyKey: in.IdempotencyKey, HoldID: in.Body.HoldID, PaymentMethod: in.Body.PaymentMethod, Email: in.Body.Email})
+		IdempotencyKey: in.IdempotencyKey, HoldID: in.Body.HoldID, PaymentMethod: in.Body.PaymentMethod, Email: in.Body.Email,
+		DiscountCode: in.Body.DiscountCode})
 	if err != nil {
 		return nil, s.toProblem(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"boxoffice/internal/codes"
 	"boxoffice/internal/db"
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/outbox"
@@ -46,9 +47,11 @@ func (s *Service) Apply(ctx context.Context, attemptID uuid.UUID, p payment.Paym
 			if err := setAttempt("DECLINED"); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, `UPDATE orders SET status = 'FAILED', reason = 'DECLINED', updated_at = now()
-				WHERE id = $1 AND status = 'PENDING_PAYMENT'`, a.OrderID)
-			return err
+			if _, err := tx.Exec(ctx, `UPDATE orders SET status = 'FAILED', reason = 'DECLINED', updated_at = now()
+				WHERE id = $1 AND status = 'PENDING_PAYMENT'`, a.OrderID); err != nil {
+				return err
+			}
+			return codes.Release(ctx, tx, a.OrderID)
 
 		case payment.StatusAuthorized:
 			if a.Status != "PENDING" && a.Status != "UNKNOWN" {
@@ -71,6 +74,9 @@ func (s *Service) Apply(ctx context.Context, attemptID uuid.UUID, p payment.Paym
 				s.metrics.PaymentEvent("late_authorization")
 				if _, err := tx.Exec(ctx, `UPDATE orders SET status = 'EXPIRED', reason = 'HOLD_EXPIRED', updated_at = now() WHERE id = $1`,
 					a.OrderID); err != nil {
+					return err
+				}
+				if err := codes.Release(ctx, tx, a.OrderID); err != nil {
 					return err
 				}
 				_, err := s.river.InsertTx(ctx, tx, VoidArgs{AttemptID: attemptID}, nil)
@@ -170,6 +176,9 @@ func (s *Service) confirm(ctx context.Context, tx pgx.Tx, orderID uuid.UUID) (bo
 	}
 	if err := outbox.Add(ctx, tx, outbox.New{TenantID: tenantID, Topic: "order.confirmed", Payload: map[string]any{
 		"orderId": orderID, "productId": productID, "buyerId": buyer, "email": email, "tickets": tickets}}); err != nil {
+		return false, err
+	}
+	if err := codes.Finalize(ctx, tx, orderID); err != nil {
 		return false, err
 	}
 	if err := inventory.Apply(ctx, tx, productID, inventory.Change{HeldDelta: -len(numbers), SoldDelta: len(numbers)}); err != nil {

@@ -119,6 +119,8 @@ type Order struct {
 	CaptureStatus string     `json:"captureStatus"`
 	AmountCents   int64      `json:"amountCents" doc:"What the order charges: the seats' prices and the booking fees"`
 	FeeCents      int64      `json:"feeCents" doc:"The booking fees included in amountCents"`
+	DiscountCents int64      `json:"discountCents" doc:"What the discount code took off the tickets' prices (amountCents is after it)"`
+	DiscountCode  string     `json:"discountCode,omitempty"`
 	RefundedCents int64      `json:"refundedCents" doc:"How much of the amount was given back (a partly refunded order stays CONFIRMED)"`
 	Currency      string     `json:"currency"`
 	Numbers       []int32    `json:"numbers"`

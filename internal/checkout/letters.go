@@ -142,6 +142,9 @@ func (s *Service) ticketsLetter(ctx context.Context, tenantID, orderID uuid.UUID
 	for i, seat := range o.Seats {
 		c.Lines = append(c.Lines, letter.Fact{Label: seat, Value: w.Money(t.each[o.Numbers[i]], o.Currency)})
 	}
+	if o.DiscountCents > 0 {
+		c.Lines = append(c.Lines, letter.Fact{Label: w.T("discount", "code", o.DiscountCode), Value: "−" + w.Money(o.DiscountCents, o.Currency)})
+	}
 	if o.FeeCents > 0 {
 		c.Lines = append(c.Lines, letter.Fact{Label: w.T("fees"), Value: w.Money(o.FeeCents, o.Currency)})
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"boxoffice/internal/codes"
+
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
@@ -22,6 +24,9 @@ type CreateParams struct {
 	HoldID         uuid.UUID
 	PaymentMethod  string
 	Email          string
+	// DiscountCode, when set, takes its discount off the tickets; a use
+	// of it is taken with the order.
+	DiscountCode string
 }
 
 // Create records an order for the buyer's hold and its first payment
@@ -74,27 +79,41 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (order *Order, rep
 				return err
 			}
 			orderID = db.NewID()
-			_, err = tx.Exec(ctx, `
-				INSERT INTO orders (id, tenant_id, product_id, buyer_id, hold_id, idempotency_key, amount_cents, currency,
-				                    email, numbers, seats, fee_cents)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-				orderID, p.TenantID, hold.ProductID, p.BuyerID, p.HoldID, p.IdempotencyKey,
-				quote.Cents, quote.Currency, nullable(p.Email), hold.Numbers, quote.Seats, quote.FeeCents)
-			if err != nil {
-				return fmt.Errorf("insert order: %w", err)
-			}
 			// The one grace extension: while the authorization is in flight
 			// the seats stay this buyer's a little longer, never indefinitely.
 			if err := reservation.ExtendHold(ctx, tx, hold, s.cfg.Grace); err != nil {
 				return err
 			}
+			var discount codes.Applied
+			if p.DiscountCode != "" {
+				discount, err = codes.Reserve(ctx, tx, codes.Use{TenantID: p.TenantID, ProductID: hold.ProductID,
+					OrderID: orderID, BuyerID: p.BuyerID, Code: p.DiscountCode, Subtotal: quote.Cents - quote.FeeCents,
+					Until: hold.ExpiresAt.Add(s.cfg.Grace)})
+				if err != nil {
+					return err
+				}
+			}
+			_, err = tx.Exec(ctx, `
+				INSERT INTO orders (id, tenant_id, product_id, buyer_id, hold_id, idempotency_key, amount_cents, currency,
+				                    email, numbers, seats, fee_cents, discount_cents, discount_code)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+				orderID, p.TenantID, hold.ProductID, p.BuyerID, p.HoldID, p.IdempotencyKey,
+				quote.Cents-discount.Cents, quote.Currency, nullable(p.Email), hold.Numbers, quote.Seats, quote.FeeCents,
+				discount.Cents, nullable(discount.Code))
+			if err != nil {
+				return fmt.Errorf("insert order: %w", err)
+			}
 		case err != nil:
 			return fmt.Errorf("look up order of hold: %w", err)
 		case status == StatusFailed:
-			// A declined order may be paid again with another method.
+			// A declined order may be paid again with another method; its
+			// code's use, given back at the decline, is taken again.
 			if _, err := tx.Exec(ctx, `UPDATE orders SET status = $2, reason = NULL, idempotency_key = $3, updated_at = now() WHERE id = $1`,
 				orderID, StatusPending, p.IdempotencyKey); err != nil {
 				return fmt.Errorf("reopen order: %w", err)
+			}
+			if err := s.reuseCode(ctx, tx, orderID, hold); err != nil {
+				return err
 			}
 		default:
 			return fmt.Errorf("%w: order %s is %s", ErrOrderExists, orderID, status)
@@ -131,6 +150,22 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (order *Order, rep
 	return order, replayed, err
 }
 
+// reuseCode takes a use of the code a reopened order was made with again.
+func (s *Service) reuseCode(ctx context.Context, tx pgx.Tx, orderID uuid.UUID, hold *reservation.BuyerHold) error {
+	var code *string
+	var amount, fees, discount int64
+	if err := tx.QueryRow(ctx, `SELECT discount_code, amount_cents, fee_cents, discount_cents FROM orders WHERE id = $1`,
+		orderID).Scan(&code, &amount, &fees, &discount); err != nil {
+		return fmt.Errorf("order %s: %w", orderID, err)
+	}
+	if code == nil {
+		return nil
+	}
+	_, err := codes.Reserve(ctx, tx, codes.Use{TenantID: hold.TenantID, ProductID: hold.ProductID, OrderID: orderID,
+		BuyerID: hold.BuyerID, Code: *code, Subtotal: amount - fees + discount, Until: hold.ExpiresAt})
+	return err
+}
+
 // seatsOf returns an order's seat names: as stored, or — for orders made
 // before they were — from the product's seat map.
 func seatsOf(ctx context.Context, q db.DBTX, productID uuid.UUID, numbers []int32, stored []string) ([]string, error) {
@@ -158,11 +193,12 @@ func (s *Service) Get(ctx context.Context, tenantID, id uuid.UUID, buyerID strin
 		SELECT o.id, o.hold_id, o.product_id, o.status, coalesce(o.reason, ''), o.capture_status, o.amount_cents,
 		       o.currency, o.numbers, o.seats, o.created_at, o.confirmed_at, o.refunded_cents,
 		       coalesce((SELECT status FROM payment_attempts a WHERE a.order_id = o.id ORDER BY a.created_at DESC LIMIT 1), ''),
-		       o.fee_cents
+		       o.fee_cents, o.discount_cents, coalesce(o.discount_code, '')
 		FROM orders o
 		WHERE o.id = $1 AND o.tenant_id = $2 AND ($3 = '' OR o.buyer_id = $3)`, id, tenantID, buyerID).
 		Scan(&o.ID, &o.HoldID, &o.ProductID, &o.Status, &o.Reason, &o.CaptureStatus, &o.AmountCents, &o.Currency,
-			&o.Numbers, &o.Seats, &o.CreatedAt, &o.ConfirmedAt, &o.RefundedCents, &o.Payment, &o.FeeCents)
+			&o.Numbers, &o.Seats, &o.CreatedAt, &o.ConfirmedAt, &o.RefundedCents, &o.Payment, &o.FeeCents,
+			&o.DiscountCents, &o.DiscountCode)
 	if err != nil {
 		return nil, fmt.Errorf("get order %s: %w", id, db.NotFound(err))
 	}

@@ -143,12 +143,12 @@ func (s *Service) RequestRefund(ctx context.Context, p RefundParams) (_ *Refund,
 func (s *Service) recordRefund(ctx context.Context, tx pgx.Tx, p RefundParams) (uuid.UUID, error) {
 	var status, currency string
 	var productID, holdID uuid.UUID
-	var amount, refunded int64
+	var amount, refunded, fees, discount int64
 	var confirmed *time.Time
 	err := tx.QueryRow(ctx, `
-		SELECT status, product_id, hold_id, amount_cents, refunded_cents, currency, confirmed_at
+		SELECT status, product_id, hold_id, amount_cents, refunded_cents, currency, confirmed_at, fee_cents, discount_cents
 		FROM orders WHERE id = $1 AND tenant_id = $2 AND ($3 = '' OR buyer_id = $3) FOR UPDATE`, p.OrderID, p.TenantID, p.BuyerID).
-		Scan(&status, &productID, &holdID, &amount, &refunded, &currency, &confirmed)
+		Scan(&status, &productID, &holdID, &amount, &refunded, &currency, &confirmed, &fees, &discount)
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("order %s: %w", p.OrderID, db.NotFound(err))
 	}
@@ -197,7 +197,7 @@ func (s *Service) recordRefund(ctx context.Context, tx pgx.Tx, p RefundParams) (
 	if err != nil {
 		return uuid.Nil, err
 	}
-	cents := min(quote.Cents, amount-refunded)
+	cents := min(quote.Cents-discountShare(discount, quote.Cents-quote.FeeCents, amount-fees+discount), amount-refunded)
 	if cents <= 0 && !p.EventCancelled {
 		return uuid.Nil, fmt.Errorf("%w: nothing left to refund", ErrNotRefundable)
 	}
@@ -250,6 +250,16 @@ func (s *Service) recordRefund(ctx context.Context, tx pgx.Tx, p RefundParams) (
 		return uuid.Nil, fmt.Errorf("enqueue refund: %w", err)
 	}
 	return refundID, nil
+}
+
+// discountShare is the part of an order's discount that its tickets worth
+// part (of the order's tickets worth whole) carry: a refund gives back what
+// they were paid, not their full price.
+func discountShare(discount, part, whole int64) int64 {
+	if discount == 0 || whole <= 0 {
+		return 0
+	}
+	return discount * part / whole
 }
 
 // refundCall is what the provider call of a refund needs.

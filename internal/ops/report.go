@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"boxoffice/internal/checkout"
+	"boxoffice/internal/codes"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/waitingroom"
@@ -22,9 +23,18 @@ type SalesReport struct {
 	StepSeconds int          `json:"stepSeconds" doc:"60, or longer for sales that ran for days"`
 	Steps       []ReportStep `json:"steps"`
 	Totals      ReportStep   `json:"totals"`
+	// Discounts are what codes took off the confirmed orders' tickets
+	// (revenue is after them).
+	Discounts Discounts `json:"discounts"`
 	// Event and the dates say which show and night the report is of.
 	Event *product.Event `json:"event"`
 	product.Dates
+}
+
+// Discounts are the confirmed orders that used a discount code.
+type Discounts struct {
+	Orders int   `json:"orders" doc:"Confirmed orders that used a code"`
+	Cents  int64 `json:"cents" doc:"What the codes took off their tickets"`
 }
 
 // ReportStep is one step (one minute, usually) of the report.
@@ -107,6 +117,9 @@ func (l *Live) Report(ctx context.Context, scope Scope, productID uuid.UUID) (*S
 		t.RevenueCents += s.RevenueCents
 		t.Refunds += s.Refunds
 		t.RefundedCents += s.RefundedCents
+	}
+	if r.Discounts.Orders, r.Discounts.Cents, err = codes.DiscountsOf(ctx, pool, productID); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

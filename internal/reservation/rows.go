@@ -30,7 +30,8 @@ type BuyerHold struct {
 	BuyerID   string
 	Numbers   []int32
 	// Active is true while the hold is ACTIVE and not past its expiry.
-	Active bool
+	Active    bool
+	ExpiresAt time.Time
 }
 
 // LockHold locks a hold for the caller's transaction (db.ErrNotFound when
@@ -39,9 +40,9 @@ type BuyerHold struct {
 func LockHold(ctx context.Context, tx pgx.Tx, id uuid.UUID) (*BuyerHold, error) {
 	h := BuyerHold{ID: id}
 	err := tx.QueryRow(ctx, `
-		SELECT tenant_id, product_id, request_id, buyer_id, numbers, state = 'ACTIVE' AND expires_at > now()
+		SELECT tenant_id, product_id, request_id, buyer_id, numbers, state = 'ACTIVE' AND expires_at > now(), expires_at
 		FROM holds WHERE id = $1 FOR UPDATE`, id).
-		Scan(&h.TenantID, &h.ProductID, &h.RequestID, &h.BuyerID, &h.Numbers, &h.Active)
+		Scan(&h.TenantID, &h.ProductID, &h.RequestID, &h.BuyerID, &h.Numbers, &h.Active, &h.ExpiresAt)
 	if err != nil {
 		return nil, fmt.Errorf("lock hold %s: %w", id, db.NotFound(err))
 	}
@@ -96,6 +97,19 @@ func HoldProduct(ctx context.Context, q db.DBTX, tenantID uuid.UUID, buyerID str
 		return uuid.Nil, fmt.Errorf("read hold %s: %w", holdID, db.NotFound(err))
 	}
 	return productID, nil
+}
+
+// HoldNumbers returns the product and numbers of a buyer's hold, without
+// locking it (db.ErrNotFound when the buyer has no such hold).
+func HoldNumbers(ctx context.Context, q db.DBTX, tenantID uuid.UUID, buyerID string, holdID uuid.UUID) (uuid.UUID, []int32, error) {
+	var productID uuid.UUID
+	var numbers []int32
+	err := q.QueryRow(ctx, `SELECT product_id, numbers FROM holds WHERE id = $1 AND tenant_id = $2 AND buyer_id = $3`,
+		holdID, tenantID, buyerID).Scan(&productID, &numbers)
+	if err != nil {
+		return uuid.Nil, nil, fmt.Errorf("read hold %s: %w", holdID, db.NotFound(err))
+	}
+	return productID, numbers, nil
 }
 
 // ToRepair returns up to limit QUEUED requests that need publishing again:

@@ -454,9 +454,10 @@ func TestSeatListByKeyboard(t *testing.T) {
 		chromedp.KeyEvent(" "),
 		browsertest.WaitJS(`window.__seatMap.picked.size === 2`),
 		browsertest.WaitJS(`document.activeElement.getAttribute('aria-pressed') === 'true'`),
+		// The live region is written a moment after the pick, to be read.
+		browsertest.WaitJS(`document.getElementById('announce').textContent.includes('North · Row A · Seat 3')`),
 	)
 	require.Contains(t, browsertest.Text(t, ctx, ".total"), "2 picked")
-	require.Contains(t, browsertest.Text(t, ctx, "#announce"), "North · Row A · Seat 3")
 	browsertest.Step(t, ctx, "1-picked-from-the-list")
 	browsertest.Do(t, ctx,
 		tabTo(`document.activeElement?.classList.contains('primary') && document.activeElement.closest('.bar')`),

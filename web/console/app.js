@@ -178,7 +178,7 @@ function renderSignIn() {
 
 function shell() {
   const links = [['#/sales', 'Sales']];
-  if (isTenantAdmin()) links.push(['#/products', 'Products'], ['#/orders', 'Orders'], ['#/store', 'Store'], ['#/keys', 'API keys']);
+  if (isTenantAdmin()) links.push(['#/products', 'Products'], ['#/orders', 'Orders'], ['#/codes', 'Codes'], ['#/store', 'Store'], ['#/keys', 'API keys']);
   if (session.role === 'operator') links.push(['#/orders', 'Orders']);
   if (isAdmin()) links.push(['#/ops', 'Operations']);
   if (isAdmin() || isTenantAdmin()) links.push(['#/audit', 'Audit log']);
@@ -206,6 +206,7 @@ const routes = [
   [/^#\/orders$/, ordersPage, ['tenant-admin', 'operator']],
   [/^#\/orders\/([\w-]+)$/, orderPage, ['tenant-admin', 'operator']],
   [/^#\/store$/, storePage, TENANT],
+  [/^#\/codes$/, codesPage, TENANT],
   [/^#\/keys$/, keysPage, TENANT],
   [/^#\/ops$/, opsPage, ['platform-admin']],
   [/^#\/audit$/, auditPage, ['platform-admin', 'tenant-admin']],
@@ -239,6 +240,63 @@ async function route() {
 }
 window.addEventListener('hashchange', route);
 route();
+
+// ---------- discount codes ----------
+
+// codesPage lists the tenant's discount code lists with their usage, and
+// makes new ones: generated, pasted or read from a file (one code a line,
+// or the first column of a CSV).
+async function codesPage() {
+  const [{lists}, {products}] = await Promise.all([api('GET', '/v1/code-lists'), api('GET', '/v1/products')]);
+  const names = new Map(products.map((p) => [p.id, p.name]));
+  const f = {
+    name: h('input', {id: 'c-name', required: true, placeholder: 'Fan club presale 20%'}),
+    product: h('select', {id: 'c-product'}, h('option', {value: ''}, 'Every product'), products.map((p) => h('option', {value: p.id}, p.name))),
+    kind: h('select', {id: 'c-kind'}, h('option', {value: 'percent'}, 'Percent off'), h('option', {value: 'amount'}, 'Amount off (EUR)')),
+    value: h('input', {id: 'c-value', type: 'number', min: 0.01, step: 0.01, required: true, value: 10}),
+    uses: h('input', {id: 'c-uses', type: 'number', min: 1, value: 1}),
+    perBuyer: h('input', {id: 'c-per-buyer', type: 'number', min: 1, max: 100, value: 1}),
+    from: h('input', {id: 'c-from', type: 'datetime-local'}), until: h('input', {id: 'c-until', type: 'datetime-local'}),
+    generate: h('input', {id: 'c-generate', type: 'number', min: 0, max: 10000, value: 0}),
+    codes: h('textarea', {id: 'c-codes', placeholder: 'SUMMER-10\nFANCLUB-2027'}),
+    file: h('input', {id: 'c-file', type: 'file', accept: '.csv,.txt,text/csv,text/plain'}),
+  };
+  f.file.addEventListener('change', async () => { f.codes.value = await f.file.files[0].text(); });
+  // One code a line; of a CSV line, its first column; a header "code" is skipped.
+  const pasted = () => f.codes.value.split(/\r?\n/).map((l) => l.split(',')[0].trim()).filter((c) => c && c.toLowerCase() !== 'code');
+  const iso = (el) => el.value ? new Date(el.value).toISOString() : undefined;
+  const form = h('form', {class: 'panel', id: 'code-form', onsubmit: guarded(async () => {
+    const body = {name: f.name.value, usesPerCode: Number(f.uses.value), perBuyer: Number(f.perBuyer.value),
+      validFrom: iso(f.from), validUntil: iso(f.until), codes: pasted(), generate: Number(f.generate.value)};
+    if (f.product.value) body.productId = f.product.value;
+    if (f.kind.value === 'percent') body.percentOff = Math.round(Number(f.value.value));
+    else body.amountOffCents = Math.round(Number(f.value.value) * 100);
+    if (!body.codes.length) delete body.codes;
+    await api('POST', '/v1/code-lists', body);
+    route();
+  })},
+  h('h2', {}, 'New list of discount codes'),
+  h('div', {class: 'row'}, h('label', {}, 'Name', f.name), h('label', {}, 'For', f.product)),
+  h('div', {class: 'row'}, h('label', {}, 'Discount', f.kind), h('label', {}, 'Value', f.value)),
+  h('div', {class: 'row'}, h('label', {}, 'Orders per code', f.uses), h('label', {}, 'Orders per buyer', f.perBuyer)),
+  h('div', {class: 'row'}, h('label', {}, 'Valid from (optional)', f.from), h('label', {}, 'Valid until (optional)', f.until)),
+  h('div', {class: 'row'}, h('label', {}, 'Generate this many codes', f.generate), h('label', {}, 'and/or read codes from a file', f.file)),
+  h('label', {}, 'Codes (one a line)', f.codes),
+  h('p', {class: 'muted'}, 'The discount comes off the tickets\' prices, never the booking fees. A code is taken with the order and given back if the payment fails or the hold runs out.'),
+  h('button', {class: 'primary', type: 'submit', id: 'create-codes'}, 'Create the list'));
+  const discount = (l) => l.percentOff ? `${l.percentOff}% off` : `${(l.amountOffCents / 100).toFixed(2)} off`;
+  const validity = (l) => [l.validFrom ? `from ${when(l.validFrom)}` : '', l.validUntil ? `until ${when(l.validUntil)}` : ''].filter(Boolean).join(' ') || 'always';
+  page('Discount codes',
+    lists.length === 0 ? h('p', {class: 'muted', id: 'no-codes'}, 'No codes yet.') :
+      table(['List', 'For', 'Discount', 'Valid', 'Codes', 'Per code / buyer', 'Used', 'Being paid', 'Taken off', ''], lists.map((l) =>
+        h('tr', {class: 'code-list', dataset: {id: l.id}},
+          h('td', {}, l.name), h('td', {}, l.productId ? names.get(l.productId) || l.productId : 'Every product'),
+          h('td', {}, discount(l)), h('td', {}, validity(l)), h('td', {class: 'num'}, n(l.codes)),
+          h('td', {class: 'num'}, `${n(l.usesPerCode)} / ${n(l.perBuyer)}`), h('td', {class: 'num used'}, n(l.used)),
+          h('td', {class: 'num'}, n(l.reserved)), h('td', {class: 'num'}, (l.discountCents / 100).toFixed(2)),
+          h('td', {}, h('a', {href: `/v1/code-lists/${l.id}/codes.csv`, download: `codes-${l.id}.csv`}, 'Codes (CSV)'))))),
+    form);
+}
 
 // ---------- sales and the live view ----------
 

@@ -150,6 +150,10 @@ function holdClock(expiresAt, el, up) {
 function summary(p, quote) {
   const cur = quote.currency;
   const rows = quote.lines.map((l) => h("tr", {}, h("th", { scope: "row" }, l.seat), h("td", {}, money(l.priceCents, cur))));
+  if (quote.discountCents) {
+    rows.push(h("tr", { class: "discount" }, h("th", { scope: "row" }, t("discount", { code: quote.discountCode })),
+      h("td", {}, "−", money(quote.discountCents, cur))));
+  }
   if (quote.feesCents) {
     rows.push(h("tr", { class: "fees" }, h("th", { scope: "row" }, t("fees", { n: quote.lines.length, fee: money(quote.feeCents, cur) })),
       h("td", {}, money(quote.feesCents, cur))));
@@ -1308,7 +1312,31 @@ async function checkoutPage(holdId, params) {
     if (res.error) throw new Error(res.error.message);
     return res.paymentMethod.id;
   };
-  const payLabel = r?.quote ? t("payNow", { total: money(r.quote.totalCents, r.quote.currency) }) : t("pay");
+  const payLabel = (quote) => quote ? t("payNow", { total: money(quote.totalCents, quote.currency) }) : t("pay");
+  // A discount code is tried before paying (the price it gives is shown)
+  // and sent with the order, which takes one of its uses.
+  let discountCode = "";
+  const codeInput = h("input", { id: "discount-code", autocomplete: "off", maxlength: 40, autocapitalize: "characters" });
+  const codeNote = h("p", { id: "discount-note", class: "muted", role: "status" });
+  const applyCode = (e) => once(`code.${holdId}`, e.currentTarget, async () => {
+    const code = codeInput.value.trim();
+    try {
+      const priced = code ? await api("POST", `/v1/holds/${holdId}/price`, { auth: true, body: { discountCode: code } }) : null;
+      discountCode = priced?.discountCode ?? "";
+      const quote = r?.quote && { ...r.quote, discountCents: priced?.discountCents ?? 0, discountCode,
+        totalCents: priced?.totalCents ?? r.quote.totalCents };
+      if (quote) grid.replaceChildren(summary(p, quote), form);
+      form.querySelector("button.primary").textContent = payLabel(quote);
+      codeNote.textContent = discountCode ? t("codeApplied", { code: discountCode }) : "";
+      codeNote.className = "muted";
+    } catch (err) {
+      discountCode = "";
+      codeNote.textContent = err.message;
+      codeNote.className = "error";
+    }
+  });
+  const codeBox = h("div", { class: "discount-box" }, h("label", { for: "discount-code" }, t("discountCode")),
+    h("div", { class: "row" }, codeInput, h("button", { type: "button", id: "apply-code", onclick: applyCode }, t("applyCode"))), codeNote);
   const form = h("form", {
     class: "checkout",
     onsubmit: (e) => {
@@ -1321,7 +1349,9 @@ async function checkoutPage(holdId, params) {
         const access = accessToken(productId);
         if (access) headers["X-Access-Token"] = access;
         try {
-          const o = await api("POST", "/v1/orders", { auth: true, headers, body: { holdId, paymentMethod: await paymentMethod(), email: email.value } });
+          const body = { holdId, paymentMethod: await paymentMethod(), email: email.value };
+          if (discountCode) body.discountCode = discountCode;
+          const o = await api("POST", "/v1/orders", { auth: true, headers, body });
           idem.done();
           localStorage.setItem(key("email"), email.value);
           location.hash = `#/o/${o.id}?p=${productId}&r=${requestId ?? ""}`;
@@ -1333,13 +1363,14 @@ async function checkoutPage(holdId, params) {
       });
     },
   }, h("label", { for: "email" }, t("emailTickets")), email, h("label", { for: "method" }, t(cfg.stripeKey ? "payWith" : "payWithTest")), method,
-  cfg.stripeKey ? null : h("p", { class: "muted" }, t("testMode")),
-  h("button", { class: "primary" }, payLabel));
+  cfg.stripeKey ? null : h("p", { class: "muted" }, t("testMode")), codeBox,
+  h("button", { class: "primary" }, payLabel(r?.quote)));
   const clock = h("strong", { class: "countdown" });
+  const grid = h("div", { class: "checkout-grid" }, r?.quote ? summary(p, r.quote) : null, form);
   const page = h("div", { class: "checkout-page" },
     h("h1", {}, t("checkout")),
     r ? h("p", { class: "hold-left", role: "timer" }, t("holdLeft"), " ", clock) : null,
-    h("div", { class: "checkout-grid" }, r?.quote ? summary(p, r.quote) : null, form));
+    grid);
   show(page);
   if (r) holdClock(r.expiresAt, clock, () => holdEnded(page, requestId, productId));
 }
@@ -1392,6 +1423,7 @@ async function orderPage(id, params) {
     if (basket.get()?.holdId === o.holdId) basket.clear();
     const paid = [t("total"), ": ", money(o.amountCents, o.currency)];
     if (o.feeCents) paid.push(` (${t("feesIncluded", { fees: money(o.feeCents, o.currency) })})`);
+    if (o.discountCents) paid.push(` · ${t("discount", { code: o.discountCode })} −${money(o.discountCents, o.currency)}`);
     const files = h("p", { class: "tools" },
       o.tickets.some((tk) => tk.code) ? h("button", { class: "primary", id: "tickets-pdf",
         onclick: (e) => once(`pdf.${id}`, e.currentTarget, () => saveFile(`/v1/orders/${id}/tickets.pdf`, `tickets-${id}.pdf`)) }, t("downloadTickets")) : null,

@@ -1,0 +1,50 @@
+package storefront_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/browsertest"
+	"boxoffice/internal/codes"
+	"boxoffice/internal/pspsim"
+	"boxoffice/internal/testfix"
+)
+
+// A shopper types a discount code at checkout: a wrong one is refused with
+// its reason, the right one shows its discount in the summary and on the
+// pay button, and the order charges that price.
+func TestDiscountCodeAtCheckout(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
+	pct := 20
+	require.NoError(t, pgx.BeginFunc(context.Background(), w.env.Schema.Pool, func(tx pgx.Tx) error {
+		_, err := codes.CreateList(context.Background(), tx, p.TenantID,
+			codes.Terms{Name: "Fans", PercentOff: &pct, UsesPerCode: 1, PerBuyer: 1}, []string{"FAN-2027"})
+		return err
+	}))
+	store := w.publish(t, w.env.Tenant.Slug)
+	ctx := w.shopper(t, w.env.Tenant, store, "dora")
+	browsertest.Do(t, ctx, openProduct(p.ID.String()), clickSeat(0), clickSeat(1),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`#discount-code`)),
+		chromedp.SendKeys(chromedp.CSS(`#discount-code`), "nope"), chromedp.Click(chromedp.CSS(`#apply-code`)),
+		browsertest.WaitJS(`document.querySelector('#discount-note').textContent.includes('no such code')`))
+	browsertest.Do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('#discount-code').value = ''`),
+		chromedp.SendKeys(chromedp.CSS(`#discount-code`), "fan-2027"), chromedp.Click(chromedp.CSS(`#apply-code`)),
+		browsertest.WaitJS(`!!document.querySelector('.summary .discount')`))
+	require.Contains(t, browsertest.Text(t, ctx, `.summary`), "Discount (FAN-2027)")
+	require.Contains(t, browsertest.Text(t, ctx, `.summary`), "−€36.00")
+	require.Contains(t, browsertest.Text(t, ctx, `form.checkout button.primary`), "€144.00")
+	browsertest.Step(t, ctx, "1-code-applied")
+	browsertest.Do(t, ctx, pay("dora@example.test", pspsim.MethodOK), tickets(2))
+	require.Contains(t, browsertest.Text(t, ctx, `main`), "Discount (FAN-2027) −€36.00")
+	browsertest.Step(t, ctx, "2-paid")
+	lists, err := codes.Lists(context.Background(), w.env.Schema.Pool, p.TenantID)
+	require.NoError(t, err)
+	require.Equal(t, 1, lists[0].Used)
+}
