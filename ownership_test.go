@@ -22,7 +22,7 @@ var owners = map[string][]string{
 	"internal/inventory":   {"inventory"},
 	"internal/reservation": {"reservation_requests", "holds", "claims", "buyer_limits", "claim_queues"},
 	"internal/waitlist":    {"waitlist_entries"},
-	"internal/codes":       {"code_lists", "codes", "code_uses"},
+	"internal/codes":       {"code_lists", "codes", "code_uses", "presale_uses"},
 	"internal/outbox":      {"outbox"},
 	"internal/checkout":    {"orders", "payment_attempts", "checkout_control", "webhook_events", "tickets", "refunds", "mail_sent", "ticket_transfers"},
 	"internal/waitingroom": {"waiting_rooms", "queue_entries", "admission_steps"},

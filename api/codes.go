@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 
 	"boxoffice/internal/checkout"
 	"boxoffice/internal/codes"
+	"boxoffice/internal/product"
 )
 
 // codeMessages say to a shopper why a code does not apply.
@@ -29,8 +31,9 @@ var codeMessages = map[string]string{
 // maxCodesPerCall bounds the codes one call adds or generates.
 const maxCodesPerCall = 10_000
 
-// CodeListBody is a new list of discount codes.
+// CodeListBody is a new list of codes: discount codes, or presale codes.
 type CodeListBody struct {
+	Kind           string     `json:"kind,omitempty" enum:"discount,presale" doc:"discount (the default): money off; presale: the window validFrom–validUntil before productId's general sale, open to the codes' holders"`
 	Name           string     `json:"name" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$" patternDescription:"no control characters"`
 	ProductID      *uuid.UUID `json:"productId,omitempty" doc:"The product its codes are for; absent: every product of the tenant"`
 	PercentOff     *int       `json:"percentOff,omitempty" minimum:"1" maximum:"100" doc:"Percent off the tickets' prices; or amountOffCents"`
@@ -69,22 +72,39 @@ func (s *Server) createCodeList(ctx context.Context, in *struct{ Body CodeListBo
 	Body   CodeList
 }, error) {
 	b, tenantID := in.Body, caller(ctx).TenantID
-	if (b.PercentOff == nil) == (b.AmountOffCents == nil) {
+	presale := b.Kind == "presale"
+	switch {
+	case presale && (b.ProductID == nil || b.ValidFrom == nil || b.ValidUntil == nil):
+		return nil, problem(http.StatusUnprocessableEntity, "INVALID_PRESALE", "a presale needs productId, validFrom and validUntil")
+	case presale && (b.PercentOff != nil || b.AmountOffCents != nil):
+		return nil, problem(http.StatusUnprocessableEntity, "INVALID_PRESALE", "a presale code gives early access, not a discount")
+	case !presale && (b.PercentOff == nil) == (b.AmountOffCents == nil):
 		return nil, problem(http.StatusUnprocessableEntity, "INVALID_DISCOUNT", "give percentOff or amountOffCents, one of them")
-	}
-	if b.ValidFrom != nil && b.ValidUntil != nil && !b.ValidUntil.After(*b.ValidFrom) {
+	case b.ValidFrom != nil && b.ValidUntil != nil && !b.ValidUntil.After(*b.ValidFrom):
 		return nil, problem(http.StatusUnprocessableEntity, "INVALID_DATES", "validUntil must come after validFrom")
 	}
 	if b.ProductID != nil {
-		if _, err := s.Products.Get(ctx, tenantID, *b.ProductID); err != nil {
+		p, err := s.Products.Get(ctx, tenantID, *b.ProductID)
+		if err != nil {
 			return nil, s.toProblem(err)
+		}
+		if presale && b.ValidUntil.After(p.OnSaleAt) {
+			return nil, problem(http.StatusUnprocessableEntity, "PRESALE_AFTER_OPENING",
+				"a presale ends by the general sale's opening, "+p.OnSaleAt.UTC().Format(time.RFC3339))
+		}
+		if presale && p.WaitingRoom != nil {
+			return nil, problem(http.StatusConflict, "PRESALE_WITH_WAITING_ROOM", "presales of products with a waiting room are not supported yet")
 		}
 	}
 	all, err := b.all()
 	if err != nil {
 		return nil, err
 	}
-	t := codes.Terms{Name: b.Name, ProductID: b.ProductID, PercentOff: b.PercentOff, AmountOffCents: b.AmountOffCents,
+	kind := codes.KindDiscount
+	if presale {
+		kind = codes.KindPresale
+	}
+	t := codes.Terms{Kind: kind, Name: b.Name, ProductID: b.ProductID, PercentOff: b.PercentOff, AmountOffCents: b.AmountOffCents,
 		UsesPerCode: max(b.UsesPerCode, 1), PerBuyer: max(b.PerBuyer, 1), ValidFrom: b.ValidFrom, ValidUntil: b.ValidUntil}
 	var id uuid.UUID
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
@@ -172,6 +192,34 @@ func (s *Server) codesCSV(ctx context.Context, in *struct {
 	}
 	w.Flush()
 	return attachment("text/csv; charset=utf-8", "codes-"+l.ID.String()+".csv", b.Bytes()), nil
+}
+
+// letIntoPresale lets the buyer reserve before the general sale when a
+// presale window of the product is open and their code lets them in;
+// otherwise the request is refused now (the claim transaction checks
+// again). A product with a waiting room has no presale yet.
+func (s *Server) letIntoPresale(ctx context.Context, p *product.Product, buyerID, code string) error {
+	notOnSale := problem(http.StatusConflict, "NOT_ON_SALE", "the sale opens at "+p.OnSaleAt.UTC().Format(time.RFC3339))
+	if p.WaitingRoom != nil {
+		return notOnSale
+	}
+	open, err := codes.PresaleOpen(ctx, s.Pool, p.ID)
+	if err != nil {
+		return s.toProblem(err)
+	}
+	if !open {
+		return notOnSale
+	}
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error { return codes.LetIn(ctx, tx, p.TenantID, p.ID, buyerID, code) })
+	var bad *codes.InvalidError
+	if errors.As(err, &bad) && bad.Reason == codes.Required {
+		return problem(http.StatusForbidden, "PRESALE_CODE_REQUIRED",
+			"the presale before the general sale ("+p.OnSaleAt.UTC().Format(time.RFC3339)+") is for code holders: send presaleCode")
+	}
+	if err != nil {
+		return s.toProblem(err)
+	}
+	return nil
 }
 
 // PriceBody asks what a hold costs, with a code.

@@ -20,6 +20,7 @@ type ReservationBody struct {
 	Quantity    int        `json:"quantity,omitempty" doc:"How many numbers, picked by mode; at most the per-buyer limit"`
 	Mode        string     `json:"mode,omitempty" enum:"best,random" doc:"best (default): adjacent seats in the best row, or the lowest numbers; random: uniformly among free numbers"`
 	AcceptFewer bool       `json:"acceptFewer,omitempty" doc:"Take what is left instead of all-or-nothing"`
+	PresaleCode string     `json:"presaleCode,omitempty" maxLength:"40" doc:"Before the general sale, in a presale window: the code that lets the buyer in (once let in, later requests need none)"`
 	Offer       *uuid.UUID `json:"offer,omitempty" doc:"A waiting-list offer to spend (GET /v1/products/{id}/waitlist): its numbers are for its holder only, up to its quantity"`
 }
 
@@ -143,8 +144,9 @@ func (s *Server) createReservation(ctx context.Context, in *struct {
 			return nil, s.toProblem(err)
 		}
 		if time.Now().Before(fresh.OnSaleAt) {
-			return nil, problem(http.StatusConflict, "NOT_ON_SALE",
-				"the sale opens at "+fresh.OnSaleAt.UTC().Format(time.RFC3339))
+			if err := s.letIntoPresale(ctx, fresh, buyer.BuyerID, in.Body.PresaleCode); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// The key is cloned: Fiber's header strings alias a buffer the next

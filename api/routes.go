@@ -67,6 +67,12 @@ func (s *Server) routes() {
 	route(s, "Reservations", get, "/v1/reservations/{id}", "get-reservation", s.getReservation, by(schemeBuyer, schemeAPI), errs(401, 403, 404))
 	route(s, "Reservations", del, "/v1/holds/{id}", "release-hold", s.releaseHold, by(schemeBuyer), errs(401, 404, 409))
 
+	// Discount and presale codes (codes.go)
+	route(s, "Codes", post, "/v1/code-lists", "create-code-list", s.createCodeList, by(schemeAPI), status(201), body(maxProductBody), errs(401, 403, 404, 409, 422))
+	route(s, "Codes", get, "/v1/code-lists", "list-code-lists", s.listCodeLists, by(schemeAPI, schemeOperator), errs(401, 403))
+	route(s, "Codes", post, "/v1/code-lists/{id}/codes", "add-codes", s.addCodes, by(schemeAPI), body(maxProductBody), errs(401, 403, 404, 409, 422))
+	route(s, "Codes", get, "/v1/code-lists/{id}/codes.csv", "codes-csv", s.codesCSV, by(schemeAPI, schemeOperator), responses(csvResponse("Each code with its uses")), errs(401, 403, 404))
+
 	// Waiting lists of sold-out products (waitlist.go)
 	route(s, "Waiting list", post, "/v1/products/{id}/waitlist", "join-waitlist", s.joinWaitlist, by(schemeBuyer), status(201), body(maxSmallBody), errs(401, 404, 409, 422))
 	route(s, "Waiting list", get, "/v1/products/{id}/waitlist", "get-waitlist", s.getWaitlist, by(schemeBuyer), errs(401, 404))
@@ -125,11 +131,6 @@ func (s *Server) routes() {
 		route(s, "Checkout", get, "/v1/orders/{id}/tickets.pdf", "order-tickets-pdf", s.orderTickets, by(schemeBuyer, schemeAPI), responses(textResponse("application/pdf", "The tickets, one page each")), errs(401, 403, 404, 409))
 		route(s, "Tickets", post, "/v1/tickets/{id}/transfer", "transfer-ticket", s.transferTicket, by(schemeBuyer), status(201), body(maxSmallBody), errs(400, 401, 404, 409, 422, 503))
 		route(s, "Tickets", get, "/v1/tickets", "list-tickets", s.listTickets, by(schemeBuyer), errs(401))
-		// Discount codes (codes.go)
-		route(s, "Codes", post, "/v1/code-lists", "create-code-list", s.createCodeList, by(schemeAPI), status(201), body(maxProductBody), errs(401, 403, 404, 409, 422))
-		route(s, "Codes", get, "/v1/code-lists", "list-code-lists", s.listCodeLists, by(schemeAPI, schemeOperator), errs(401, 403))
-		route(s, "Codes", post, "/v1/code-lists/{id}/codes", "add-codes", s.addCodes, by(schemeAPI), body(maxProductBody), errs(401, 403, 404, 409, 422))
-		route(s, "Codes", get, "/v1/code-lists/{id}/codes.csv", "codes-csv", s.codesCSV, by(schemeAPI, schemeOperator), responses(csvResponse("Each code with its uses")), errs(401, 403, 404))
 		route(s, "Checkout", post, "/v1/holds/{id}/price", "price-hold", s.priceHold, by(schemeBuyer), body(maxSmallBody), errs(401, 404, 422))
 		route(s, "Checkout", get, "/v1/tickets/{id}/qr.svg", "ticket-qr", s.ticketQR, by(schemeBuyer), responses(svgResponse("The QR code")), errs(401, 404))
 	}

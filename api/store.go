@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"boxoffice/internal/codes"
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/product"
 	"boxoffice/internal/storefront"
@@ -53,6 +54,7 @@ type StoreProduct struct {
 	WaitingRoom   bool                 `json:"waitingRoom" doc:"Buyers join the waiting room first"`
 	SaleStatus    string               `json:"saleStatus" enum:"UPCOMING,ON_SALE,SOLD_OUT,CLOSED,CANCELLED"`
 	CancelReason  string               `json:"cancelReason,omitempty" doc:"Why a CANCELLED date was cancelled"`
+	Presale       *codes.Window        `json:"presale,omitempty" doc:"The presale window open now, or the next: code holders may reserve in it (presaleCode)"`
 	OffSaleAt     *time.Time           `json:"offSaleAt,omitempty"`
 	Event         *product.Event       `json:"event" doc:"What this is a date of: name, description, image, venue, time zone; the dates of a series share it"`
 	product.Dates
@@ -93,7 +95,8 @@ func saleStatus(p *product.Product, available int, now time.Time) string {
 }
 
 // loadCatalog builds a store's catalog: its published and closed products
-// (never drafts) with their counters, two queries whatever the size.
+// (never drafts) with their counters and presale windows, three queries
+// whatever the size.
 func (s *Server) loadCatalog(ctx context.Context, slug string) (*catalogView, error) {
 	profile, err := s.profiles.Get(ctx, slug)
 	if err != nil {
@@ -112,6 +115,10 @@ func (s *Server) loadCatalog(ctx context.Context, slug string) (*catalogView, er
 	if err != nil {
 		return nil, err
 	}
+	presales, err := codes.PresaleWindows(ctx, s.Pool, ids)
+	if err != nil {
+		return nil, err
+	}
 	now := time.Now()
 	out := &StoreCatalog{Products: make([]StoreProduct, len(list))}
 	for i, p := range list {
@@ -125,6 +132,9 @@ func (s *Server) loadCatalog(ctx context.Context, slug string) (*catalogView, er
 			PriceCents: p.PriceCents, FeeCents: p.FeeCents, Currency: p.Currency, OnSaleAt: p.OnSaleAt, PerBuyerLimit: p.PerBuyerLimit,
 			HoldSeconds: p.HoldSeconds, WaitingRoom: p.WaitingRoom != nil, SaleStatus: saleStatus(p, c.Available, now),
 			OffSaleAt: p.OffSaleAt, Event: p.Event, Dates: p.Dates, CancelReason: p.CancelReason}
+		if w, ok := presales[p.ID]; ok {
+			out.Products[i].Presale = &w
+		}
 	}
 	return &catalogView{tenantID: tenantID, body: out, etag: etagOf(out)}, nil
 }

@@ -20,6 +20,7 @@ const (
 	NotForThisEvent = "NOT_FOR_THIS_EVENT" // the list is another product's
 	UsedUp          = "USED_UP"            // every use of the code is taken
 	UsedByYou       = "USED_BY_YOU"        // the buyer has used the list's codes as often as they may
+	Required        = "REQUIRED"           // the presale is open to code holders only
 )
 
 // InvalidError is a code that cannot be used, and why.
@@ -85,7 +86,7 @@ func apply(ctx context.Context, q db.DBTX, u Use, lock bool) (Applied, error) {
 		SELECT l.id, l.product_id, l.percent_off, l.amount_off_cents, l.uses_per_code, l.per_buyer,
 		       coalesce(l.valid_from <= now(), true), coalesce(l.valid_until > now(), true)
 		FROM codes c JOIN code_lists l ON l.id = c.list_id
-		WHERE c.tenant_id = $1 AND c.code = $2`+lockClause, u.TenantID, code).
+		WHERE c.tenant_id = $1 AND c.code = $2 AND l.kind = 'DISCOUNT'`+lockClause, u.TenantID, code).
 		Scan(&l.ID, &l.ProductID, &l.PercentOff, &l.AmountOffCents, &l.UsesPerCode, &l.PerBuyer, &started, &inWindow)
 	invalid := func(reason string) (Applied, error) { return Applied{}, &InvalidError{Reason: reason, Code: code} }
 	switch {

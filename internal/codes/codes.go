@@ -6,6 +6,7 @@
 package codes
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -20,30 +21,34 @@ import (
 	"boxoffice/internal/db"
 )
 
-// KindDiscount is a list of discount codes.
-const KindDiscount = "DISCOUNT"
+// Kinds of list.
+const (
+	KindDiscount = "DISCOUNT" // money off an order's tickets
+	KindPresale  = "PRESALE"  // a window before the general sale, open to the codes' holders
+)
 
 // List is a list of codes with its terms and how it has been used.
 type List struct {
 	ID             uuid.UUID  `json:"id"`
-	Kind           string     `json:"kind" enum:"DISCOUNT"`
+	Kind           string     `json:"kind" enum:"DISCOUNT,PRESALE"`
 	Name           string     `json:"name"`
 	ProductID      *uuid.UUID `json:"productId,omitempty" doc:"The product its codes are for; absent: every product of the tenant"`
 	PercentOff     *int       `json:"percentOff,omitempty" doc:"Percent off the tickets' prices (fees are not discounted)"`
 	AmountOffCents *int64     `json:"amountOffCents,omitempty" doc:"Amount off an order's tickets, at most their prices"`
-	UsesPerCode    int        `json:"usesPerCode" doc:"Orders one code may be used for"`
+	UsesPerCode    int        `json:"usesPerCode" doc:"Orders one discount code may be used for; buyers one presale code lets in"`
 	PerBuyer       int        `json:"perBuyer" doc:"Orders one buyer may use the list's codes for"`
-	ValidFrom      *time.Time `json:"validFrom,omitempty"`
-	ValidUntil     *time.Time `json:"validUntil,omitempty"`
+	ValidFrom      *time.Time `json:"validFrom,omitempty" doc:"A presale's window opens"`
+	ValidUntil     *time.Time `json:"validUntil,omitempty" doc:"A presale's window closes"`
 	CreatedAt      time.Time  `json:"createdAt"`
 	Codes          int        `json:"codes" doc:"How many codes the list has"`
-	Used           int        `json:"used" doc:"Uses final: confirmed orders"`
+	Used           int        `json:"used" doc:"Uses final: confirmed orders; for a presale, buyers let in"`
 	Reserved       int        `json:"reserved" doc:"Uses held by orders being paid"`
 	DiscountCents  int64      `json:"discountCents" doc:"What the final uses took off"`
 }
 
 // Terms are what a new list is.
 type Terms struct {
+	Kind           string // KindDiscount (the default) or KindPresale
 	Name           string
 	ProductID      *uuid.UUID
 	PercentOff     *int
@@ -95,8 +100,8 @@ func CreateList(ctx context.Context, tx pgx.Tx, tenantID uuid.UUID, t Terms, cod
 	_, err := tx.Exec(ctx, `
 		INSERT INTO code_lists (id, tenant_id, kind, name, product_id, percent_off, amount_off_cents, uses_per_code,
 		                        per_buyer, valid_from, valid_until)
-		VALUES ($1, $2, 'DISCOUNT', $3, $4, $5, $6, $7, $8, $9, $10)`,
-		id, tenantID, t.Name, t.ProductID, t.PercentOff, t.AmountOffCents, t.UsesPerCode, t.PerBuyer, t.ValidFrom, t.ValidUntil)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		id, tenantID, cmp.Or(t.Kind, KindDiscount), t.Name, t.ProductID, t.PercentOff, t.AmountOffCents, t.UsesPerCode, t.PerBuyer, t.ValidFrom, t.ValidUntil)
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("create code list: %w", err)
 	}
@@ -135,7 +140,8 @@ const live = `(u.state = 'FINAL' OR (u.state = 'RESERVED' AND u.reserved_until >
 const listColumns = `l.id, l.kind, l.name, l.product_id, l.percent_off, l.amount_off_cents, l.uses_per_code, l.per_buyer,
 	l.valid_from, l.valid_until, l.created_at,
 	(SELECT count(*) FROM codes c WHERE c.list_id = l.id),
-	(SELECT count(*) FROM code_uses u WHERE u.list_id = l.id AND u.state = 'FINAL'),
+	(SELECT count(*) FROM code_uses u WHERE u.list_id = l.id AND u.state = 'FINAL')
+	+ (SELECT count(*) FROM presale_uses p WHERE p.list_id = l.id),
 	(SELECT count(*) FROM code_uses u WHERE u.list_id = l.id AND u.state = 'RESERVED' AND u.reserved_until > now()),
 	(SELECT coalesce(sum(u.discount_cents), 0) FROM code_uses u WHERE u.list_id = l.id AND u.state = 'FINAL')`
 
@@ -180,10 +186,11 @@ type Usage struct {
 func CodesOf(ctx context.Context, q db.DBTX, listID uuid.UUID) ([]Usage, error) {
 	rows, err := q.Query(ctx, `
 		SELECT c.code,
-		       count(u.id) FILTER (WHERE u.state = 'FINAL'),
+		       count(u.id) FILTER (WHERE u.state = 'FINAL')
+		       + (SELECT count(*) FROM presale_uses p WHERE p.tenant_id = c.tenant_id AND p.code = c.code),
 		       count(u.id) FILTER (WHERE u.state = 'RESERVED' AND u.reserved_until > now())
 		FROM codes c LEFT JOIN code_uses u ON u.tenant_id = c.tenant_id AND u.code = c.code
-		WHERE c.list_id = $1 GROUP BY c.code ORDER BY c.code`, listID)
+		WHERE c.list_id = $1 GROUP BY c.tenant_id, c.code ORDER BY c.code`, listID)
 	if err != nil {
 		return nil, fmt.Errorf("codes of %s: %w", listID, err)
 	}

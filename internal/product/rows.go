@@ -208,6 +208,9 @@ type Terms struct {
 	// OnSale is true once on_sale_at has passed and the product is
 	// PUBLISHED (a DRAFT is not on sale yet, a CLOSED one no longer).
 	OnSale bool
+	// Published is true while the product is PUBLISHED (on sale or not
+	// yet): a presale may let its code holders in before on_sale_at.
+	Published bool
 	// Closed is true once the tenant has closed the sale, or its
 	// off-sale time has passed.
 	Closed bool
@@ -226,9 +229,9 @@ func TermsOf(ctx context.Context, q db.DBTX, id uuid.UUID) (Terms, error) {
 	err := q.QueryRow(ctx, `
 		SELECT capacity, per_buyer_limit, hold_seconds, on_sale_at <= now() AND publication = 'PUBLISHED',
 		       publication = 'CLOSED' OR coalesce(off_sale_at <= now(), false), publication = 'CANCELLED',
-		       layout_version, now()
+		       layout_version, now(), publication = 'PUBLISHED'
 		FROM products WHERE id = $1`, id).Scan(&t.Capacity, &t.PerBuyer, &t.HoldSeconds, &t.OnSale, &t.Closed,
-		&t.Cancelled, &t.LayoutVersion, &t.Now)
+		&t.Cancelled, &t.LayoutVersion, &t.Now, &t.Published)
 	if err != nil {
 		return t, fmt.Errorf("read product %s: %w", id, db.NotFound(err))
 	}

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	codelist "boxoffice/internal/codes"
 	"boxoffice/internal/db"
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/metrics"
@@ -306,6 +307,14 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 	if err != nil {
 		return BatchResult{}, err
 	}
+	// Before the general sale, the buyers a presale code let in (its
+	// window open now) may be held.
+	var presale map[string]bool
+	if refuse == ReasonNotOnSale && terms.Published {
+		if presale, err = codelist.PresaleBuyers(ctx, tx, productID, buyersOf(reqs)); err != nil {
+			return BatchResult{}, err
+		}
+	}
 
 	offers, err := lockOffers(ctx, tx, productID, reqs)
 	if err != nil {
@@ -329,6 +338,10 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 	var spent, spentHolds []uuid.UUID
 	offeredDelta := 0
 	for i, r := range reqs {
+		refuse := refuse
+		if refuse == ReasonNotOnSale && presale[r.buyerID] {
+			refuse = ""
+		}
 		var d decision
 		if r.offerID != nil {
 			o := offers[*r.offerID]
@@ -432,18 +445,23 @@ const buyerCount = `(
 	   AND ((h.state = 'ACTIVE' AND h.expires_at > now()) OR h.state = 'CONVERTED'))
 	+ coalesce((SELECT l.received FROM buyer_limits l WHERE l.product_id = $1 AND l.buyer_id = b.buyer_id), 0))`
 
+// buyersOf lists the requests' buyers, sorted, once each.
+func buyersOf(reqs []*queuedRequest) []string {
+	buyers := make([]string, 0, len(reqs))
+	for _, r := range reqs {
+		buyers = append(buyers, r.buyerID)
+	}
+	slices.Sort(buyers)
+	return slices.Compact(buyers)
+}
+
 // lockBuyers locks the buyer-limit rows of the batch's buyers in sorted order
 // (the one lock order every claim uses) and returns how many numbers each
 // buyer already has in live holds and purchases. The count is derived from
 // holds rather than stored, so an expired hold stops counting at once without
 // waiting for the sweeper.
 func lockBuyers(ctx context.Context, tx pgx.Tx, productID uuid.UUID, reqs []*queuedRequest) (map[string]int, error) {
-	buyers := make([]string, 0, len(reqs))
-	for _, r := range reqs {
-		buyers = append(buyers, r.buyerID)
-	}
-	slices.Sort(buyers)
-	buyers = slices.Compact(buyers)
+	buyers := buyersOf(reqs)
 	_, err := tx.Exec(ctx, `
 		INSERT INTO buyer_limits (product_id, buyer_id)
 		SELECT $1, b FROM unnest($2::text[]) AS b ORDER BY b

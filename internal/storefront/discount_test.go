@@ -3,6 +3,7 @@ package storefront_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/jackc/pgx/v5"
@@ -47,4 +48,31 @@ func TestDiscountCodeAtCheckout(t *testing.T) {
 	lists, err := codes.Lists(context.Background(), w.env.Schema.Pool, p.TenantID)
 	require.NoError(t, err)
 	require.Equal(t, 1, lists[0].Used)
+}
+
+// A presale: before the general sale the event page asks for a code; a
+// wrong one is refused and asked for again, the fan club's lets the
+// shopper pick and hold seats an hour before everyone else.
+func TestPresaleWithACode(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	opens := time.Now().Add(time.Hour)
+	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40, OnSaleAt: opens})
+	from := time.Now().Add(-time.Minute)
+	require.NoError(t, pgx.BeginFunc(context.Background(), w.env.Schema.Pool, func(tx pgx.Tx) error {
+		_, err := codes.CreateList(context.Background(), tx, p.TenantID, codes.Terms{Kind: codes.KindPresale, Name: "Fan club",
+			ProductID: &p.ID, UsesPerCode: 1, PerBuyer: 1, ValidFrom: &from, ValidUntil: &opens}, []string{"CLUB-7"})
+		return err
+	}))
+	store := w.publish(t, w.env.Tenant.Slug)
+	ctx := w.shopper(t, w.env.Tenant, store, "eli")
+	browsertest.Do(t, ctx, chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#presale-code`)))
+	browsertest.Step(t, ctx, "1-presale")
+	browsertest.Do(t, ctx, chromedp.SendKeys(chromedp.CSS(`#presale-code`), "club-7"), chromedp.Click(chromedp.CSS(`#presale-enter`)),
+		browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready()`), clickSeat(0),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`)))
+	require.Contains(t, browsertest.Text(t, ctx, ".summary"), "North · Row A · Seat 1")
+	browsertest.Step(t, ctx, "2-held-in-the-presale")
+	w.env.RequireInvariants(t)
 }

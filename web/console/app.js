@@ -250,7 +250,8 @@ async function codesPage() {
   const [{lists}, {products}] = await Promise.all([api('GET', '/v1/code-lists'), api('GET', '/v1/products')]);
   const names = new Map(products.map((p) => [p.id, p.name]));
   const f = {
-    name: h('input', {id: 'c-name', required: true, placeholder: 'Fan club presale 20%'}),
+    list: h('select', {id: 'c-list'}, h('option', {value: 'discount'}, 'Discount codes'), h('option', {value: 'presale'}, 'Presale codes')),
+    name: h('input', {id: 'c-name', required: true, placeholder: 'Fan club 20%'}),
     product: h('select', {id: 'c-product'}, h('option', {value: ''}, 'Every product'), products.map((p) => h('option', {value: p.id}, p.name))),
     kind: h('select', {id: 'c-kind'}, h('option', {value: 'percent'}, 'Percent off'), h('option', {value: 'amount'}, 'Amount off (EUR)')),
     value: h('input', {id: 'c-value', type: 'number', min: 0.01, step: 0.01, required: true, value: 10}),
@@ -262,6 +263,18 @@ async function codesPage() {
     file: h('input', {id: 'c-file', type: 'file', accept: '.csv,.txt,text/csv,text/plain'}),
   };
   f.file.addEventListener('change', async () => { f.codes.value = await f.file.files[0].text(); });
+  // A presale's codes open a window before the general sale, for one
+  // product, and take nothing off.
+  const discountRow = h('div', {class: 'row'}, h('label', {}, 'Discount', f.kind), h('label', {}, 'Value', f.value));
+  const usesLabel = h('span', {}, 'Orders per code');
+  const sync = () => {
+    const presale = f.list.value === 'presale';
+    discountRow.hidden = presale;
+    f.value.required = !presale;
+    f.from.required = f.until.required = presale;
+    usesLabel.textContent = presale ? 'Buyers per code' : 'Orders per code';
+  };
+  f.list.addEventListener('change', sync);
   // One code a line; of a CSV line, its first column; a header "code" is skipped.
   const pasted = () => f.codes.value.split(/\r?\n/).map((l) => l.split(',')[0].trim()).filter((c) => c && c.toLowerCase() !== 'code');
   const iso = (el) => el.value ? new Date(el.value).toISOString() : undefined;
@@ -269,24 +282,26 @@ async function codesPage() {
     const body = {name: f.name.value, usesPerCode: Number(f.uses.value), perBuyer: Number(f.perBuyer.value),
       validFrom: iso(f.from), validUntil: iso(f.until), codes: pasted(), generate: Number(f.generate.value)};
     if (f.product.value) body.productId = f.product.value;
-    if (f.kind.value === 'percent') body.percentOff = Math.round(Number(f.value.value));
+    if (f.list.value === 'presale') body.kind = 'presale';
+    else if (f.kind.value === 'percent') body.percentOff = Math.round(Number(f.value.value));
     else body.amountOffCents = Math.round(Number(f.value.value) * 100);
     if (!body.codes.length) delete body.codes;
     await api('POST', '/v1/code-lists', body);
     route();
   })},
-  h('h2', {}, 'New list of discount codes'),
-  h('div', {class: 'row'}, h('label', {}, 'Name', f.name), h('label', {}, 'For', f.product)),
-  h('div', {class: 'row'}, h('label', {}, 'Discount', f.kind), h('label', {}, 'Value', f.value)),
-  h('div', {class: 'row'}, h('label', {}, 'Orders per code', f.uses), h('label', {}, 'Orders per buyer', f.perBuyer)),
-  h('div', {class: 'row'}, h('label', {}, 'Valid from (optional)', f.from), h('label', {}, 'Valid until (optional)', f.until)),
+  h('h2', {}, 'New list of codes'),
+  h('div', {class: 'row'}, h('label', {}, 'Kind', f.list), h('label', {}, 'Name', f.name), h('label', {}, 'For', f.product)),
+  discountRow,
+  h('div', {class: 'row'}, h('label', {}, usesLabel, f.uses), h('label', {}, 'Orders per buyer', f.perBuyer)),
+  h('div', {class: 'row'}, h('label', {}, 'Valid from (a presale: it opens)', f.from), h('label', {}, 'Valid until (a presale: it closes, by the opening)', f.until)),
   h('div', {class: 'row'}, h('label', {}, 'Generate this many codes', f.generate), h('label', {}, 'and/or read codes from a file', f.file)),
   h('label', {}, 'Codes (one a line)', f.codes),
-  h('p', {class: 'muted'}, 'The discount comes off the tickets\' prices, never the booking fees. A code is taken with the order and given back if the payment fails or the hold runs out.'),
+  h('p', {class: 'muted'}, 'A discount comes off the tickets\' prices, never the booking fees; a code is taken with the order and given back if the payment fails or the hold runs out. A presale lets the codes\' holders reserve in its window, before the general sale.'),
   h('button', {class: 'primary', type: 'submit', id: 'create-codes'}, 'Create the list'));
-  const discount = (l) => l.percentOff ? `${l.percentOff}% off` : `${(l.amountOffCents / 100).toFixed(2)} off`;
+  const discount = (l) => l.kind === 'PRESALE' ? 'presale' : l.percentOff ? `${l.percentOff}% off` : `${(l.amountOffCents / 100).toFixed(2)} off`;
   const validity = (l) => [l.validFrom ? `from ${when(l.validFrom)}` : '', l.validUntil ? `until ${when(l.validUntil)}` : ''].filter(Boolean).join(' ') || 'always';
-  page('Discount codes',
+  sync();
+  page('Discount and presale codes',
     lists.length === 0 ? h('p', {class: 'muted', id: 'no-codes'}, 'No codes yet.') :
       table(['List', 'For', 'Discount', 'Valid', 'Codes', 'Per code / buyer', 'Used', 'Being paid', 'Taken off', ''], lists.map((l) =>
         h('tr', {class: 'code-list', dataset: {id: l.id}},

@@ -392,10 +392,11 @@ async function productPage(id) {
     return show(...head, h("p", {}, t("queueExplain")),
       h("button", { class: "primary", onclick: () => (location.hash = `#/q/${id}`) }, t("queueJoin")));
   }
-  if (p.saleStatus === "UPCOMING") {
+  const presaleOpen = p.presale && new Date(p.presale.opensAt) <= Date.now() && Date.now() < new Date(p.presale.closesAt);
+  if (p.saleStatus === "UPCOMING" && !(presaleOpen && sessionStorage.getItem(key(`presale.${id}`)))) {
     const when = h("p", { class: "badge upcoming", role: "status" });
     whenOpen(p, when, () => route());
-    return show(...head, when);
+    return show(...head, when, p.presale ? presalePanel(p, presaleOpen) : null);
   }
   if (p.saleStatus === "CLOSED") return show(...head, h("p", {}, t("closed")));
   if (p.saleStatus === "CANCELLED") {
@@ -407,6 +408,24 @@ async function productPage(id) {
   const notice = flash ? h("p", { class: "error", role: "alert" }, t(flash)) : null;
   if (p.kind === "seated") return seatedPage(p, head, notice);
   return numberedPage(p, head, notice);
+}
+
+// ---------- presale ----------
+
+// presalePanel asks a code holder for their code while the presale before
+// the general sale is open (the reservation checks it), or says when it
+// opens.
+function presalePanel(p, open) {
+  const fmt = (at) => new Date(at).toLocaleString(locale, { timeZone: p.event?.timeZone || "UTC", dateStyle: "medium", timeStyle: "short" });
+  if (!open) return h("p", { class: "presale" }, t("presaleOpens", { time: fmt(p.presale.opensAt) }));
+  const code = h("input", { id: "presale-code", required: true, autocomplete: "off", maxlength: 40 });
+  return h("form", { class: "presale waitlist", onsubmit: (e) => {
+    e.preventDefault();
+    sessionStorage.setItem(key(`presale.${p.id}`), code.value.trim());
+    route();
+  } }, h("h2", {}, t("presaleTitle")), h("p", {}, t("presaleExplain", { time: fmt(p.presale.closesAt) })),
+  h("label", { for: "presale-code" }, t("presaleCode")), code,
+  h("p", {}, h("button", { class: "primary", type: "submit", id: "presale-enter" }, t("presaleEnter"))));
 }
 
 // ---------- waiting list ----------
@@ -603,6 +622,8 @@ function reserve(p, body, control) {
       return needLogin();
     }
     if (offers.has(p.id)) body = { ...body, offer: offers.get(p.id) };
+    const presale = p.saleStatus === "UPCOMING" && sessionStorage.getItem(key(`presale.${p.id}`));
+    if (presale) body = { ...body, presaleCode: presale };
     const idem = actionKey(`reserve.${p.id}`, body);
     const headers = { "Idempotency-Key": idem.id };
     const access = accessToken(p.id);
@@ -616,6 +637,11 @@ function reserve(p, body, control) {
       if (err.status === 401) return needLogin();
       announce(err.message);
       alert(err.message);
+      // A presale code refused: ask for it again.
+      if (presale && (err.code?.startsWith("CODE_") || err.code === "PRESALE_CODE_REQUIRED")) {
+        sessionStorage.removeItem(key(`presale.${p.id}`));
+        route();
+      }
     }
   });
 }
