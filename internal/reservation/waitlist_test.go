@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/inventory"
@@ -49,17 +48,6 @@ func serve(t *testing.T, env *testfix.Env, ttl time.Duration) reservation.ServeR
 	return res
 }
 
-// expireHold moves a hold's expiry into the past, as time would.
-func expireHold(t *testing.T, env *testfix.Env, holdID uuid.UUID) {
-	t.Helper()
-	require.NoError(t, pgx.BeginFunc(context.Background(), env.Schema.Pool, func(tx pgx.Tx) error {
-		h, err := reservation.LockHold(context.Background(), tx, holdID)
-		if err != nil {
-			return err
-		}
-		return reservation.ExtendHold(context.Background(), tx, h, -time.Hour)
-	}))
-}
 
 // A sold-out product's line gets what comes back in order of joining: a
 // released hold's and an expired hold's numbers become offers, never more
@@ -147,7 +135,7 @@ func TestWaitingListGetsFreedNumbersInOrder(t *testing.T) {
 	// is his, not the next claim's, though no sweep has run yet.
 	_, _, err = env.Service.JoinWaitlist(ctx, p, "walt", "walt@example.test", 1)
 	require.NoError(t, err)
-	expireHold(t, env, *z.HoldID)
+	env.ExpireHold(t, *z.HoldID)
 	late := holdFor(t, env, p, "zack", reservation.Params{Quantity: 1})
 	require.Equal(t, reservation.ReasonSoldOut, late.Reason, "a lapsed hold's number waits for the line")
 	require.Equal(t, 1, serve(t, env, time.Hour).Offers)

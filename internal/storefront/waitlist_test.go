@@ -1,13 +1,11 @@
 package storefront_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/browsertest"
@@ -44,13 +42,7 @@ func TestWaitingListTakesTheSeatsOfAnExpiredHold(t *testing.T) {
 	browsertest.Step(t, ctx, "2-in-line")
 
 	// Ana's time runs out; the page Bo left open turns into his offer.
-	require.NoError(t, pgx.BeginFunc(context.Background(), w.env.Schema.Pool, func(tx pgx.Tx) error {
-		h, err := reservation.LockHold(context.Background(), tx, *ana.HoldID)
-		if err != nil {
-			return err
-		}
-		return reservation.ExtendHold(context.Background(), tx, h, -time.Hour)
-	}))
+	w.env.ExpireHold(t, *ana.HoldID)
 	browsertest.Do(t, ctx, chromedp.Poll[chromedp.Void](`!!document.querySelector('#offer') && window.__seatMap && window.__seatMap.ready()`,
 		chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(200*time.Millisecond)))
 	require.Contains(t, browsertest.Text(t, ctx, `#offer`), "up to 2 tickets are held for you")

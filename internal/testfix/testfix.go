@@ -293,6 +293,19 @@ func (e *Env) Confirmed(t testing.TB, p *product.Product, buyer string, quantity
 	return o
 }
 
+// ExpireHold moves a hold's expiry an hour into the past, as time would
+// (holds last 30 s at the least).
+func (e *Env) ExpireHold(t testing.TB, holdID uuid.UUID) {
+	t.Helper()
+	require.NoError(t, pgx.BeginFunc(context.Background(), e.Schema.Pool, func(tx pgx.Tx) error {
+		h, err := reservation.LockHold(context.Background(), tx, holdID)
+		if err != nil {
+			return err
+		}
+		return reservation.ExtendHold(context.Background(), tx, h, -time.Hour)
+	}))
+}
+
 // RequireInvariants audits every product and fails on any violation.
 func (e *Env) RequireInvariants(t testing.TB) {
 	t.Helper()
