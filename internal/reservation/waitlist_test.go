@@ -48,7 +48,6 @@ func serve(t *testing.T, env *testfix.Env, ttl time.Duration) reservation.ServeR
 	return res
 }
 
-
 // A sold-out product's line gets what comes back in order of joining: a
 // released hold's and an expired hold's numbers become offers, never more
 // than are free, withheld from everyone else; an offer is spent by its
