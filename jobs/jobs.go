@@ -1,7 +1,7 @@
 // Package jobs holds BoxOffice's periodic jobs, inserted by River's elected
 // leader: the hold sweeper, the invariant auditor, the queue-gap repair, the
-// payment reconciler and the outbox relay, each unique while it waits or
-// runs and with a Timeout. (The waiting rooms' admission is no job: every
+// payment reconciler, the outbox relay and the waiting lists' offers, each
+// unique while it waits or runs and with a Timeout. (The waiting rooms' admission is no job: every
 // work process runs it, see waitingroom.Service.RunAdmission.)
 package jobs
 
