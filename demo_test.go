@@ -50,7 +50,7 @@ func startDemo(t *testing.T) map[string]string {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	printed := map[string]string{}
 	lines := bufio.NewScanner(out)
-	for lines.Scan() && printed["Raffle"] == "" {
+	for lines.Scan() && printed["Sold out"] == "" { // the last id the banner prints
 		if k, v, ok := strings.Cut(strings.TrimSpace(lines.Text()), "  "); ok {
 			printed[k] = strings.Fields(v)[0]
 		}

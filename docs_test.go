@@ -18,7 +18,8 @@ import (
 
 // TestDocsScreenshots takes README's pictures of the demo as `make run`
 // seeds it — the store's home, an event page, the venue map, a section,
-// checkout, the order with its tickets, the ticket mail and a PDF ticket
+// checkout, the order with its tickets, a sold-out night's waiting list,
+// the ticket mail and a PDF ticket
 // (rendered with poppler's pdftoppm where installed) — into the folder
 // BOXOFFICE_DOCS_SHOTS names (`make screenshots` names docs/). Skipped
 // otherwise: pictures are committed on purpose, not by every test run.
@@ -79,6 +80,10 @@ func TestDocsScreenshots(t *testing.T) {
 	browsertest.Do(t, b, chromedp.Click(chromedp.CSS(`form.checkout button.primary`)),
 		browsertest.WaitJS(`document.querySelectorAll('.tickets img.qr').length === 2 && [...document.querySelectorAll('.tickets img.qr')].every((i) => i.complete)`))
 	shot("store-tickets")
+
+	// The sold-out night: its page is the waiting list.
+	browsertest.Do(t, b, chromedp.Navigate(store+"#/p/"+printed["Sold out"]), chromedp.WaitVisible(chromedp.CSS(`#waitlist-join`)))
+	shot("store-waitlist")
 
 	// The mail as a mail client shows it, and the PDF ticket.
 	var pdf []byte
