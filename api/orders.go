@@ -248,13 +248,16 @@ func checkoutProblem(err error) *Problem {
 
 // checkHoldAccess enforces the waiting room of the hold's product on checkout.
 func (s *Server) checkHoldAccess(ctx context.Context, who principal, holdID uuid.UUID, token string) error {
-	productID, err := reservation.HoldProduct(ctx, s.Pool, who.TenantID, who.BuyerID, holdID)
+	productID, offered, err := reservation.HoldProduct(ctx, s.Pool, who.TenantID, who.BuyerID, holdID)
 	if errors.Is(err, db.ErrNotFound) {
 		return nil // unknown hold: checkout answers 404 itself
 	}
 	if err != nil {
 		// Any other failure must not wave the buyer past the room's check.
 		return s.toProblem(err)
+	}
+	if offered {
+		return nil // a waiting-list offer admitted the hold, as a room's token would
 	}
 	p, err := s.productCache.Get(ctx, productID)
 	if err != nil {

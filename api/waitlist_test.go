@@ -8,7 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/internal/payment"
+	"boxoffice/internal/reservation"
 	"boxoffice/internal/testfix"
+	"boxoffice/internal/waitingroom"
 )
 
 // The waiting list through the API: refused while numbers are for sale,
@@ -69,4 +72,43 @@ func TestWaitlistAPI(t *testing.T) {
 	require.EqualValues(t, 1, sum.body["declined"], string(sum.raw))
 	require.Equal(t, http.StatusUnauthorized, b.do(t, http.MethodGet, path+"/summary", bo, nil).status)
 	b.env.RequireInvariants(t)
+}
+
+// On a product sold through a waiting room, seats taken with a
+// waiting-list offer are paid for without the room's token: the offer let
+// the shopper in, as a token would; a hold made without one still needs it.
+func TestOfferAdmitsToCheckoutPastTheRoom(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{Provider: payment.NewSim("http://127.0.0.1:1", time.Second)})
+	p := b.env.Product(t, testfix.ProductOpts{Capacity: 3,
+		WaitingRoom: &waitingroom.Settings{Enabled: true, ActiveShoppers: 10, ShoppingSeconds: 60}})
+	ctx := context.Background()
+	cy := b.env.Reserve(t, p, "cy", reservation.Params{Quantity: 1})
+	ana := b.env.Reserve(t, p, "ana", reservation.Params{Quantity: 2})
+	b.env.Drain(t, p, 10)
+	held := b.env.Get(t, p, ana.ID)
+	bo := buyerToken(t, b.env.Tenant, "bo", time.Hour)
+	r := b.do(t, http.MethodPost, "/v1/products/"+p.ID.String()+"/waitlist", bo, map[string]any{"quantity": 2, "email": "bo@example.test"})
+	require.Equal(t, http.StatusCreated, r.status, string(r.raw))
+	entry := r.body["id"].(string)
+	_, err := b.env.Service.Release(ctx, p.TenantID, "ana", *held.HoldID)
+	require.NoError(t, err)
+	_, err = b.env.Claimer.ServeWaitlists(ctx, time.Hour, 100)
+	require.NoError(t, err)
+
+	r = b.do(t, http.MethodPost, "/v1/products/"+p.ID.String()+"/reservations", bo, map[string]any{"quantity": 2, "offer": entry},
+		"Idempotency-Key", "bo-offer")
+	require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
+	b.env.Drain(t, p, 10)
+	mine := b.do(t, http.MethodGet, "/v1/reservations/"+r.body["id"].(string), bo, nil)
+	require.Equal(t, reservation.StatusHeld, mine.body["status"], string(mine.raw))
+	order := b.do(t, http.MethodPost, "/v1/orders", bo, map[string]any{"holdId": mine.body["holdId"], "paymentMethod": "sim_ok"},
+		"Idempotency-Key", "bo-pay")
+	require.Equal(t, http.StatusAccepted, order.status, "the offer admits to checkout: %s", order.raw)
+
+	// Cy's hold, made without an offer, still needs the room's token.
+	cyHold := b.env.Get(t, p, cy.ID)
+	requireProblem(t, b.do(t, http.MethodPost, "/v1/orders", buyerToken(t, b.env.Tenant, "cy", time.Hour),
+		map[string]any{"holdId": cyHold.HoldID, "paymentMethod": "sim_ok"}, "Idempotency-Key", "cy-pay"),
+		http.StatusUnauthorized, "ACCESS_TOKEN_REQUIRED")
 }

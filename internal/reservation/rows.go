@@ -87,16 +87,18 @@ func ConvertHold(ctx context.Context, tx pgx.Tx, h *BuyerHold) error {
 	return nil
 }
 
-// HoldProduct returns the product of a buyer's hold (db.ErrNotFound when the
-// buyer has no such hold).
-func HoldProduct(ctx context.Context, q db.DBTX, tenantID uuid.UUID, buyerID string, holdID uuid.UUID) (uuid.UUID, error) {
-	var productID uuid.UUID
-	err := q.QueryRow(ctx, `SELECT product_id FROM holds WHERE id = $1 AND tenant_id = $2 AND buyer_id = $3`,
-		holdID, tenantID, buyerID).Scan(&productID)
+// HoldProduct returns the product of a buyer's hold, and whether a
+// waiting-list offer made it (db.ErrNotFound when the buyer has no such
+// hold).
+func HoldProduct(ctx context.Context, q db.DBTX, tenantID uuid.UUID, buyerID string, holdID uuid.UUID) (productID uuid.UUID, offered bool, err error) {
+	err = q.QueryRow(ctx, `
+		SELECT h.product_id, r.offer_id IS NOT NULL
+		FROM holds h JOIN reservation_requests r ON r.id = h.request_id
+		WHERE h.id = $1 AND h.tenant_id = $2 AND h.buyer_id = $3`, holdID, tenantID, buyerID).Scan(&productID, &offered)
 	if err != nil {
-		return uuid.Nil, fmt.Errorf("read hold %s: %w", holdID, db.NotFound(err))
+		return uuid.Nil, false, fmt.Errorf("read hold %s: %w", holdID, db.NotFound(err))
 	}
-	return productID, nil
+	return productID, offered, nil
 }
 
 // HoldNumbers returns the product and numbers of a buyer's hold, without
