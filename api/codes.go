@@ -66,11 +66,14 @@ type CodeList struct {
 	*codes.List
 }
 
-// createCodeList serves POST /v1/code-lists.
-func (s *Server) createCodeList(ctx context.Context, in *struct{ Body CodeListBody }) (*struct {
+// codeListOutput answers with a list: 201 when made, 200 when changed.
+type codeListOutput struct {
 	Status int
 	Body   CodeList
-}, error) {
+}
+
+// createCodeList serves POST /v1/code-lists.
+func (s *Server) createCodeList(ctx context.Context, in *struct{ Body CodeListBody }) (*codeListOutput, error) {
 	b, tenantID := in.Body, caller(ctx).TenantID
 	presale := b.Kind == "presale"
 	switch {
@@ -121,10 +124,7 @@ func (s *Server) createCodeList(ctx context.Context, in *struct{ Body CodeListBo
 func (s *Server) addCodes(ctx context.Context, in *struct {
 	ID   uuid.UUID `path:"id"`
 	Body CodesBody
-}) (*struct {
-	Status int
-	Body   CodeList
-}, error) {
+}) (*codeListOutput, error) {
 	tenantID := caller(ctx).TenantID
 	if _, err := codes.Get(ctx, s.Pool, tenantID, in.ID); err != nil {
 		return nil, s.toProblem(err)
@@ -139,18 +139,12 @@ func (s *Server) addCodes(ctx context.Context, in *struct {
 	return s.codeListAnswer(ctx, tenantID, in.ID, http.StatusOK)
 }
 
-func (s *Server) codeListAnswer(ctx context.Context, tenantID, id uuid.UUID, status int) (*struct {
-	Status int
-	Body   CodeList
-}, error) {
+func (s *Server) codeListAnswer(ctx context.Context, tenantID, id uuid.UUID, status int) (*codeListOutput, error) {
 	l, err := codes.Get(ctx, s.Pool, tenantID, id)
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	return &struct {
-		Status int
-		Body   CodeList
-	}{status, CodeList{l}}, nil
+	return &codeListOutput{status, CodeList{l}}, nil
 }
 
 // CodeLists are the tenant's lists.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"boxoffice/internal/db"
 	"boxoffice/internal/inventory"
 	"boxoffice/internal/product"
 	"boxoffice/internal/waitingroom"
@@ -73,6 +74,18 @@ func newAvailabilityView(s *inventory.Snapshot) (*availabilityView, error) {
 
 type ProductPath struct {
 	ID uuid.UUID `path:"id" doc:"Product id"`
+}
+
+// buyersProduct is a product the calling buyer may see (404 otherwise).
+func (s *Server) buyersProduct(ctx context.Context, path ProductPath) (*product.Product, error) {
+	p, err := s.productCache.Get(ctx, path.ID)
+	if err == nil && (p.TenantID != caller(ctx).TenantID || p.HiddenFromBuyers()) {
+		err = db.ErrNotFound
+	}
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return p, nil
 }
 
 // publicProduct is a product anyone may see (from the cache: only its

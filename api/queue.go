@@ -75,12 +75,9 @@ func (s *Server) joinQueue(ctx context.Context, in *struct {
 	Body   JoinView
 }, error) {
 	who := caller(ctx)
-	p, err := s.productCache.Get(ctx, in.ID)
-	if err == nil && (p.TenantID != who.TenantID || p.HiddenFromBuyers()) {
-		err = db.ErrNotFound
-	}
+	p, err := s.buyersProduct(ctx, in.ProductPath)
 	if err != nil {
-		return nil, s.toProblem(err)
+		return nil, err
 	}
 	if p.WaitingRoom != nil && p.WaitingRoom.ChallengeBits > 0 {
 		if in.Challenge == "" {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"boxoffice/internal/db"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/waitlist"
@@ -28,18 +27,6 @@ type WaitlistEntry struct {
 type waitlistOutput struct {
 	Status int
 	Body   WaitlistEntry
-}
-
-// buyersProduct is a product the calling buyer may see (404 otherwise).
-func (s *Server) buyersProduct(ctx context.Context, path ProductPath) (*product.Product, error) {
-	p, err := s.productCache.Get(ctx, path.ID)
-	if err == nil && (p.TenantID != caller(ctx).TenantID || p.HiddenFromBuyers()) {
-		err = db.ErrNotFound
-	}
-	if err != nil {
-		return nil, s.toProblem(err)
-	}
-	return p, nil
 }
 
 // joinWaitlist serves POST /v1/products/{id}/waitlist.

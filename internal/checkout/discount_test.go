@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/checkout"
@@ -22,13 +21,7 @@ import (
 // newList creates a discount list with the given codes.
 func (b *testBundle) newList(t *testing.T, terms codes.Terms, list ...string) uuid.UUID {
 	t.Helper()
-	var id uuid.UUID
-	require.NoError(t, pgx.BeginFunc(context.Background(), b.env.Schema.Pool, func(tx pgx.Tx) error {
-		var err error
-		id, err = codes.CreateList(context.Background(), tx, b.product.TenantID, terms, list)
-		return err
-	}))
-	return id
+	return b.env.CodeList(t, b.product.TenantID, terms, list...)
 }
 
 // orderWith orders buyer's hold with a discount code.

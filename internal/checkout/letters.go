@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"boxoffice/internal/db"
 	"boxoffice/internal/letter"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/product"
@@ -32,6 +33,22 @@ func (s *Service) brandOfProduct(ctx context.Context, productID uuid.UUID) (lett
 	return s.brandOf(ctx, tenantID)
 }
 
+// eventOf is the event of a product as the letters name it: its dates,
+// and the event's name, or the product's own when the event has none.
+func eventOf(ctx context.Context, q db.DBTX, productID uuid.UUID) (*product.Event, *product.Dates, string, error) {
+	ev, dates, err := product.EventOf(ctx, q, productID)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	name := ev.Name
+	if name == "" {
+		if name, err = product.NameOf(ctx, q, productID); err != nil {
+			return nil, nil, "", err
+		}
+	}
+	return ev, dates, name, nil
+}
+
 // ticketsOf is what the letters say of an order: its event and date, and
 // the pages of its tickets that admit (a refunded or given-away ticket has
 // no page), each with its seat's price.
@@ -54,16 +71,9 @@ func (s *Service) ticketsOf(ctx context.Context, b letter.Brand, tenantID, order
 	if err := s.pool.QueryRow(ctx, `SELECT email FROM orders WHERE id = $1`, orderID).Scan(&email); err != nil {
 		return nil, fmt.Errorf("order %s: %w", orderID, err)
 	}
-	ev, dates, err := product.EventOf(ctx, s.pool, o.ProductID)
+	ev, dates, name, err := eventOf(ctx, s.pool, o.ProductID)
 	if err != nil {
 		return nil, err
-	}
-	name, err := product.NameOf(ctx, s.pool, o.ProductID)
-	if err != nil {
-		return nil, err
-	}
-	if ev.Name != "" {
-		name = ev.Name
 	}
 	quote, err := product.QuoteFor(ctx, s.pool, o.ProductID, o.Numbers)
 	if err != nil {

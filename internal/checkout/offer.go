@@ -10,7 +10,6 @@ import (
 	"github.com/riverqueue/river"
 
 	"boxoffice/internal/letter"
-	"boxoffice/internal/product"
 	"boxoffice/internal/waitlist"
 )
 
@@ -43,16 +42,9 @@ func (s *Service) SendOffer(ctx context.Context, entryID uuid.UUID) error {
 	if sent || e.State != waitlist.Offered || e.Offer == nil || !time.Now().Before(e.Offer.ExpiresAt) {
 		return nil
 	}
-	ev, dates, err := product.EventOf(ctx, s.pool, e.ProductID)
+	ev, dates, name, err := eventOf(ctx, s.pool, e.ProductID)
 	if err != nil {
 		return err
-	}
-	name, err := product.NameOf(ctx, s.pool, e.ProductID)
-	if err != nil {
-		return err
-	}
-	if ev.Name != "" {
-		name = ev.Name
 	}
 	brand, err := s.brandOfProduct(ctx, e.ProductID)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/browsertest"
@@ -23,11 +22,7 @@ func TestDiscountCodeAtCheckout(t *testing.T) {
 	w := newWorld(t)
 	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
 	pct := 20
-	require.NoError(t, pgx.BeginFunc(context.Background(), w.env.Schema.Pool, func(tx pgx.Tx) error {
-		_, err := codes.CreateList(context.Background(), tx, p.TenantID,
-			codes.Terms{Name: "Fans", PercentOff: &pct, UsesPerCode: 1, PerBuyer: 1}, []string{"FAN-2027"})
-		return err
-	}))
+	w.env.CodeList(t, p.TenantID, codes.Terms{Name: "Fans", PercentOff: &pct, UsesPerCode: 1, PerBuyer: 1}, "FAN-2027")
 	store := w.publish(t, w.env.Tenant.Slug)
 	ctx := w.shopper(t, w.env.Tenant, store, "dora")
 	browsertest.Do(t, ctx, openProduct(p.ID.String()), clickSeat(0), clickSeat(1),
@@ -59,11 +54,8 @@ func TestPresaleWithACode(t *testing.T) {
 	opens := time.Now().Add(time.Hour)
 	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40, OnSaleAt: opens})
 	from := time.Now().Add(-time.Minute)
-	require.NoError(t, pgx.BeginFunc(context.Background(), w.env.Schema.Pool, func(tx pgx.Tx) error {
-		_, err := codes.CreateList(context.Background(), tx, p.TenantID, codes.Terms{Kind: codes.KindPresale, Name: "Fan club",
-			ProductID: &p.ID, UsesPerCode: 1, PerBuyer: 1, ValidFrom: &from, ValidUntil: &opens}, []string{"CLUB-7"})
-		return err
-	}))
+	w.env.CodeList(t, p.TenantID, codes.Terms{Kind: codes.KindPresale, Name: "Fan club", ProductID: &p.ID, UsesPerCode: 1,
+		PerBuyer: 1, ValidFrom: &from, ValidUntil: &opens}, "CLUB-7")
 	store := w.publish(t, w.env.Tenant.Slug)
 	ctx := w.shopper(t, w.env.Tenant, store, "eli")
 	browsertest.Do(t, ctx, chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),

@@ -27,6 +27,7 @@ import (
 	"boxoffice/internal/app"
 	"boxoffice/internal/atrest"
 	"boxoffice/internal/checkout"
+	"boxoffice/internal/codes"
 	"boxoffice/internal/config"
 	"boxoffice/internal/db"
 	"boxoffice/internal/dbtest"
@@ -291,6 +292,18 @@ func (e *Env) Confirmed(t testing.TB, p *product.Product, buyer string, quantity
 		}
 	}, 20*time.Second, 20*time.Millisecond, "order %s confirmed and captured", o.ID)
 	return o
+}
+
+// CodeList makes a list of codes of the tenant with the terms.
+func (e *Env) CodeList(t testing.TB, tenantID uuid.UUID, terms codes.Terms, list ...string) uuid.UUID {
+	t.Helper()
+	var id uuid.UUID
+	require.NoError(t, pgx.BeginFunc(context.Background(), e.Schema.Pool, func(tx pgx.Tx) error {
+		var err error
+		id, err = codes.CreateList(context.Background(), tx, tenantID, terms, list)
+		return err
+	}))
+	return id
 }
 
 // ExpireHold moves a hold's expiry an hour into the past, as time would
