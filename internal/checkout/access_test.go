@@ -25,7 +25,7 @@ import (
 type failHoldLookup struct{}
 
 func (failHoldLookup) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	if strings.Contains(d.SQL, "SELECT product_id FROM holds WHERE id = $1") {
+	if strings.Contains(d.SQL, "FROM holds h JOIN reservation_requests r ON r.id = h.request_id") { // reservation.HoldProduct
 		c, cancel := context.WithCancel(ctx)
 		cancel()
 		return c
