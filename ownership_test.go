@@ -25,7 +25,7 @@ var owners = map[string][]string{
 	"internal/codes":       {"code_lists", "codes", "code_uses", "presale_uses"},
 	"internal/outbox":      {"outbox"},
 	"internal/checkout":    {"orders", "payment_attempts", "checkout_control", "webhook_events", "tickets", "refunds", "mail_sent", "ticket_transfers"},
-	"internal/waitingroom": {"waiting_rooms", "queue_entries", "admission_steps"},
+	"internal/waitingroom": {"waiting_rooms", "queue_entries", "admission_steps", "presale_rounds"},
 	"internal/login":       {"login_codes", "login_buyers", "login_clients", "login_sms_days"},
 	"internal/audit":       {"audit_log"},
 	"internal/session":     {"console_sessions"},

@@ -16,6 +16,7 @@ import (
 	"boxoffice/internal/checkout"
 	"boxoffice/internal/codes"
 	"boxoffice/internal/product"
+	"boxoffice/internal/waitingroom"
 )
 
 // codeMessages say to a shopper why a code does not apply.
@@ -86,6 +87,7 @@ func (s *Server) createCodeList(ctx context.Context, in *struct{ Body CodeListBo
 	case b.ValidFrom != nil && b.ValidUntil != nil && !b.ValidUntil.After(*b.ValidFrom):
 		return nil, problem(http.StatusUnprocessableEntity, "INVALID_DATES", "validUntil must come after validFrom")
 	}
+	room := false
 	if b.ProductID != nil {
 		p, err := s.Products.Get(ctx, tenantID, *b.ProductID)
 		if err != nil {
@@ -95,9 +97,7 @@ func (s *Server) createCodeList(ctx context.Context, in *struct{ Body CodeListBo
 			return nil, problem(http.StatusUnprocessableEntity, "PRESALE_AFTER_OPENING",
 				"a presale ends by the general sale's opening, "+p.OnSaleAt.UTC().Format(time.RFC3339))
 		}
-		if presale && p.WaitingRoom != nil {
-			return nil, problem(http.StatusConflict, "PRESALE_WITH_WAITING_ROOM", "presales of products with a waiting room are not supported yet")
-		}
+		room = presale && p.WaitingRoom != nil && p.WaitingRoom.Enabled
 	}
 	all, err := b.all()
 	if err != nil {
@@ -111,8 +111,14 @@ func (s *Server) createCodeList(ctx context.Context, in *struct{ Body CodeListBo
 		UsesPerCode: max(b.UsesPerCode, 1), PerBuyer: max(b.PerBuyer, 1), ValidFrom: b.ValidFrom, ValidUntil: b.ValidUntil}
 	var id uuid.UUID
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		id, err = codes.CreateList(ctx, tx, tenantID, t, all)
-		return err
+		if id, err = codes.CreateList(ctx, tx, tenantID, t, all); err != nil {
+			return err
+		}
+		if room {
+			// Behind a waiting room a presale is a round of the room.
+			return waitingroom.AddPresale(ctx, tx, *b.ProductID, *b.ValidFrom, *b.ValidUntil)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, s.toProblem(err)
@@ -191,18 +197,27 @@ func (s *Server) codesCSV(ctx context.Context, in *struct {
 // letIntoPresale lets the buyer reserve before the general sale when a
 // presale window of the product is open and their code lets them in;
 // otherwise the request is refused now (the claim transaction checks
-// again). A product with a waiting room has no presale yet.
+// again). Behind a waiting room the code was taken when the buyer joined
+// the presale's line: the room's admission let them this far.
 func (s *Server) letIntoPresale(ctx context.Context, p *product.Product, buyerID, code string) error {
 	notOnSale := problem(http.StatusConflict, "NOT_ON_SALE", "the sale opens at "+p.OnSaleAt.UTC().Format(time.RFC3339))
-	if p.WaitingRoom != nil {
-		return notOnSale
-	}
 	open, err := codes.PresaleOpen(ctx, s.Pool, p.ID)
 	if err != nil {
 		return s.toProblem(err)
 	}
 	if !open {
 		return notOnSale
+	}
+	if p.WaitingRoom != nil && p.WaitingRoom.Enabled {
+		in, err := codes.PresaleBuyers(ctx, s.Pool, p.ID, []string{buyerID})
+		if err != nil {
+			return s.toProblem(err)
+		}
+		if !in[buyerID] {
+			return problem(http.StatusForbidden, "PRESALE_CODE_REQUIRED",
+				"the presale before the general sale ("+p.OnSaleAt.UTC().Format(time.RFC3339)+") is for code holders: join its line with presaleCode")
+		}
+		return nil
 	}
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error { return codes.LetIn(ctx, tx, p.TenantID, p.ID, buyerID, code) })
 	var bad *codes.InvalidError

@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
+	"boxoffice/internal/codes"
 	"boxoffice/internal/db"
 	"boxoffice/internal/login"
 	"boxoffice/internal/product"
@@ -65,11 +67,17 @@ type DrawPage struct {
 	Offset int         `json:"offset"`
 }
 
+// JoinBody is what a join may carry.
+type JoinBody struct {
+	PresaleCode string `json:"presaleCode,omitempty" maxLength:"40" doc:"A presale code: joins the line of its presale (drawn when its window opens) instead of the general sale's"`
+}
+
 // joinQueue serves POST /v1/products/{id}/queue.
 func (s *Server) joinQueue(ctx context.Context, in *struct {
 	ProductPath
 	Challenge string `header:"X-Queue-Challenge" maxLength:"2000" doc:"When the room asks for proof of work: the challenge from GET /queue/challenge"`
 	Solution  string `header:"X-Queue-Solution" maxLength:"64" doc:"s such that SHA-256(challenge + \":\" + s) starts with the challenge's zero bits"`
+	Body      *JoinBody
 }) (*struct {
 	Status int
 	Body   JoinView
@@ -89,7 +97,13 @@ func (s *Server) joinQueue(ctx context.Context, in *struct {
 			return nil, problem(http.StatusForbidden, "CHALLENGE_FAILED", err.Error())
 		}
 	}
-	e, created, err := s.WaitingRoom.Join(ctx, who.TenantID, in.ID, who.BuyerID)
+	var e waitingroom.Entry
+	var created bool
+	if in.Body != nil && in.Body.PresaleCode != "" {
+		e, created, err = s.joinPresale(ctx, p, who.BuyerID, in.Body.PresaleCode)
+	} else {
+		e, created, err = s.WaitingRoom.Join(ctx, who.TenantID, in.ID, who.BuyerID)
+	}
 	if errors.Is(err, waitingroom.ErrNoRoom) {
 		return nil, problem(http.StatusNotFound, "NOT_FOUND", "no waiting room for this product")
 	}
@@ -109,6 +123,22 @@ func (s *Server) joinQueue(ctx context.Context, in *struct {
 		out.Status = http.StatusCreated
 	}
 	return out, nil
+}
+
+// joinPresale puts a code holder in the line of the presale the code is
+// for: the code is taken (one of its uses) in the same transaction.
+func (s *Server) joinPresale(ctx context.Context, p *product.Product, buyerID, code string) (waitingroom.Entry, bool, error) {
+	var e waitingroom.Entry
+	var created bool
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		w, err := codes.LetInEarly(ctx, tx, p.TenantID, p.ID, buyerID, code)
+		if err != nil {
+			return err
+		}
+		e, created, err = s.WaitingRoom.JoinPresale(ctx, tx, p.TenantID, p.ID, buyerID, w.Opens, w.Closes)
+		return err
+	})
+	return e, created, err
 }
 
 // queueChallenge serves GET /v1/products/{id}/queue/challenge.
@@ -188,7 +218,8 @@ func (s *Server) queueFairness(ctx context.Context, in *struct {
 func (s *Server) queueDraw(ctx context.Context, in *struct {
 	ProductPath
 	Offset int `query:"offset" minimum:"0" doc:"Positions to skip"`
-	Limit  int `query:"limit" minimum:"1" maximum:"10000" default:"1000" doc:"Entries per page"`
+	Limit  int       `query:"limit" minimum:"1" maximum:"10000" default:"1000" doc:"Entries per page"`
+	Round  uuid.UUID `query:"round" doc:"A presale round's id (from the fairness document): its draw instead of the general sale's"`
 }) (*struct {
 	CacheControl string `header:"Cache-Control"`
 	Body         DrawPage
@@ -197,6 +228,9 @@ func (s *Server) queueDraw(ctx context.Context, in *struct {
 		return nil, err
 	}
 	order, err := s.WaitingRoom.DrawOrder(ctx, in.ID)
+	if in.Round != uuid.Nil {
+		order, err = s.WaitingRoom.PresaleDrawOrder(ctx, in.ID, in.Round)
+	}
 	if err != nil {
 		return nil, s.toProblem(err)
 	}

@@ -57,47 +57,63 @@ func LetIn(ctx context.Context, tx pgx.Tx, tenantID, productID uuid.UUID, buyerI
 	if err != nil || in[buyerID] {
 		return err
 	}
+	_, err = letIn(ctx, tx, tenantID, productID, buyerID, code, false)
+	return err
+}
+
+// LetInEarly is LetIn for a presale behind a waiting room: the code is
+// taken before its window opens too, so that its holder enters the draw
+// at the opening. It answers the window the code is for (the room's round).
+func LetInEarly(ctx context.Context, tx pgx.Tx, tenantID, productID uuid.UUID, buyerID, code string) (Window, error) {
+	return letIn(ctx, tx, tenantID, productID, buyerID, code, true)
+}
+
+func letIn(ctx context.Context, tx pgx.Tx, tenantID, productID uuid.UUID, buyerID, code string, early bool) (Window, error) {
 	code = Normalize(code)
+	var w Window
 	invalid := func(reason string) error { return &InvalidError{Reason: reason, Code: code} }
 	if code == "" {
-		return invalid(Required)
+		return w, invalid(Required)
 	}
 	var listID uuid.UUID
 	var listProduct *uuid.UUID
 	var uses int
-	var started, open bool
-	err = tx.QueryRow(ctx, `
-		SELECT l.id, l.product_id, l.uses_per_code, l.valid_from <= now(), l.valid_until > now()
+	var started, open, already bool
+	err := tx.QueryRow(ctx, `
+		SELECT l.id, l.product_id, l.uses_per_code, l.valid_from, l.valid_until, l.valid_from <= now(), l.valid_until > now(),
+		       EXISTS (SELECT 1 FROM presale_uses u WHERE u.list_id = l.id AND u.buyer_id = $3)
 		FROM codes c JOIN code_lists l ON l.id = c.list_id
-		WHERE c.tenant_id = $1 AND c.code = $2 AND l.kind = 'PRESALE' FOR UPDATE OF c`, tenantID, code).
-		Scan(&listID, &listProduct, &uses, &started, &open)
+		WHERE c.tenant_id = $1 AND c.code = $2 AND l.kind = 'PRESALE' FOR UPDATE OF c`, tenantID, code, buyerID).
+		Scan(&listID, &listProduct, &uses, &w.Opens, &w.Closes, &started, &open, &already)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return invalid(Unknown)
+		return w, invalid(Unknown)
 	case err != nil:
-		return fmt.Errorf("presale code %s: %w", code, err)
+		return w, fmt.Errorf("presale code %s: %w", code, err)
 	case listProduct == nil || *listProduct != productID:
-		return invalid(NotForThisEvent)
-	case !started:
-		return invalid(NotYetValid)
+		return w, invalid(NotForThisEvent)
 	case !open:
-		return invalid(Expired)
+		return w, invalid(Expired)
+	case !started && !early:
+		return w, invalid(NotYetValid)
+	case already:
+		return w, nil // let in before, with this or another of the list's codes
 	}
 	var taken int
 	if err := tx.QueryRow(ctx, `SELECT count(*) FROM presale_uses WHERE tenant_id = $1 AND code = $2`, tenantID, code).
 		Scan(&taken); err != nil {
-		return fmt.Errorf("uses of presale code %s: %w", code, err)
+		return w, fmt.Errorf("uses of presale code %s: %w", code, err)
 	}
 	if taken >= uses {
-		return invalid(UsedUp)
+		return w, invalid(UsedUp)
 	}
 	_, err = tx.Exec(ctx, `
 		INSERT INTO presale_uses (list_id, buyer_id, tenant_id, code, product_id) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT DO NOTHING`, listID, buyerID, tenantID, code, productID)
 	if err != nil {
-		return fmt.Errorf("let in with presale code %s: %w", code, err)
+		return w, fmt.Errorf("let in with presale code %s: %w", code, err)
 	}
-	return nil
+	return w, nil
 }
 
 // PresaleBuyers returns which of the buyers are let into a presale of the

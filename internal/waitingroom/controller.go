@@ -102,30 +102,33 @@ func (s *Service) tick(ctx context.Context, productID uuid.UUID) (TickResult, er
 		if err := jsonUnmarshal(settingsJSON, &settings); err != nil {
 			return err
 		}
-		if !onSale {
-			return tx.QueryRow(ctx, `UPDATE waiting_rooms SET updated_at = now() WHERE product_id = $1 RETURNING 0`, productID).Scan(new(int))
+		// Presale rounds first: their windows open before the general sale.
+		placed, presaleOpen, err := drawRounds(ctx, tx, productID, next)
+		if err != nil {
+			return err
 		}
-		if !drawn {
-			n, err := draw(ctx, tx, productID, seed)
+		if placed != next {
+			res.Drawn += placed - next
+			next, seconds = placed, 0
+			if _, err := tx.Exec(ctx, `UPDATE waiting_rooms SET next_position = $2 WHERE product_id = $1`, productID, next); err != nil {
+				return fmt.Errorf("record presale draws: %w", err)
+			}
+		}
+		if onSale && !drawn {
+			placed, entrants, err := drawAndPlace(ctx, tx, productID, nil, seed, next)
 			if err != nil {
 				return err
 			}
-			res.Drawn, next = n, n
-			// Arrivals after opening but before this draw follow, in order.
-			tag, err := tx.Exec(ctx, `
-				WITH ordered AS (
-					SELECT id, $2 + row_number() OVER (ORDER BY joined_at, id) AS pos
-					FROM queue_entries WHERE product_id = $1 AND position IS NULL)
-				UPDATE queue_entries e SET position = o.pos FROM ordered o WHERE e.id = o.id`, productID, n)
-			if err != nil {
-				return fmt.Errorf("place later arrivals: %w", err)
-			}
-			next += tag.RowsAffected()
-			if _, err := tx.Exec(ctx, `UPDATE waiting_rooms SET drawn_at = now(), pre_open_count = $2, next_position = $3 WHERE product_id = $1`,
-				productID, n, next); err != nil {
+			res.Drawn += entrants
+			if _, err := tx.Exec(ctx, `
+				UPDATE waiting_rooms SET drawn_at = now(), pre_open_count = $2, next_position = $3, draw_offset = $4
+				WHERE product_id = $1`, productID, entrants, placed, next); err != nil {
 				return err
 			}
-			seconds = 0 // admission starts now
+			next, seconds = placed, 0 // admission starts now
+		}
+		if !onSale && !presaleOpen {
+			return tx.QueryRow(ctx, `UPDATE waiting_rooms SET updated_at = now() WHERE product_id = $1 RETURNING 0`, productID).Scan(new(int))
 		}
 
 		reclaimed, err := s.reclaim(ctx, tx, tenantID, productID, through, settings.reclaimAfter())
@@ -260,29 +263,43 @@ func (s *Service) active(ctx context.Context, tx pgx.Tx, tenantID, productID uui
 	return int64(len(shopping) - len(bought)), nil
 }
 
-// draw orders the entrants present before opening and gives them positions
-// 1..n.
-func draw(ctx context.Context, tx pgx.Tx, productID uuid.UUID, seed []byte) (int64, error) {
-	rows, err := tx.Query(ctx, `SELECT id FROM queue_entries WHERE product_id = $1 AND pre_open FOR UPDATE`, productID)
+// drawAndPlace runs a draw — the general sale's (round nil) or a presale
+// round's — over the entrants present before its opening, giving them
+// positions after, then places in arrival order those who came after the
+// opening but before the draw ran. It returns the last position given and
+// the draw's entrants.
+func drawAndPlace(ctx context.Context, tx pgx.Tx, productID uuid.UUID, round *uuid.UUID, seed []byte, after int64) (int64, int64, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT id FROM queue_entries WHERE product_id = $1 AND round_id IS NOT DISTINCT FROM $2 AND pre_open FOR UPDATE`,
+		productID, round)
 	if err != nil {
-		return 0, fmt.Errorf("entrants in the draw: %w", err)
+		return 0, 0, fmt.Errorf("entrants in the draw: %w", err)
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	order := Draw(seed, ids)
 	positions := make([]int64, len(order))
 	for i := range order {
-		positions[i] = int64(i + 1)
+		positions[i] = after + int64(i+1)
 	}
 	if _, err := tx.Exec(ctx, `
 		UPDATE queue_entries e SET position = u.pos
 		FROM unnest($2::uuid[], $3::bigint[]) AS u(id, pos) WHERE e.id = u.id AND e.product_id = $1`,
 		productID, order, positions); err != nil {
-		return 0, fmt.Errorf("record the draw: %w", err)
+		return 0, 0, fmt.Errorf("record the draw: %w", err)
 	}
-	return int64(len(order)), nil
+	drawn := after + int64(len(order))
+	tag, err := tx.Exec(ctx, `
+		WITH ordered AS (
+			SELECT id, $3 + row_number() OVER (ORDER BY joined_at, id) AS pos
+			FROM queue_entries WHERE product_id = $1 AND position IS NULL AND round_id IS NOT DISTINCT FROM $2)
+		UPDATE queue_entries e SET position = o.pos FROM ordered o WHERE e.id = o.id`, productID, round, drawn)
+	if err != nil {
+		return 0, 0, fmt.Errorf("place later arrivals: %w", err)
+	}
+	return drawn + tag.RowsAffected(), int64(len(order)), nil
 }
 
 func nullString(s string) any {

@@ -17,6 +17,7 @@ func PurgeProduct(ctx context.Context, tx pgx.Tx, productID uuid.UUID) error {
 	if err := db.ExecEach(ctx, tx, []string{
 		`DELETE FROM admission_steps WHERE product_id = $1`,
 		`DELETE FROM queue_entries WHERE product_id = $1`,
+		`DELETE FROM presale_rounds WHERE product_id = $1`,
 		`DELETE FROM waiting_rooms WHERE product_id = $1`,
 	}, productID); err != nil {
 		return fmt.Errorf("purge waiting room of %s: %w", productID, err)

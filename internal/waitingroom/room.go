@@ -77,7 +77,8 @@ type Entry struct {
 	ProductID uuid.UUID
 	TenantID  uuid.UUID
 	BuyerID   string
-	Position  int64 // 0 until placed
+	Position  int64     // 0 until placed
+	Round     uuid.UUID // the presale round entered with a code; uuid.Nil: the general sale's line
 }
 
 // Status is what a poll answers.
@@ -92,6 +93,7 @@ type Status struct {
 	// Before the draw: when it runs, how many wait for it, and what it means.
 	OpensAt  *time.Time `json:"opensAt,omitempty" doc:"Before the draw: when the sale opens and places are drawn"`
 	Entrants int64      `json:"entrants,omitempty" doc:"Before the draw: shoppers entered so far (refreshed about once a second)"`
+	Presale  bool       `json:"presale,omitempty" doc:"Waiting for a presale's draw (entered with a code); opensAt is the presale's opening"`
 	Message  string     `json:"message,omitempty" doc:"What the status means, for people"`
 }
 
@@ -190,7 +192,7 @@ func Remove(ctx context.Context, tx pgx.Tx, productID uuid.UUID) error {
 	if err := lockUndrawn(ctx, tx, productID); err != nil {
 		return err
 	}
-	for _, table := range []string{"admission_steps", "queue_entries", "waiting_rooms"} {
+	for _, table := range []string{"admission_steps", "queue_entries", "presale_rounds", "waiting_rooms"} {
 		if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE product_id = $1`, productID); err != nil {
 			return fmt.Errorf("remove waiting room %s: %w", productID, err)
 		}
@@ -463,7 +465,7 @@ func (s *Service) Leave(ctx context.Context, token string) error {
 // entrantsSQL counts a room's entrants in the draw (r: waiting_rooms):
 // live before the draw, as recorded after it.
 const entrantsSQL = `CASE WHEN r.drawn_at IS NULL
-		THEN (SELECT count(*) FROM queue_entries e WHERE e.product_id = r.product_id AND e.pre_open)
+		THEN (SELECT count(*) FROM queue_entries e WHERE e.product_id = r.product_id AND e.pre_open AND e.round_id IS NULL)
 		ELSE r.pre_open_count END`
 
 // Fairness is what is public about a room's draw.
@@ -473,10 +475,14 @@ type Fairness struct {
 	DrawnAt    *time.Time `json:"drawnAt,omitempty"`
 	Entrants   int64      `json:"entrants" doc:"entrants in the draw (so far, before it)"`
 	OpensAt    time.Time  `json:"opensAt" doc:"when the product goes on sale and the draw runs"`
-	Algorithm  string     `json:"algorithm"`
+	// Presale rounds place their code holders first, so the general draw's
+	// first position is the one after theirs.
+	PositionsBefore int64         `json:"positionsBefore" doc:"Positions given before the general draw (presale rounds'): its first is position positionsBefore + 1"`
+	Presales        []PresaleDraw `json:"presales,omitempty" doc:"The presale rounds: each its own draw among the code holders who entered before it opened"`
+	Algorithm       string        `json:"algorithm"`
 }
 
-const algorithm = "ticket = SHA-256(seed || 16-byte entry id); entrants ordered by ticket ascending, ties by entry id; position 1 first. Check SHA-256(seed) = commitment."
+const algorithm = "ticket = SHA-256(seed || 16-byte entry id); entrants ordered by ticket ascending, ties by entry id; the first takes position positionsBefore + 1. Check SHA-256(seed) = commitment."
 
 // Fairness returns the room's commitment, and the seed once drawn.
 func (s *Service) Fairness(ctx context.Context, productID uuid.UUID) (*Fairness, error) {
@@ -485,34 +491,43 @@ func (s *Service) Fairness(ctx context.Context, productID uuid.UUID) (*Fairness,
 	// Before the draw the entrants are counted live: the count is part of
 	// what a shopper checks the draw against.
 	err := s.pool.QueryRow(ctx, `
-		SELECT r.commitment, r.seed, r.drawn_at, r.opens_at, `+entrantsSQL+`
+		SELECT r.commitment, r.seed, r.drawn_at, r.opens_at, `+entrantsSQL+`, r.draw_offset
 		FROM waiting_rooms r WHERE r.product_id = $1`,
-		productID).Scan(&f.Commitment, &seed, &f.DrawnAt, &f.OpensAt, &f.Entrants)
+		productID).Scan(&f.Commitment, &seed, &f.DrawnAt, &f.OpensAt, &f.Entrants, &f.PositionsBefore)
 	if err != nil {
 		return nil, fmt.Errorf("waiting room %s: %w", productID, db.NotFound(err))
 	}
 	if f.DrawnAt != nil {
 		f.Seed = hex.EncodeToString(seed)
 	}
+	if f.Presales, err = s.presaleDraws(ctx, productID); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
-// DrawOrder recomputes the draw from the revealed seed and the entrants'
-// ids, as anyone can: it must equal the positions given. A drawn order never
-// changes, so it is computed once per process and kept (by bytes, in a
-// bounded cache); before the draw the answer is empty.
+// DrawOrder recomputes the general sale's draw from the revealed seed and
+// the entrants' ids, as anyone can: it must equal the positions given. A
+// drawn order never changes, so it is computed once per process and kept
+// (by bytes, in a bounded cache); before the draw the answer is empty.
 func (s *Service) DrawOrder(ctx context.Context, productID uuid.UUID) ([]uuid.UUID, error) {
-	order, err := s.draws.Get(ctx, productID)
+	return s.drawnOrder(ctx, productID)
+}
+
+// drawnOrder answers a draw from the cache: the key is the product for
+// the general sale's draw, the round for a presale's.
+func (s *Service) drawnOrder(ctx context.Context, id uuid.UUID) ([]uuid.UUID, error) {
+	order, err := s.draws.Get(ctx, id)
 	if errors.Is(err, errNotDrawn) {
 		return nil, nil
 	}
 	return order, err
 }
 
-// computeDraw is DrawOrder without the cache. An undrawn room's empty order
-// is an error to the cache, so it is not kept.
-func (s *Service) computeDraw(ctx context.Context, productID uuid.UUID) ([]uuid.UUID, error) {
-	order, err := s.drawOrder(ctx, productID)
+// computeDraw is drawnOrder without the cache. An undrawn order's empty
+// answer is an error to the cache, so it is not kept.
+func (s *Service) computeDraw(ctx context.Context, id uuid.UUID) ([]uuid.UUID, error) {
+	order, err := s.drawOrder(ctx, id)
 	if err == nil && order == nil {
 		return nil, errNotDrawn
 	}
@@ -521,17 +536,22 @@ func (s *Service) computeDraw(ctx context.Context, productID uuid.UUID) ([]uuid.
 
 var errNotDrawn = errors.New("not drawn yet")
 
-func (s *Service) drawOrder(ctx context.Context, productID uuid.UUID) ([]uuid.UUID, error) {
+func (s *Service) drawOrder(ctx context.Context, id uuid.UUID) ([]uuid.UUID, error) {
 	var seed []byte
 	var drawn *time.Time
-	if err := s.pool.QueryRow(ctx, `SELECT seed, drawn_at FROM waiting_rooms WHERE product_id = $1`, productID).
-		Scan(&seed, &drawn); err != nil {
-		return nil, fmt.Errorf("waiting room %s: %w", productID, db.NotFound(err))
+	entrants := `SELECT id FROM queue_entries WHERE round_id = $1 AND pre_open`
+	err := s.pool.QueryRow(ctx, `SELECT seed, drawn_at FROM presale_rounds WHERE id = $1`, id).Scan(&seed, &drawn)
+	if errors.Is(err, pgx.ErrNoRows) {
+		entrants = `SELECT id FROM queue_entries WHERE product_id = $1 AND pre_open AND round_id IS NULL`
+		err = s.pool.QueryRow(ctx, `SELECT seed, drawn_at FROM waiting_rooms WHERE product_id = $1`, id).Scan(&seed, &drawn)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("waiting room draw %s: %w", id, db.NotFound(err))
 	}
 	if drawn == nil {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT id FROM queue_entries WHERE product_id = $1 AND pre_open`, productID)
+	rows, err := s.pool.Query(ctx, entrants, id)
 	if err != nil {
 		return nil, err
 	}
@@ -551,7 +571,11 @@ type roomState struct {
 	nowServing int64
 	soldOut    bool
 	rate       float64
-	positions  map[uuid.UUID]int64 // drawn entrants' positions, loaded once
+	positions  map[uuid.UUID]int64 // drawn entrants' positions, loaded once after each draw
+	draws      int64               // draws run: presale rounds' and the general sale's
+	// rounds are the presale rounds not drawn yet: when each opens, and
+	// how many code holders wait for its draw.
+	rounds map[uuid.UUID]pendingRound
 	steps      []step              // admission history: positions up to through admitted at at
 	// ended are the buyers whose turn is over (LEFT or RECLAIMED), read
 	// incrementally: each load asks only for turns ended since the last.
@@ -565,6 +589,11 @@ type roomState struct {
 type step struct {
 	through int64
 	at      time.Time
+}
+
+type pendingRound struct {
+	opensAt  time.Time
+	entrants int64
 }
 
 // refreshEvery bounds how stale a poll's view of the room may be.
@@ -601,9 +630,10 @@ func (s *Service) load(ctx context.Context, productID uuid.UUID, prev *roomState
 	var drawnAt *time.Time
 	err := s.pool.QueryRow(ctx, `
 		SELECT r.settings, r.drawn_at, r.admitted_through, r.sold_out, r.rate_per_second, r.opens_at,
-		       `+entrantsSQL+`, now()
+		       `+entrantsSQL+`, now(),
+		       (SELECT count(*) FROM presale_rounds p WHERE p.product_id = r.product_id AND p.drawn_at IS NOT NULL)
 		FROM waiting_rooms r WHERE r.product_id = $1`, productID).
-		Scan(&settings, &drawnAt, &st.nowServing, &st.soldOut, &st.rate, &st.opensAt, &st.entrants, &st.dbNow)
+		Scan(&settings, &drawnAt, &st.nowServing, &st.soldOut, &st.rate, &st.opensAt, &st.entrants, &st.dbNow, &st.draws)
 	if err != nil {
 		return nil, fmt.Errorf("waiting room %s: %w", productID, db.NotFound(err))
 	}
@@ -611,12 +641,15 @@ func (s *Service) load(ctx context.Context, productID uuid.UUID, prev *roomState
 		return nil, err
 	}
 	st.drawn = drawnAt != nil
-	if prev != nil && prev.positions != nil {
-		st.positions = prev.positions // positions never change after the draw
-	} else if st.drawn {
-		// Everyone placed by the draw: entrants before opening, and those who
-		// arrived after opening but before the draw ran. Later arrivals carry
-		// their position in their token.
+	if st.drawn {
+		st.draws++
+	}
+	if prev != nil && prev.positions != nil && prev.draws == st.draws {
+		st.positions = prev.positions // positions never change between draws
+	} else if st.draws > 0 {
+		// Everyone placed by the draws: entrants before each opening, and
+		// those who arrived after it but before the draw ran. Later
+		// arrivals carry their position in their token.
 		rows, err := s.pool.Query(ctx, `SELECT id, position FROM queue_entries WHERE product_id = $1 AND position IS NOT NULL`, productID)
 		if err != nil {
 			return nil, err
@@ -625,6 +658,11 @@ func (s *Service) load(ctx context.Context, productID uuid.UUID, prev *roomState
 		var id uuid.UUID
 		var pos int64
 		if _, err := pgx.ForEachRow(rows, []any{&id, &pos}, func() error { st.positions[id] = pos; return nil }); err != nil {
+			return nil, err
+		}
+	}
+	if !st.drawn {
+		if err := s.loadRounds(ctx, productID, st); err != nil {
 			return nil, err
 		}
 	}
@@ -640,6 +678,24 @@ func (s *Service) load(ctx context.Context, productID uuid.UUID, prev *roomState
 		return nil, err
 	}
 	return st, nil
+}
+
+// loadRounds reads the presale rounds still to be drawn.
+func (s *Service) loadRounds(ctx context.Context, productID uuid.UUID, st *roomState) error {
+	rows, err := s.pool.Query(ctx, `
+		SELECT p.id, p.opens_at, (SELECT count(*) FROM queue_entries e WHERE e.round_id = p.id AND e.pre_open)
+		FROM presale_rounds p WHERE p.product_id = $1 AND p.drawn_at IS NULL`, productID)
+	if err != nil {
+		return fmt.Errorf("presale rounds of %s: %w", productID, err)
+	}
+	var id uuid.UUID
+	var r pendingRound
+	st.rounds = map[uuid.UUID]pendingRound{}
+	_, err = pgx.ForEachRow(rows, []any{&id, &r.opensAt, &r.entrants}, func() error { st.rounds[id] = r; return nil })
+	if err != nil {
+		return fmt.Errorf("presale rounds of %s: %w", productID, err)
+	}
+	return nil
 }
 
 // loadEnded brings the set of ended turns up to date: those ended since the
@@ -708,10 +764,14 @@ func (s *Service) Poll(ctx context.Context, token string) (*Status, error) {
 		if pos, ok := st.positions[c.EntryID]; ok {
 			out.Position = pos
 			out.QueueToken = s.tokens.Queue(Entry{ID: c.EntryID, ProductID: c.ProductID, TenantID: c.TenantID,
-				BuyerID: c.Subject, Position: pos}, queueTTL)
+				BuyerID: c.Subject, Position: pos, Round: c.Round}, queueTTL)
 		}
 	}
-	if !st.drawn && out.Position == 0 {
+	if round, ok := st.rounds[c.Round]; ok && out.Position == 0 {
+		out.OpensAt, out.Entrants, out.Presale = &round.opensAt, round.entrants, true
+		out.Message = "Places in the presale are drawn at random among the code holders who entered before it opens; " +
+			"coming early or refreshing does not change your chance."
+	} else if !st.drawn && out.Position == 0 {
 		opens := st.opensAt
 		out.OpensAt, out.Entrants = &opens, st.entrants
 		out.Message = "Places are drawn at random among everyone who entered before the sale opens; " +

@@ -36,19 +36,21 @@ type QueueClaims struct {
 	ProductID uuid.UUID
 	TenantID  uuid.UUID
 	Position  int64
-	Subject   string // the buyer
+	Subject   string    // the buyer
+	Round     uuid.UUID // the presale round entered (uuid.Nil: the general sale's line)
 	ExpiresAt time.Time
 }
 
 // Queue tokens are polled far more than anything else, so they are not JWTs
 // but a fixed binary layout — version, entry, product, tenant, position,
-// expiry, buyer — in base64url, a dot, and a truncated HMAC-SHA256 over the
-// layout: verifying one costs one short HMAC, no JSON.
+// expiry, buyer, and a presale entrant's round — in base64url, a dot, and a
+// truncated HMAC-SHA256 over the layout: verifying one costs one short
+// HMAC, no JSON.
 const queueTokenVersion = 1
 
 // Queue signs a queue token valid for ttl.
 func (t *Tokens) Queue(e Entry, ttl time.Duration) string {
-	buf := make([]byte, 0, 1+16*3+8+8+1+len(e.BuyerID))
+	buf := make([]byte, 0, 1+16*3+8+8+1+len(e.BuyerID)+16)
 	buf = append(buf, queueTokenVersion)
 	buf = append(buf, e.ID[:]...)
 	buf = append(buf, e.ProductID[:]...)
@@ -57,6 +59,9 @@ func (t *Tokens) Queue(e Entry, ttl time.Duration) string {
 	buf = binary.BigEndian.AppendUint64(buf, uint64(time.Now().Add(ttl).Unix()))
 	buf = append(buf, byte(min(len(e.BuyerID), 255)))
 	buf = append(buf, e.BuyerID[:min(len(e.BuyerID), 255)]...)
+	if e.Round != uuid.Nil {
+		buf = append(buf, e.Round[:]...)
+	}
 	return base64.RawURLEncoding.EncodeToString(buf) + "." + base64.RawURLEncoding.EncodeToString(t.queueMAC(buf))
 }
 
@@ -92,10 +97,14 @@ func (t *Tokens) ParseQueue(token string) (QueueClaims, error) {
 	c.Position = int64(binary.BigEndian.Uint64(p[48:56]))
 	c.ExpiresAt = time.Unix(int64(binary.BigEndian.Uint64(p[56:64])), 0)
 	n := int(p[64])
-	if len(p) != 65+n {
+	switch len(p) {
+	case 65 + n:
+	case 65 + n + 16:
+		copy(c.Round[:], p[65+n:])
+	default:
 		return QueueClaims{}, fmt.Errorf("%w: malformed queue token", ErrBadToken)
 	}
-	c.Subject = string(p[65:])
+	c.Subject = string(p[65 : 65+n])
 	if time.Now().After(c.ExpiresAt) {
 		return QueueClaims{}, fmt.Errorf("%w: queue token expired", ErrBadToken)
 	}
