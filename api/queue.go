@@ -217,7 +217,7 @@ func (s *Server) queueFairness(ctx context.Context, in *struct {
 // queueDraw serves GET /v1/products/{id}/queue/draw.
 func (s *Server) queueDraw(ctx context.Context, in *struct {
 	ProductPath
-	Offset int `query:"offset" minimum:"0" doc:"Positions to skip"`
+	Offset int       `query:"offset" minimum:"0" doc:"Positions to skip"`
 	Limit  int       `query:"limit" minimum:"1" maximum:"10000" default:"1000" doc:"Entries per page"`
 	Round  uuid.UUID `query:"round" doc:"A presale round's id (from the fairness document): its draw instead of the general sale's"`
 }) (*struct {

@@ -576,7 +576,7 @@ type roomState struct {
 	// rounds are the presale rounds not drawn yet: when each opens, and
 	// how many code holders wait for its draw.
 	rounds map[uuid.UUID]pendingRound
-	steps      []step              // admission history: positions up to through admitted at at
+	steps  []step // admission history: positions up to through admitted at at
 	// ended are the buyers whose turn is over (LEFT or RECLAIMED), read
 	// incrementally: each load asks only for turns ended since the last.
 	ended map[string]string
