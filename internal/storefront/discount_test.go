@@ -12,6 +12,7 @@ import (
 	"boxoffice/internal/codes"
 	"boxoffice/internal/pspsim"
 	"boxoffice/internal/testfix"
+	"boxoffice/internal/waitingroom"
 )
 
 // A shopper types a discount code at checkout: a wrong one is refused with
@@ -66,5 +67,42 @@ func TestPresaleWithACode(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`)))
 	require.Contains(t, browsertest.Text(t, ctx, ".summary"), "North · Row A · Seat 1")
 	browsertest.Step(t, ctx, "2-held-in-the-presale")
+	w.env.RequireInvariants(t)
+}
+
+// A presale behind the waiting room: the event page asks a code holder for
+// the code, which puts them in the presale's queue; a wrong code is
+// refused; when the window opens the presale is drawn, the shopper is
+// admitted and holds a seat two hours before the general sale.
+func TestPresaleQueueWithACode(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	general := time.Now().Add(3 * time.Hour)
+	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40, OnSaleAt: general,
+		WaitingRoom: &waitingroom.Settings{Enabled: true, ActiveShoppers: 10, ShoppingSeconds: 10}})
+	from := time.Now().Add(time.Hour)
+	w.env.CodeList(t, p.TenantID, codes.Terms{Kind: codes.KindPresale, Name: "Fan club", ProductID: &p.ID, UsesPerCode: 1,
+		PerBuyer: 1, ValidFrom: &from, ValidUntil: &general}, "CLUB-9")
+	store := w.publish(t, w.env.Tenant.Slug)
+	ctx := w.shopper(t, w.env.Tenant, store, "ivo")
+	browsertest.Do(t, ctx, chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#presale-code`)))
+	browsertest.Step(t, ctx, "1-presale-queue")
+	browsertest.Do(t, ctx, chromedp.SendKeys(chromedp.CSS(`#presale-code`), "club-0"), chromedp.Click(chromedp.CSS(`#presale-enter`)),
+		chromedp.WaitVisible(chromedp.CSS(`.queue .error`)))
+	require.Contains(t, browsertest.Text(t, ctx, ".queue"), "no such code")
+	browsertest.Do(t, ctx, chromedp.Click(chromedp.CSS(`.queue a`)), chromedp.WaitVisible(chromedp.CSS(`#presale-code`)),
+		chromedp.SendKeys(chromedp.CSS(`#presale-code`), "club-9"), chromedp.Click(chromedp.CSS(`#presale-enter`)),
+		browsertest.WaitJS(`document.querySelector(".queue").textContent.includes("presale opens")`))
+	browsertest.Step(t, ctx, "2-waiting-for-the-presale-draw")
+
+	// The window opens: the presale is drawn and its queue admitted.
+	w.env.Exec(t, `UPDATE code_lists SET valid_from = now() - interval '1 second' WHERE product_id = $1`, p.ID)
+	w.env.Exec(t, `UPDATE presale_rounds SET opens_at = now() - interval '1 second' WHERE product_id = $1`, p.ID)
+	browsertest.Do(t, ctx, chromedp.Poll[chromedp.Void](`window.__seatMap && window.__seatMap.ready()`,
+		chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(100*time.Millisecond)),
+		clickSeat(0), chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`)))
+	require.Contains(t, browsertest.Text(t, ctx, ".summary"), "North · Row A · Seat 1")
+	browsertest.Step(t, ctx, "3-held-in-the-presale")
 	w.env.RequireInvariants(t)
 }

@@ -389,10 +389,13 @@ async function productPage(id) {
     } else if (p.saleStatus === "SOLD_OUT") return show(...head, waitlistPanel(p, entry));
   }
   if (p.waitingRoom && !accessToken(id) && !offers.has(id) && !["SOLD_OUT", "CLOSED", "CANCELLED"].includes(p.saleStatus)) {
-    return show(...head, h("p", {}, t("queueExplain")),
-      h("button", { class: "primary", onclick: () => (location.hash = `#/q/${id}`) }, t("queueJoin")));
+    return show(...head, p.presale ? presaleQueuePanel(p) : null, h("p", {}, t("queueExplain")),
+      h("button", { class: p.presale ? "" : "primary", onclick: () => (location.hash = `#/q/${id}`) }, t("queueJoin")));
   }
-  const presaleOpen = p.presale && new Date(p.presale.opensAt) <= Date.now() && Date.now() < new Date(p.presale.closesAt);
+  // Behind a waiting room, admission before the general sale comes from a
+  // presale's queue: the server's word, whatever this device's clock says.
+  const presaleOpen = p.presale && ((p.waitingRoom && accessToken(id)) ||
+    (new Date(p.presale.opensAt) <= Date.now() && Date.now() < new Date(p.presale.closesAt)));
   if (p.saleStatus === "UPCOMING" && !(presaleOpen && sessionStorage.getItem(key(`presale.${id}`)))) {
     const when = h("p", { class: "badge upcoming", role: "status" });
     whenOpen(p, when, () => route());
@@ -1140,6 +1143,23 @@ async function numberedPage(p, head, notice) {
   renderRanges();
 }
 
+// presaleQueuePanel asks a code holder for their code before and during a
+// presale behind the waiting room: the code gates the presale's queue,
+// whose places are drawn when its window opens.
+function presaleQueuePanel(p) {
+  const fmt = (at) => new Date(at).toLocaleString(locale, { timeZone: p.event?.timeZone || "UTC", dateStyle: "medium", timeStyle: "short" });
+  const code = h("input", { id: "presale-code", required: true, autocomplete: "off", maxlength: 40 });
+  return h("form", { class: "presale waitlist", onsubmit: (e) => {
+    e.preventDefault();
+    sessionStorage.setItem(key(`presale.${p.id}`), code.value.trim());
+    sessionStorage.removeItem(key(`queue.${p.id}`)); // a shopper in the general queue moves to the presale's
+    location.hash = `#/q/${p.id}`;
+  } }, h("h2", {}, t("presaleTitle")),
+  h("p", {}, t("presaleRoomExplain", { opens: fmt(p.presale.opensAt), closes: fmt(p.presale.closesAt) })),
+  h("label", { for: "presale-code" }, t("presaleCode")), code,
+  h("p", {}, h("button", { class: "primary", type: "submit", id: "presale-enter" }, t("presaleRoomEnter"))));
+}
+
 // ---------- waiting room ----------
 
 async function solve(challenge, bits) {
@@ -1170,7 +1190,18 @@ async function queuePage(id) {
       headers["X-Queue-Challenge"] = ch.challenge;
       headers["X-Queue-Solution"] = await solve(ch.challenge, ch.bits);
     }
-    const j = await api("POST", `/v1/products/${id}/queue`, { auth: true, headers });
+    const code = sessionStorage.getItem(key(`presale.${id}`));
+    let j;
+    try {
+      j = await api("POST", `/v1/products/${id}/queue`, { auth: true, headers, body: code ? { presaleCode: code } : undefined });
+    } catch (err) {
+      if (!code || !err.code?.startsWith("CODE_")) throw err;
+      // A presale code refused: say why, and ask for it again.
+      sessionStorage.removeItem(key(`presale.${id}`));
+      announce(err.message);
+      status.replaceChildren(h("p", { class: "error", role: "alert" }, err.message), h("p", {}, h("a", { href: `#/p/${id}` }, t("back"))));
+      return;
+    }
     qt = j.queueToken;
     sessionStorage.setItem(key(`queue.${id}`), qt);
   }
@@ -1199,7 +1230,10 @@ async function queuePage(id) {
     const parts = [];
     if (st.status === "SOLD_OUT") parts.push(h("p", {}, t("queueSoldOut"), " ", h("a", { href: `#/p/${id}` }, t("waitlistJoin"))));
     else if (["EXPIRED", "LEFT", "RECLAIMED", "REMOVED"].includes(st.status)) parts.push(h("p", {}, t("queueEnded")));
-    else if (!st.position) parts.push(h("p", {}, t("queueBeforeDraw", { time: st.opensAt ? new Date(st.opensAt).toLocaleString(locale) : "" })));
+    else if (!st.position) {
+      const time = st.opensAt ? new Date(st.opensAt).toLocaleString(locale) : "";
+      parts.push(h("p", {}, t(st.presale ? "queuePresaleBeforeDraw" : "queueBeforeDraw", { time })));
+    }
     else {
       parts.push(h("p", {}, t("queuePosition", { position: st.position, serving: st.nowServing })));
       if (st.etaSeconds) parts.push(h("p", {}, t("queueEta", { time: duration(st.etaSeconds * 1000) })));
