@@ -296,7 +296,7 @@ async function codesPage() {
   h('div', {class: 'row'}, h('label', {}, 'Valid from (a presale: it opens)', f.from), h('label', {}, 'Valid until (a presale: it closes, by the opening)', f.until)),
   h('div', {class: 'row'}, h('label', {}, 'Generate this many codes', f.generate), h('label', {}, 'and/or read codes from a file', f.file)),
   h('label', {}, 'Codes (one a line)', f.codes),
-  h('p', {class: 'muted'}, 'A discount comes off the tickets\' prices, never the booking fees; a code is taken with the order and given back if the payment fails or the hold runs out. A presale lets the codes\' holders reserve in its window, before the general sale.'),
+  h('p', {class: 'muted'}, 'A discount comes off the tickets\' prices, never the booking fees; a code is taken with the order and given back if the payment fails or the hold runs out. A presale lets the codes\' holders reserve in its window, before the general sale; for an event behind a waiting room the code puts them in the presale\'s queue, drawn when the window opens.'),
   h('button', {class: 'primary', type: 'submit', id: 'create-codes'}, 'Create the list'));
   const discount = (l) => l.kind === 'PRESALE' ? 'presale' : l.percentOff ? `${l.percentOff}% off` : `${(l.amountOffCents / 100).toFixed(2)} off`;
   const validity = (l) => [l.validFrom ? `from ${when(l.validFrom)}` : '', l.validUntil ? `until ${when(l.validUntil)}` : ''].filter(Boolean).join(' ') || 'always';
