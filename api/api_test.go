@@ -160,6 +160,7 @@ func (b *testBundle) do(t require.TestingT, method, path, token string, body any
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
+	requireDeclared(t, b.server, req, resp.StatusCode, resp.Header, raw)
 	out := response{status: resp.StatusCode, header: resp.Header, raw: raw}
 	if len(raw) > 0 && raw[0] == '{' {
 		require.NoError(t, json.Unmarshal(raw, &out.body), string(raw))

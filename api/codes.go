@@ -35,7 +35,7 @@ const maxCodesPerCall = 10_000
 // CodeListBody is a new list of codes: discount codes, or presale codes.
 type CodeListBody struct {
 	Kind           string     `json:"kind,omitempty" enum:"discount,presale" doc:"discount (the default): money off; presale: the window validFrom–validUntil before productId's general sale, open to the codes' holders"`
-	Name           string     `json:"name" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$" patternDescription:"no control characters"`
+	Name           string     `json:"name" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$" doc:"no control characters"`
 	ProductID      *uuid.UUID `json:"productId,omitempty" doc:"The product its codes are for; absent: every product of the tenant"`
 	PercentOff     *int       `json:"percentOff,omitempty" minimum:"1" maximum:"100" doc:"Percent off the tickets' prices; or amountOffCents"`
 	AmountOffCents *int64     `json:"amountOffCents,omitempty" minimum:"1" doc:"Amount off an order's tickets (at most their prices); or percentOff"`

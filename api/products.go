@@ -20,7 +20,7 @@ import (
 // ProductBody is a new product.
 type ProductBody struct {
 	Slug          string                `json:"slug" minLength:"1" maxLength:"100" pattern:"^[a-z0-9][a-z0-9-]*$"`
-	Name          string                `json:"name" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$" patternDescription:"no control characters"`
+	Name          string                `json:"name" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$" doc:"no control characters"`
 	Kind          string                `json:"kind" enum:"seated,numbered" doc:"seated events need a layout; numbered items (raffles) take none"`
 	Capacity      int                   `json:"capacity" minimum:"1" maximum:"10000000" doc:"Numbers are 1..capacity; a layout's seats must add up to it"`
 	Layout        *product.Layout       `json:"layout,omitempty" doc:"Sections and rows, best first; seats are numbered in this order"`
@@ -33,7 +33,7 @@ type ProductBody struct {
 	HoldSeconds   int                   `json:"holdSeconds,omitempty" minimum:"30" maximum:"86400" doc:"Default 480"`
 	OnSaleAt      *time.Time            `json:"onSaleAt,omitempty" doc:"Default now"`
 	Description   string                `json:"description,omitempty" maxLength:"5000"`
-	ImageURL      string                `json:"imageUrl,omitempty" maxLength:"500" pattern:"^(https://[^\\s\"'<>]+|images/[0-9a-f-]{36}\\.(png|jpg|webp))$" patternDescription:"an https URL, or a picture uploaded with POST /v1/store/images"`
+	ImageURL      string                `json:"imageUrl,omitempty" maxLength:"500" pattern:"^(https://[^\\s\"'<>]+|images/[0-9a-f-]{36}\\.(png|jpg|webp))$" doc:"an https URL, or a picture uploaded with POST /v1/store/images"`
 	Publication   string                `json:"publication,omitempty" enum:"PUBLISHED,DRAFT" doc:"Default PUBLISHED; a DRAFT is not in the store until published"`
 	WaitingRoom   *waitingroom.Settings `json:"waitingRoom,omitempty" doc:"Turn on the virtual waiting room: buyers join the queue and need an access token to reserve and pay"`
 	RefundPolicy  string                `json:"refundPolicy,omitempty" enum:"resell,keep" doc:"Default resell: a refunded seat goes back on sale; keep leaves it off sale"`

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 
 	"github.com/danielgtaylor/huma/v2"
 )
@@ -33,6 +35,54 @@ func body(max int64) option { return func(op *huma.Operation) { op.MaxBodyBytes 
 
 // errs are the problem statuses the API document lists for the operation.
 func errs(codes ...int) option { return func(op *huma.Operation) { op.Errors = codes } }
+
+// replayed declares the 200 an operation answers when the same request
+// comes again (its idempotency key, a join already made): the body is the
+// one its first answer had.
+func replayed() option { return meta("replay") }
+
+// conditional declares the 304 an operation answers to If-None-Match
+// naming the current ETag.
+func conditional() option { return meta("conditional") }
+
+func meta(key string) option {
+	return func(op *huma.Operation) {
+		if op.Metadata == nil {
+			op.Metadata = map[string]any{}
+		}
+		op.Metadata[key] = true
+	}
+}
+
+// everywhere are the statuses any operation may answer: a request with
+// text no one can store (a NUL, invalid UTF-8: 400 MALFORMED_REQUEST), the
+// rate limits (429) and an unavailable database or a shed load (503), the
+// last two with Retry-After.
+var everywhere = []int{http.StatusBadRequest, http.StatusTooManyRequests, http.StatusServiceUnavailable}
+
+// completeResponses finishes each operation's responses once huma has
+// derived them: Retry-After on 429 and 503, the 200 of a replay and the 304
+// of a conditional GET where the route table names them.
+func completeResponses(_ *huma.OpenAPI, op *huma.Operation) {
+	for _, code := range []string{"429", "503"} {
+		if r := op.Responses[code]; r != nil {
+			if r.Headers == nil {
+				r.Headers = map[string]*huma.Param{}
+			}
+			r.Headers["Retry-After"] = &huma.Param{Description: "Seconds to wait before trying again",
+				Schema: &huma.Schema{Type: "integer", Minimum: new(float64)}}
+		}
+	}
+	if op.Metadata["replay"] == true {
+		first := op.Responses[strconv.Itoa(op.DefaultStatus)]
+		again := *first
+		again.Description = "The same request again: the current state, as its first answer gave it"
+		op.Responses["200"] = &again
+	}
+	if op.Metadata["conditional"] == true {
+		op.Responses["304"] = &huma.Response{Description: "Not modified: the ETag sent in If-None-Match is current"}
+	}
+}
 
 // responses replaces the responses huma would derive from the handler.
 func responses(r map[string]*huma.Response) option {
@@ -67,6 +117,11 @@ func route[I, O any](s *Server, tag, method, path, id string, h func(context.Con
 		Tags: []string{tag}}
 	for _, o := range opts {
 		o(&op)
+	}
+	for _, code := range everywhere {
+		if !slices.Contains(op.Errors, code) {
+			op.Errors = append(op.Errors, code)
+		}
 	}
 	huma.Register(s.api, op, h)
 }

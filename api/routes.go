@@ -10,6 +10,8 @@ package api
 func (s *Server) routes() {
 	// Pages the binary serves itself (server.go, console.go, ops.go)
 	s.app.Use("/docs", docsPages())
+	s.app.Get("/openapi.json", s.openAPI("json"))
+	s.app.Get("/openapi.yaml", s.openAPI("yaml"))
 	s.app.Get("/healthz", healthz)
 	s.app.Get("/readyz", s.readyz)
 	s.app.Use("/console", s.consoleHeaders(), consolePages())
@@ -37,13 +39,13 @@ func (s *Server) routes() {
 	route(s, "Products", post, "/v1/products", "create-product", s.createProduct, by(schemeAPI), status(201), body(maxProductBody), errs(401, 403, 409, 422))
 	route(s, "Products", get, "/v1/products", "list-products", s.listProducts, by(schemeAPI), errs(401, 403))
 	route(s, "Products", get, "/v1/products/{id}", "get-product", s.getProduct, by(schemeAPI, schemeBuyer), errs(401, 403, 404))
-	route(s, "Products", get, "/v1/products/{id}/availability", "get-availability", s.getAvailability, responses(encodedResponse[Availability](s, "The counters and bitmap (gzipped when the request accepts gzip)")), errs(404))
+	route(s, "Products", get, "/v1/products/{id}/availability", "get-availability", s.getAvailability, responses(encodedResponse[Availability](s, "The counters and bitmap (gzipped when the request accepts gzip)")), errs(404), conditional())
 
 	// Stores (store.go): public catalog, the tenant admin's store settings
 	// and product changes
-	route(s, "Store", get, "/v1/stores/{tenantSlug}", "get-store", s.getStore, errs(404))
-	route(s, "Store", get, "/v1/stores/{tenantSlug}/products", "list-store-products", s.listStoreProducts, errs(404))
-	route(s, "Store", post, "/v1/stores/{tenantSlug}/login", "store-login", s.startLogin, status(202), body(maxSmallBody), errs(404, 422, 429, 503))
+	route(s, "Store", get, "/v1/stores/{tenantSlug}", "get-store", s.getStore, errs(404), conditional())
+	route(s, "Store", get, "/v1/stores/{tenantSlug}/products", "list-store-products", s.listStoreProducts, errs(404), conditional())
+	route(s, "Store", post, "/v1/stores/{tenantSlug}/login", "store-login", s.startLogin, status(202), body(maxSmallBody), errs(403, 404, 422, 429, 503))
 	route(s, "Store", post, "/v1/stores/{tenantSlug}/login/challenge", "store-login-challenge", s.loginChallenge, body(maxSmallBody), errs(404, 422))
 	route(s, "Store", post, "/v1/stores/{tenantSlug}/login/verify", "store-login-verify", s.verifyLogin, body(maxSmallBody), errs(401, 404, 422, 429))
 	route(s, "Store", post, "/v1/store/logo", "store-logo-upload", s.logoUpload, by(schemeAPI), body(maxSmallBody), errs(401, 403, 422, 503))
@@ -58,12 +60,12 @@ func (s *Server) routes() {
 	s.api.OpenAPI().AddOperation(streamOperation())
 
 	// Seat maps (layout.go)
-	route(s, "Products", get, "/v1/products/{id}/layout", "get-layout", s.getLayout, responses(encodedResponse[LayoutView](s, "The plan (gzipped when the request accepts gzip)")), errs(404))
+	route(s, "Products", get, "/v1/products/{id}/layout", "get-layout", s.getLayout, responses(encodedResponse[LayoutView](s, "The plan (gzipped when the request accepts gzip)")), errs(404), conditional())
 	route(s, "Products", put, "/v1/products/{id}/layout", "put-layout", s.putLayout, by(schemeAPI), body(maxSeatMapBody), errs(401, 403, 404, 409, 422))
 	route(s, "Products", put, "/v1/products/{id}/seat-map", "put-seat-map", s.putSeatMap, by(schemeAPI), body(maxSeatMapBody), errs(401, 403, 404, 409, 422))
 
 	// Reservations and holds (reservations.go)
-	route(s, "Reservations", post, "/v1/products/{id}/reservations", "create-reservation", s.createReservation, by(schemeBuyer), status(202), body(maxSmallBody), errs(400, 401, 404, 409, 413, 422))
+	route(s, "Reservations", post, "/v1/products/{id}/reservations", "create-reservation", s.createReservation, by(schemeBuyer), status(202), body(maxSmallBody), errs(400, 401, 403, 404, 409, 413, 422), replayed())
 	route(s, "Reservations", get, "/v1/reservations/{id}", "get-reservation", s.getReservation, by(schemeBuyer, schemeAPI), errs(401, 403, 404))
 	route(s, "Reservations", del, "/v1/holds/{id}", "release-hold", s.releaseHold, by(schemeBuyer), errs(401, 404, 409))
 
@@ -74,7 +76,7 @@ func (s *Server) routes() {
 	route(s, "Codes", get, "/v1/code-lists/{id}/codes.csv", "codes-csv", s.codesCSV, by(schemeAPI, schemeOperator), responses(csvResponse("Each code with its uses")), errs(401, 403, 404))
 
 	// Waiting lists of sold-out products (waitlist.go)
-	route(s, "Waiting list", post, "/v1/products/{id}/waitlist", "join-waitlist", s.joinWaitlist, by(schemeBuyer), status(201), body(maxSmallBody), errs(401, 404, 409, 422))
+	route(s, "Waiting list", post, "/v1/products/{id}/waitlist", "join-waitlist", s.joinWaitlist, by(schemeBuyer), status(201), body(maxSmallBody), errs(401, 404, 409, 422), replayed())
 	route(s, "Waiting list", get, "/v1/products/{id}/waitlist", "get-waitlist", s.getWaitlist, by(schemeBuyer), errs(401, 404))
 	route(s, "Waiting list", del, "/v1/products/{id}/waitlist", "leave-waitlist", s.leaveWaitlist, by(schemeBuyer), status(204), errs(401, 404))
 	route(s, "Waiting list", get, "/v1/products/{id}/waitlist/summary", "waitlist-summary", s.waitlistSummary, by(schemeAPI, schemeOperator), errs(401, 403, 404))
@@ -91,7 +93,7 @@ func (s *Server) routes() {
 	s.app.Get("/v1/ops/sales/:id/stream", s.saleStream)
 	s.api.OpenAPI().AddOperation(saleStreamOperation())
 	route(s, "Operations", get, "/v1/products/{id}/report", "sales-report", s.salesReport, by(schemeAdmin, schemeOperator), errs(401, 403, 404))
-	route(s, "Operations", get, "/v1/products/{id}/report.csv", "sales-report-csv", s.salesReportCSV, by(schemeAdmin, schemeOperator), errs(401, 403, 404))
+	route(s, "Operations", get, "/v1/products/{id}/report.csv", "sales-report-csv", s.salesReportCSV, by(schemeAdmin, schemeOperator), responses(csvResponse("The report's minutes, one line each")), errs(401, 403, 404))
 	// Rehearsals (rehearsals.go)
 	route(s, "Rehearsals", post, "/v1/products/{id}/rehearsals", "start-rehearsal", s.startRehearsal, by(schemeAPI), status(202), body(maxSmallBody), errs(401, 403, 404, 409, 422, 503))
 	route(s, "Rehearsals", get, "/v1/products/{id}/rehearsals", "list-rehearsals", s.listRehearsals, by(schemeAPI, schemeOperator), errs(401, 403, 404, 503))
@@ -107,7 +109,7 @@ func (s *Server) routes() {
 
 	// Checkout and tickets (with a payment provider) (orders.go)
 	if s.Checkout != nil {
-		route(s, "Checkout", post, "/v1/orders", "create-order", s.createOrder, by(schemeBuyer), status(202), body(maxSmallBody), errs(400, 401, 404, 409, 422, 503))
+		route(s, "Checkout", post, "/v1/orders", "create-order", s.createOrder, by(schemeBuyer), status(202), body(maxSmallBody), errs(400, 401, 403, 404, 409, 422, 503), replayed())
 		route(s, "Checkout", get, "/v1/orders/{id}", "get-order", s.getOrder, by(schemeBuyer, schemeAPI), errs(401, 403, 404))
 		route(s, "Checkout", post, "/v1/webhooks/payments/{provider}", "payment-webhook", s.paymentWebhook, body(maxSmallBody), errs(400, 401, 404))
 		route(s, "Checkout", get, "/v1/tickets/verify", "verify-ticket", s.verifyTicket, by(schemeAPI, schemeOperator), errs(401, 403))
@@ -137,7 +139,7 @@ func (s *Server) routes() {
 
 	// Waiting room (with an access-token secret) (queue.go)
 	if s.WaitingRoom != nil {
-		route(s, "Waiting room", post, "/v1/products/{id}/queue", "join-queue", s.joinQueue, by(schemeBuyer), status(201), errs(401, 403, 404, 429))
+		route(s, "Waiting room", post, "/v1/products/{id}/queue", "join-queue", s.joinQueue, by(schemeBuyer), status(201), errs(401, 403, 404, 429), replayed())
 		route(s, "Waiting room", get, "/v1/products/{id}/queue/challenge", "queue-challenge", s.queueChallenge, by(schemeBuyer), errs(401, 404))
 		route(s, "Waiting room", get, "/v1/queue/{token}", "poll-queue", s.pollQueue, errs(401))
 		route(s, "Waiting room", del, "/v1/queue/{token}", "leave-queue", s.leaveQueue, status(204), errs(401))

@@ -6,6 +6,7 @@ package api
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"log/slog"
@@ -232,6 +233,9 @@ func New(d Deps) *Server {
 	// huma's own docs page loads its viewer from a public CDN (blank
 	// offline); ours is embedded (web/docs) and reads /openapi.json.
 	cfg.DocsPath = ""
+	// The document is served as OpenAPI 3.1 only (routes.go): huma's 3.0
+	// downgrade keeps 3.1-only keywords, which strict 3.0 tools refuse.
+	cfg.OpenAPIPath = ""
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		schemeAdmin: {Type: "http", Scheme: "bearer", Description: "The platform admin key (BOXOFFICE_ADMIN_KEY)."},
 		schemeAPI:   {Type: "http", Scheme: "bearer", Description: "A tenant-admin API key (bo_...)."},
@@ -243,6 +247,7 @@ func New(d Deps) *Server {
 			Description: "The console's session (POST /v1/console/session): it may do what the key it was opened with may; changes also need X-CSRF-Token."},
 	}
 	s.api = humafiber.New(s.app, cfg)
+	s.api.OpenAPI().OnAddOperation = append(s.api.OpenAPI().OnAddOperation, completeResponses)
 	s.api.UseMiddleware(func(ctx huma.Context, next func(huma.Context)) {
 		c, cancel := context.WithTimeout(ctx.Context(), requestTimeout)
 		defer cancel()
@@ -258,6 +263,24 @@ func New(d Deps) *Server {
 func docsPages() fiber.Handler {
 	docs, _ := fs.Sub(web.Docs, "docs")
 	return filesystem.New(filesystem.Config{Root: http.FS(docs), Index: "index.html", MaxAge: 300})
+}
+
+// openAPI serves the API document, as JSON or YAML, rendered once (after
+// every route is registered).
+func (s *Server) openAPI(format string) fiber.Handler {
+	var once sync.Once
+	var doc []byte
+	return func(c *fiber.Ctx) error {
+		once.Do(func() {
+			if format == "yaml" {
+				doc, _ = s.api.OpenAPI().YAML() // the document is plain data: it always encodes
+				return
+			}
+			doc, _ = json.Marshal(s.api.OpenAPI())
+		})
+		c.Set(fiber.HeaderContentType, "application/openapi+"+format)
+		return c.Send(doc)
+	}
 }
 
 // healthz says the process is up.

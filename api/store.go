@@ -179,7 +179,7 @@ func (s *Server) listStoreProducts(ctx context.Context, in *struct {
 
 // StoreBody is what a tenant admin sets about the store.
 type StoreBody struct {
-	Name    string            `json:"name" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$" patternDescription:"no control characters"`
+	Name    string            `json:"name" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$" doc:"no control characters"`
 	Theme   map[string]string `json:"theme,omitempty" doc:"primary, accent, background, text (#rrggbb) and logoUrl (https)"`
 	Domains []string          `json:"domains,omitempty" maxItems:"20" doc:"Hosts the store is served on (e.g. tickets.example.com); each belongs to one tenant"`
 	// SMSCountries are where login codes may go by SMS.
@@ -380,9 +380,9 @@ func (s *Server) presignUpload(ctx context.Context, kind uploadKind, contentType
 
 // ProductPatch is a change to a product; absent fields stay.
 type ProductPatch struct {
-	Name          *string               `json:"name,omitempty" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$" patternDescription:"no control characters"`
+	Name          *string               `json:"name,omitempty" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$" doc:"no control characters"`
 	Description   *string               `json:"description,omitempty" maxLength:"5000"`
-	ImageURL      *string               `json:"imageUrl,omitempty" maxLength:"500" pattern:"^(https://[^\\s\"'<>]+|images/[0-9a-f-]{36}\\.(png|jpg|webp))?$" patternDescription:"an https URL, a picture uploaded with POST /v1/store/images, or empty"`
+	ImageURL      *string               `json:"imageUrl,omitempty" maxLength:"500" pattern:"^(https://[^\\s\"'<>]+|images/[0-9a-f-]{36}\\.(png|jpg|webp))?$" doc:"an https URL, a picture uploaded with POST /v1/store/images, or empty"`
 	PriceCents    *int64                `json:"priceCents,omitempty" minimum:"0" maximum:"100000000" doc:"Not once a number is held or sold"`
 	FeeCents      *int64                `json:"feeCents,omitempty" minimum:"0" maximum:"100000000" doc:"Booking fee per ticket; not once a number is held or sold"`
 	OnSaleAt      *time.Time            `json:"onSaleAt,omitempty" doc:"Only before the sale opens, and not into the past"`

@@ -11,7 +11,7 @@ import (
 // TenantBody is a new tenant.
 type TenantBody struct {
 	Slug    string            `json:"slug" minLength:"2" maxLength:"63" pattern:"^[a-z0-9][a-z0-9-]*$" doc:"URL-safe identifier"`
-	Name    string            `json:"name" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$" patternDescription:"no control characters"`
+	Name    string            `json:"name" minLength:"1" maxLength:"200" pattern:"^[^\\p{Cc}]+$" doc:"no control characters"`
 	Domains []string          `json:"domains,omitempty" maxItems:"20" doc:"Store domains of the white-label store"`
 	Theme   map[string]string `json:"theme,omitempty" doc:"Branding of the store (colors, logo URL, ...)"`
 }

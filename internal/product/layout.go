@@ -40,13 +40,13 @@ type Layout struct {
 
 // PriceLevel is a named price.
 type PriceLevel struct {
-	Name       string `json:"name" minLength:"1" maxLength:"64" pattern:"^[^\\p{Cc}]+$" patternDescription:"no control characters"`
+	Name       string `json:"name" minLength:"1" maxLength:"64" pattern:"^[^\\p{Cc}]+$" doc:"no control characters"`
 	PriceCents int64  `json:"priceCents" minimum:"0" maximum:"100000000"`
 }
 
 // Section is a named block of rows.
 type Section struct {
-	Name       string  `json:"name" minLength:"1" maxLength:"64" pattern:"^[^\\p{Cc}]+$" patternDescription:"no control characters"`
+	Name       string  `json:"name" minLength:"1" maxLength:"64" pattern:"^[^\\p{Cc}]+$" doc:"no control characters"`
 	X          float64 `json:"x,omitempty"`
 	Y          float64 `json:"y,omitempty"`
 	PriceLevel string  `json:"priceLevel,omitempty" maxLength:"64"`
@@ -56,7 +56,7 @@ type Section struct {
 // Row is a named row of seats. First and Last are the seat numbers it covers,
 // filled in by the server.
 type Row struct {
-	Name       string  `json:"name" minLength:"1" maxLength:"64" pattern:"^[^\\p{Cc}]+$" patternDescription:"no control characters"`
+	Name       string  `json:"name" minLength:"1" maxLength:"64" pattern:"^[^\\p{Cc}]+$" doc:"no control characters"`
 	Seats      int     `json:"seats" minimum:"1" maximum:"100000"`
 	X          float64 `json:"x,omitempty"`
 	Y          float64 `json:"y,omitempty"`
@@ -70,7 +70,7 @@ type Row struct {
 
 // Seat is one seat of a row's seat list.
 type Seat struct {
-	Label      string  `json:"label" minLength:"1" maxLength:"32" pattern:"^[^\\p{Cc}]+$" patternDescription:"no control characters"`
+	Label      string  `json:"label" minLength:"1" maxLength:"32" pattern:"^[^\\p{Cc}]+$" doc:"no control characters"`
 	X          float64 `json:"x"`
 	Y          float64 `json:"y"`
 	PriceLevel string  `json:"priceLevel,omitempty" maxLength:"64"`

@@ -93,7 +93,7 @@ func TestPresaleQueueWithACode(t *testing.T) {
 	require.Contains(t, browsertest.Text(t, ctx, ".queue"), "no such code")
 	browsertest.Do(t, ctx, chromedp.Click(chromedp.CSS(`.queue a`)), chromedp.WaitVisible(chromedp.CSS(`#presale-code`)),
 		chromedp.SendKeys(chromedp.CSS(`#presale-code`), "club-9"), chromedp.Click(chromedp.CSS(`#presale-enter`)),
-		browsertest.WaitJS(`document.querySelector(".queue").textContent.includes("presale opens")`))
+		browsertest.WaitJS(`document.querySelector(".queue")?.textContent.includes("presale opens")`))
 	browsertest.Step(t, ctx, "2-waiting-for-the-presale-draw")
 
 	// The window opens: the presale is drawn and its queue admitted.
