@@ -128,7 +128,7 @@ func (s *Server) createCodeList(ctx context.Context, in *struct{ Body CodeListBo
 
 // addCodes serves POST /v1/code-lists/{id}/codes.
 func (s *Server) addCodes(ctx context.Context, in *struct {
-	ID   uuid.UUID `path:"id"`
+	ID   uuid.UUID `path:"id" format:"uuid"`
 	Body CodesBody
 }) (*codeListOutput, error) {
 	tenantID := caller(ctx).TenantID
@@ -174,7 +174,7 @@ func (s *Server) listCodeLists(ctx context.Context, _ *struct{}) (*struct{ Body 
 // codesCSV serves GET /v1/code-lists/{id}/codes.csv: each code with its
 // uses, to hand out (mail merge) or to audit.
 func (s *Server) codesCSV(ctx context.Context, in *struct {
-	ID uuid.UUID `path:"id"`
+	ID uuid.UUID `path:"id" format:"uuid"`
 }) (*download, error) {
 	l, err := codes.Get(ctx, s.Pool, caller(ctx).TenantID, in.ID)
 	if err != nil {
@@ -238,7 +238,7 @@ type PriceBody struct {
 
 // priceHold serves POST /v1/holds/{id}/price.
 func (s *Server) priceHold(ctx context.Context, in *struct {
-	ID   uuid.UUID `path:"id"`
+	ID   uuid.UUID `path:"id" format:"uuid"`
 	Body PriceBody
 }) (*struct{ Body *checkout.Priced }, error) {
 	who := caller(ctx)

@@ -47,9 +47,19 @@ func (p *Problem) ContentType(ct string) string {
 	return ct
 }
 
+// problem makes a problem document. Its type is a URI reference to the
+// API reference (served by the binary at /docs) naming the code; a 401
+// says how to authenticate (RFC 9110: WWW-Authenticate).
 func problem(status int, code, detail string) *Problem {
-	return &Problem{Title: http.StatusText(status), Status: status, Code: code, Detail: detail}
+	p := &Problem{Type: problemType + code, Title: http.StatusText(status), Status: status, Code: code, Detail: detail}
+	if status == http.StatusUnauthorized {
+		p.Headers = http.Header{"WWW-Authenticate": {`Bearer realm="boxoffice"`}}
+	}
+	return p
 }
+
+// problemType prefixes a problem's code to make its type URI.
+const problemType = "/docs#problem-"
 
 // codeForStatus names the problems huma raises itself (validation, body
 // size, content type) and Fiber's routing errors.

@@ -44,7 +44,7 @@ type EventWithDates struct {
 
 // EventPath names an event.
 type EventPath struct {
-	ID uuid.UUID `path:"id" format:"uuid" doc:"Event id"`
+	ID uuid.UUID `path:"id" format:"uuid" format:"uuid" doc:"Event id"`
 }
 
 // createEvent serves POST /v1/events.
@@ -59,25 +59,20 @@ func (s *Server) createEvent(ctx context.Context, in *struct{ Body EventBody }) 
 	return &struct{ Body *product.Event }{e}, nil
 }
 
+// EventList is the tenant's events.
+type EventList struct {
+	Events []*product.Event `json:"events"`
+}
+
 // listEvents serves GET /v1/events.
 func (s *Server) listEvents(ctx context.Context, in *struct {
 	Limit int `query:"limit" minimum:"1" maximum:"500" default:"100"`
-}) (*struct {
-	Body struct {
-		Events []*product.Event `json:"events"`
-	}
-}, error) {
+}) (*struct{ Body EventList }, error) {
 	list, err := s.Products.ListEvents(ctx, caller(ctx).TenantID, in.Limit)
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	out := &struct {
-		Body struct {
-			Events []*product.Event `json:"events"`
-		}
-	}{}
-	out.Body.Events = list
-	return out, nil
+	return &struct{ Body EventList }{EventList{list}}, nil
 }
 
 // getEvent serves GET /v1/events/{id}.
@@ -146,7 +141,7 @@ type DateFields struct {
 
 // orderCalendar serves GET /v1/orders/{id}/calendar.ics.
 func (s *Server) orderCalendar(ctx context.Context, in *struct {
-	ID uuid.UUID `path:"id" format:"uuid"`
+	ID uuid.UUID `path:"id" format:"uuid" format:"uuid"`
 }) (*download, error) {
 	who := caller(ctx)
 	ics, err := s.Checkout.Calendar(ctx, who.TenantID, in.ID, who.BuyerID)
@@ -158,7 +153,7 @@ func (s *Server) orderCalendar(ctx context.Context, in *struct {
 
 // orderTickets serves GET /v1/orders/{id}/tickets.pdf.
 func (s *Server) orderTickets(ctx context.Context, in *struct {
-	ID uuid.UUID `path:"id" format:"uuid"`
+	ID uuid.UUID `path:"id" format:"uuid" format:"uuid"`
 }) (*download, error) {
 	who := caller(ctx)
 	pdf, err := s.Checkout.TicketsPDF(ctx, who.TenantID, in.ID, who.BuyerID)

@@ -47,7 +47,7 @@ const keyCacheTTL = 10 * time.Second
 
 // createApiKey serves POST /v1/tenants/{id}/api-keys.
 func (s *Server) createApiKey(ctx context.Context, in *struct {
-	ID   uuid.UUID `path:"id"`
+	ID   uuid.UUID `path:"id" format:"uuid"`
 	Body APIKeyBody
 }) (*secretOutput[APIKeyCreated], error) {
 	if err := keyOwnerOnly(ctx, in.ID); err != nil {
@@ -63,7 +63,7 @@ func (s *Server) createApiKey(ctx context.Context, in *struct {
 
 // listApiKeys serves GET /v1/tenants/{id}/api-keys.
 func (s *Server) listApiKeys(ctx context.Context, in *struct {
-	ID uuid.UUID `path:"id"`
+	ID uuid.UUID `path:"id" format:"uuid"`
 }) (*struct{ Body []tenant.Key }, error) {
 	if err := keyOwnerOnly(ctx, in.ID); err != nil {
 		return nil, err
@@ -77,8 +77,8 @@ func (s *Server) listApiKeys(ctx context.Context, in *struct {
 
 // revokeApiKey serves DELETE /v1/tenants/{id}/api-keys/{keyId}.
 func (s *Server) revokeApiKey(ctx context.Context, in *struct {
-	ID    uuid.UUID `path:"id"`
-	KeyID uuid.UUID `path:"keyId"`
+	ID    uuid.UUID `path:"id" format:"uuid"`
+	KeyID uuid.UUID `path:"keyId" format:"uuid"`
 }) (*struct{}, error) {
 	if err := keyOwnerOnly(ctx, in.ID); err != nil {
 		return nil, err
@@ -95,12 +95,15 @@ func (s *Server) revokeApiKey(ctx context.Context, in *struct {
 	return nil, nil
 }
 
+// RotateBody tunes a rotation.
+type RotateBody struct {
+	OverlapSeconds *int `json:"overlapSeconds,omitempty" minimum:"0" maximum:"604800" doc:"Default 3600; 0 ends the previous secret at once"`
+}
+
 // rotateBuyerTokenSecret serves POST /v1/tenants/{id}/buyer-token-secret/rotate.
 func (s *Server) rotateBuyerTokenSecret(ctx context.Context, in *struct {
-	ID   uuid.UUID `path:"id"`
-	Body *struct {
-		OverlapSeconds *int `json:"overlapSeconds,omitempty" minimum:"0" maximum:"604800" doc:"Default 3600; 0 ends the previous secret at once"`
-	}
+	ID   uuid.UUID `path:"id" format:"uuid"`
+	Body *RotateBody
 }) (*secretOutput[SecretRotated], error) {
 	if err := keyOwnerOnly(ctx, in.ID); err != nil {
 		return nil, err

@@ -56,9 +56,7 @@ func (s *Server) startLogin(ctx context.Context, in *struct {
 	Body      LoginBody
 }) (*struct {
 	Status int
-	Body   struct {
-		Message string `json:"message"`
-	}
+	Body   LoginStarted
 }, error) {
 	store, err := s.storeTenant(ctx, in.Slug)
 	if err != nil {
@@ -111,14 +109,16 @@ func (s *Server) startLogin(ctx context.Context, in *struct {
 		// logged.
 		s.Logger.Warn("login code not delivered", "store", in.Slug, "channel", strings.SplitN(key, ":", 2)[0], "error", err)
 	}
-	out := &struct {
+	return &struct {
 		Status int
-		Body   struct {
-			Message string `json:"message"`
-		}
-	}{Status: http.StatusAccepted}
-	out.Body.Message = "if this address can receive it, a code is on its way"
-	return out, nil
+		Body   LoginStarted
+	}{http.StatusAccepted, LoginStarted{"if this address can receive it, a code is on its way"}}, nil
+}
+
+// LoginStarted answers a login's start, the same whether or not a code
+// was sent.
+type LoginStarted struct {
+	Message string `json:"message"`
 }
 
 // verifyLogin serves POST /v1/stores/{tenantSlug}/login/verify.

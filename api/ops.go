@@ -78,11 +78,7 @@ func (s *Server) opsDlq(ctx context.Context, in *struct {
 }
 
 // opsDlqRedrive serves POST /v1/ops/dlq/redrive.
-func (s *Server) opsDlqRedrive(ctx context.Context, _ *struct{}) (*struct {
-	Body struct {
-		Moved int `json:"moved"`
-	}
-}, error) {
+func (s *Server) opsDlqRedrive(ctx context.Context, _ *struct{}) (*struct{ Body Redriven }, error) {
 	if !caller(ctx).Admin {
 		return nil, errAdminOnly
 	}
@@ -94,34 +90,19 @@ func (s *Server) opsDlqRedrive(ctx context.Context, _ *struct{}) (*struct {
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	out := &struct {
-		Body struct {
-			Moved int `json:"moved"`
-		}
-	}{}
-	out.Body.Moved = moved
-	return out, nil
+	return &struct{ Body Redriven }{Redriven{moved}}, nil
 }
 
 // opsRiverDiscarded serves GET /v1/ops/river/discarded.
 func (s *Server) opsRiverDiscarded(ctx context.Context, in *struct {
 	Limit int `query:"limit" minimum:"1" maximum:"500" default:"50"`
-}) (*struct {
-	Body struct {
-		Jobs []DiscardedJob `json:"jobs"`
-	}
-}, error) {
+}) (*struct{ Body DiscardedJobs }, error) {
 	res, err := s.River.JobList(ctx, river.NewJobListParams().States(rivertype.JobStateDiscarded).First(in.Limit))
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
 	sc := scope(ctx)
-	out := &struct {
-		Body struct {
-			Jobs []DiscardedJob `json:"jobs"`
-		}
-	}{}
-	out.Body.Jobs = []DiscardedJob{}
+	out := &struct{ Body DiscardedJobs }{DiscardedJobs{Jobs: []DiscardedJob{}}}
 	for _, j := range res.Jobs {
 		if sc.TenantID != uuid.Nil && !s.jobOfTenant(ctx, j, sc.TenantID) {
 			continue
@@ -138,12 +119,7 @@ func (s *Server) opsRiverDiscarded(ctx context.Context, in *struct {
 // opsRiverRetry serves POST /v1/ops/river/jobs/{id}/retry.
 func (s *Server) opsRiverRetry(ctx context.Context, in *struct {
 	ID int64 `path:"id"`
-}) (*struct {
-	Body struct {
-		ID    int64  `json:"id"`
-		State string `json:"state"`
-	}
-}, error) {
+}) (*struct{ Body RetriedJob }, error) {
 	if !caller(ctx).Admin {
 		return nil, errAdminOnly
 	}
@@ -154,14 +130,7 @@ func (s *Server) opsRiverRetry(ctx context.Context, in *struct {
 		}
 		return nil, s.toProblem(err)
 	}
-	out := &struct {
-		Body struct {
-			ID    int64  `json:"id"`
-			State string `json:"state"`
-		}
-	}{}
-	out.Body.ID, out.Body.State = j.ID, string(j.State)
-	return out, nil
+	return &struct{ Body RetriedJob }{RetriedJob{ID: j.ID, State: string(j.State)}}, nil
 }
 
 // riverUI is River's UI, served under /ops/river to the platform admin; nil
@@ -255,4 +224,20 @@ func (s *Server) requireAdminBasic(c *fiber.Ctx) error {
 			"the River UI needs the platform admin key (HTTP Basic password or Bearer)"), "application/problem+json")
 	}
 	return c.Next()
+}
+
+// Redriven says how many dead letters went back to the claim queue.
+type Redriven struct {
+	Moved int `json:"moved"`
+}
+
+// DiscardedJobs are River jobs that gave up.
+type DiscardedJobs struct {
+	Jobs []DiscardedJob `json:"jobs"`
+}
+
+// RetriedJob is a discarded job sent back to work.
+type RetriedJob struct {
+	ID    int64  `json:"id"`
+	State string `json:"state"`
 }

@@ -67,7 +67,7 @@ func (s *Server) createOrder(ctx context.Context, in *struct {
 
 // getOrder serves GET /v1/orders/{id}.
 func (s *Server) getOrder(ctx context.Context, in *struct {
-	ID uuid.UUID `path:"id"`
+	ID uuid.UUID `path:"id" format:"uuid"`
 }) (*struct{ Body *checkout.Order }, error) {
 	who := caller(ctx)
 	o, err := s.Checkout.Get(ctx, who.TenantID, in.ID, who.BuyerID)
@@ -83,12 +83,7 @@ func (s *Server) paymentWebhook(ctx context.Context, in *struct {
 	Signature       string `header:"BoxOffice-Signature" doc:"The simulator's signature"`
 	StripeSignature string `header:"Stripe-Signature" doc:"Stripe's signature"`
 	RawBody         []byte
-}) (*struct {
-	Body struct {
-		Received  bool `json:"received"`
-		Duplicate bool `json:"duplicate"`
-	}
-}, error) {
+}) (*struct{ Body WebhookReceived }, error) {
 	parser, ok := payment.Unwrap(s.Checkout.Provider()).(payment.WebhookParser)
 	if in.Provider != s.Checkout.Provider().Name() || !ok {
 		return nil, problem(http.StatusNotFound, "NOT_FOUND", "no such payment provider")
@@ -112,15 +107,14 @@ func (s *Server) paymentWebhook(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	out := &struct {
-		Body struct {
-			Received  bool `json:"received"`
-			Duplicate bool `json:"duplicate"`
-		}
-	}{}
-	out.Body.Received, out.Body.Duplicate = true, !stored
 	s.Metrics.Webhook(map[bool]string{true: "accepted", false: "duplicate"}[stored])
-	return out, nil
+	return &struct{ Body WebhookReceived }{WebhookReceived{Received: true, Duplicate: !stored}}, nil
+}
+
+// WebhookReceived acknowledges a provider's event.
+type WebhookReceived struct {
+	Received  bool `json:"received"`
+	Duplicate bool `json:"duplicate" doc:"The event was recorded before: nothing done again"`
 }
 
 // verifyTicket serves GET /v1/tickets/verify.
@@ -291,7 +285,7 @@ func (s *Server) listOrders(ctx context.Context, in *struct {
 
 // ticketQR serves GET /v1/tickets/{id}/qr.svg.
 func (s *Server) ticketQR(ctx context.Context, in *struct {
-	ID uuid.UUID `path:"id" doc:"Ticket id"`
+	ID uuid.UUID `path:"id" format:"uuid" doc:"Ticket id"`
 }) (*struct {
 	ContentType  string `header:"Content-Type"`
 	CacheControl string `header:"Cache-Control"`
@@ -327,7 +321,7 @@ func (s *Server) searchOrders(ctx context.Context, in *struct {
 
 // orderTimeline serves GET /v1/tenant/orders/{id}.
 func (s *Server) orderTimeline(ctx context.Context, in *struct {
-	ID uuid.UUID `path:"id"`
+	ID uuid.UUID `path:"id" format:"uuid"`
 }) (*struct{ Body *checkout.Timeline }, error) {
 	t, err := s.Checkout.OrderTimeline(ctx, caller(ctx).TenantID, in.ID)
 	if err != nil {

@@ -73,7 +73,7 @@ func newAvailabilityView(s *inventory.Snapshot) (*availabilityView, error) {
 }
 
 type ProductPath struct {
-	ID uuid.UUID `path:"id" doc:"Product id"`
+	ID uuid.UUID `path:"id" format:"uuid" doc:"Product id"`
 }
 
 // buyersProduct is a product the calling buyer may see (404 otherwise).

@@ -219,7 +219,7 @@ func (s *Server) queueDraw(ctx context.Context, in *struct {
 	ProductPath
 	Offset int       `query:"offset" minimum:"0" doc:"Positions to skip"`
 	Limit  int       `query:"limit" minimum:"1" maximum:"10000" default:"1000" doc:"Entries per page"`
-	Round  uuid.UUID `query:"round" doc:"A presale round's id (from the fairness document): its draw instead of the general sale's"`
+	Round  uuid.UUID `query:"round" format:"uuid" doc:"A presale round's id (from the fairness document): its draw instead of the general sale's"`
 }) (*struct {
 	CacheControl string `header:"Cache-Control"`
 	Body         DrawPage
@@ -303,7 +303,7 @@ func (s *Server) queueEntries(ctx context.Context, in *struct {
 // removeQueueEntry serves DELETE /v1/products/{id}/queue/entries/{entryId}.
 func (s *Server) removeQueueEntry(ctx context.Context, in *struct {
 	ProductPath
-	EntryID uuid.UUID `path:"entryId" format:"uuid"`
+	EntryID uuid.UUID `path:"entryId" format:"uuid" format:"uuid"`
 }) (*struct{}, error) {
 	if err := s.WaitingRoom.RemoveEntry(ctx, caller(ctx).TenantID, in.ID, in.EntryID); err != nil {
 		return nil, s.toProblem(err)

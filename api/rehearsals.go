@@ -13,7 +13,7 @@ var errNoRehearsals = problem(http.StatusServiceUnavailable, "REHEARSALS_UNAVAIL
 
 // startRehearsal serves POST /v1/products/{id}/rehearsals.
 func (s *Server) startRehearsal(ctx context.Context, in *struct {
-	ID   uuid.UUID `path:"id"`
+	ID   uuid.UUID `path:"id" format:"uuid"`
 	Body rehearsal.Params
 }) (*struct{ Body *rehearsal.Rehearsal }, error) {
 	if s.Rehearsals == nil {
@@ -36,7 +36,7 @@ func (s *Server) startRehearsal(ctx context.Context, in *struct {
 
 // listRehearsals serves GET /v1/products/{id}/rehearsals.
 func (s *Server) listRehearsals(ctx context.Context, in *struct {
-	ID uuid.UUID `path:"id"`
+	ID uuid.UUID `path:"id" format:"uuid"`
 }) (*struct{ Body []*rehearsal.Rehearsal }, error) {
 	if s.Rehearsals == nil {
 		return nil, errNoRehearsals
@@ -54,7 +54,7 @@ func (s *Server) listRehearsals(ctx context.Context, in *struct {
 
 // getRehearsal serves GET /v1/rehearsals/{id}.
 func (s *Server) getRehearsal(ctx context.Context, in *struct {
-	ID uuid.UUID `path:"id"`
+	ID uuid.UUID `path:"id" format:"uuid"`
 }) (*struct{ Body *rehearsal.Rehearsal }, error) {
 	if s.Rehearsals == nil {
 		return nil, errNoRehearsals

@@ -170,7 +170,7 @@ func (s *Server) createReservation(ctx context.Context, in *struct {
 
 // getReservation serves GET /v1/reservations/{id}.
 func (s *Server) getReservation(ctx context.Context, in *struct {
-	ID uuid.UUID `path:"id"`
+	ID uuid.UUID `path:"id" format:"uuid"`
 }) (*pollOutput, error) {
 	who := caller(ctx)
 	r, err := s.Reservations.Get(ctx, who.TenantID, in.ID, who.BuyerID)
@@ -182,7 +182,7 @@ func (s *Server) getReservation(ctx context.Context, in *struct {
 
 // releaseHold serves DELETE /v1/holds/{id}.
 func (s *Server) releaseHold(ctx context.Context, in *struct {
-	ID uuid.UUID `path:"id"`
+	ID uuid.UUID `path:"id" format:"uuid"`
 }) (*struct{ Body HoldView }, error) {
 	buyer := caller(ctx)
 	h, err := s.Reservations.Release(ctx, buyer.TenantID, buyer.BuyerID, in.ID)

@@ -61,9 +61,22 @@ func meta(key string) option {
 var everywhere = []int{http.StatusBadRequest, http.StatusTooManyRequests, http.StatusServiceUnavailable}
 
 // completeResponses finishes each operation's responses once huma has
-// derived them: Retry-After on 429 and 503, the 200 of a replay and the 304
-// of a conditional GET where the route table names them.
+// derived them: Retry-After on 429 and 503, WWW-Authenticate on 401, the
+// 200 of a replay and the 304 of a conditional GET where the route table
+// names them. Idempotency-Key is declared required: the handler checks it
+// itself, to answer its own 400 IDEMPOTENCY_KEY_REQUIRED.
 func completeResponses(_ *huma.OpenAPI, op *huma.Operation) {
+	if r := op.Responses["401"]; r != nil {
+		if r.Headers == nil {
+			r.Headers = map[string]*huma.Param{}
+		}
+		r.Headers["WWW-Authenticate"] = &huma.Param{Description: "The scheme to authenticate with", Schema: &huma.Schema{Type: "string"}}
+	}
+	for _, p := range op.Parameters {
+		if p.In == "header" && p.Name == "Idempotency-Key" {
+			p.Required = true
+		}
+	}
 	for _, code := range []string{"429", "503"} {
 		if r := op.Responses[code]; r != nil {
 			if r.Headers == nil {

@@ -64,7 +64,7 @@ func (s *Server) listSales(ctx context.Context, _ *struct{}) (*struct{ Body []Sa
 
 // getSale serves GET /v1/ops/sales/{id}.
 func (s *Server) getSale(ctx context.Context, in *struct {
-	ID uuid.UUID `path:"id"`
+	ID uuid.UUID `path:"id" format:"uuid"`
 }) (*struct {
 	CacheControl string `header:"Cache-Control"`
 	Body         *ops.SaleView
@@ -219,7 +219,7 @@ func saleStreamOperation() *huma.Operation {
 
 // salesReport serves GET /v1/products/{id}/report.
 func (s *Server) salesReport(ctx context.Context, in *struct {
-	ID uuid.UUID `path:"id"`
+	ID uuid.UUID `path:"id" format:"uuid"`
 }) (*struct{ Body *ops.SalesReport }, error) {
 	r, err := s.sales.Report(ctx, scope(ctx), in.ID)
 	if err != nil {
@@ -234,7 +234,7 @@ var reportColumns = []string{"minute", "joined", "admitted", "reserved", "held",
 
 // salesReportCSV serves GET /v1/products/{id}/report.csv.
 func (s *Server) salesReportCSV(ctx context.Context, in *struct {
-	ID uuid.UUID `path:"id"`
+	ID uuid.UUID `path:"id" format:"uuid"`
 }) (*download, error) {
 	r, err := s.sales.Report(ctx, scope(ctx), in.ID)
 	if err != nil {

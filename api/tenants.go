@@ -41,7 +41,7 @@ func (s *Server) createTenant(ctx context.Context, in *struct{ Body TenantBody }
 
 // setTenantQuota serves PUT /v1/tenants/{id}/quota.
 func (s *Server) setTenantQuota(ctx context.Context, in *struct {
-	ID   uuid.UUID `path:"id"`
+	ID   uuid.UUID `path:"id" format:"uuid"`
 	Body tenant.Quota
 }) (*struct{}, error) {
 	if err := s.Tenants.SetQuota(ctx, in.ID, in.Body); err != nil {
