@@ -44,7 +44,7 @@ type EventWithDates struct {
 
 // EventPath names an event.
 type EventPath struct {
-	ID uuid.UUID `path:"id" format:"uuid" format:"uuid" doc:"Event id"`
+	ID uuid.UUID `path:"id" format:"uuid" doc:"Event id"`
 }
 
 // createEvent serves POST /v1/events.
@@ -141,7 +141,7 @@ type DateFields struct {
 
 // orderCalendar serves GET /v1/orders/{id}/calendar.ics.
 func (s *Server) orderCalendar(ctx context.Context, in *struct {
-	ID uuid.UUID `path:"id" format:"uuid" format:"uuid"`
+	ID uuid.UUID `path:"id" format:"uuid"`
 }) (*download, error) {
 	who := caller(ctx)
 	ics, err := s.Checkout.Calendar(ctx, who.TenantID, in.ID, who.BuyerID)
@@ -153,7 +153,7 @@ func (s *Server) orderCalendar(ctx context.Context, in *struct {
 
 // orderTickets serves GET /v1/orders/{id}/tickets.pdf.
 func (s *Server) orderTickets(ctx context.Context, in *struct {
-	ID uuid.UUID `path:"id" format:"uuid" format:"uuid"`
+	ID uuid.UUID `path:"id" format:"uuid"`
 }) (*download, error) {
 	who := caller(ctx)
 	pdf, err := s.Checkout.TicketsPDF(ctx, who.TenantID, in.ID, who.BuyerID)

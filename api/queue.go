@@ -303,7 +303,7 @@ func (s *Server) queueEntries(ctx context.Context, in *struct {
 // removeQueueEntry serves DELETE /v1/products/{id}/queue/entries/{entryId}.
 func (s *Server) removeQueueEntry(ctx context.Context, in *struct {
 	ProductPath
-	EntryID uuid.UUID `path:"entryId" format:"uuid" format:"uuid"`
+	EntryID uuid.UUID `path:"entryId" format:"uuid"`
 }) (*struct{}, error) {
 	if err := s.WaitingRoom.RemoveEntry(ctx, caller(ctx).TenantID, in.ID, in.EntryID); err != nil {
 		return nil, s.toProblem(err)

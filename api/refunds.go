@@ -18,7 +18,7 @@ type RefundBody struct {
 
 // refundOrder serves POST /v1/tenant/orders/{id}/refunds.
 func (s *Server) refundOrder(ctx context.Context, in *struct {
-	ID             uuid.UUID `path:"id" format:"uuid" format:"uuid"`
+	ID             uuid.UUID `path:"id" format:"uuid"`
 	IdempotencyKey string    `header:"Idempotency-Key" maxLength:"200" doc:"Required: the same key answers with the same refund"`
 	Body           RefundBody
 }) (*keyedOutput[*checkout.Refund], error) {
@@ -36,7 +36,7 @@ func (s *Server) refundOrder(ctx context.Context, in *struct {
 
 // RefundPath names a refund.
 type RefundPath struct {
-	ID uuid.UUID `path:"id" format:"uuid" format:"uuid" doc:"Refund id"`
+	ID uuid.UUID `path:"id" format:"uuid" doc:"Refund id"`
 }
 
 // getRefund serves GET /v1/tenant/refunds/{id}.
@@ -73,7 +73,7 @@ func (s *Server) settleRefund(ctx context.Context, in *struct {
 
 // resendTickets serves POST /v1/tenant/orders/{id}/tickets/resend.
 func (s *Server) resendTickets(ctx context.Context, in *struct {
-	ID uuid.UUID `path:"id" format:"uuid" format:"uuid"`
+	ID uuid.UUID `path:"id" format:"uuid"`
 }) (*struct{ Status int }, error) {
 	if err := s.Checkout.ResendTickets(ctx, caller(ctx).TenantID, in.ID); err != nil {
 		return nil, s.toProblem(err)
@@ -96,7 +96,7 @@ func (s *Server) attendeesCSV(ctx context.Context, in *ProductPath) (*download, 
 
 // cancelOrder serves POST /v1/orders/{id}/cancel.
 func (s *Server) cancelOrder(ctx context.Context, in *struct {
-	ID             uuid.UUID `path:"id" format:"uuid" format:"uuid"`
+	ID             uuid.UUID `path:"id" format:"uuid"`
 	IdempotencyKey string    `header:"Idempotency-Key" maxLength:"200" doc:"Required: the same key answers with the same cancellation"`
 }) (*keyedOutput[*checkout.Refund], error) {
 	if in.IdempotencyKey == "" {

@@ -11,7 +11,7 @@ import (
 
 // transferTicket serves POST /v1/tickets/{id}/transfer.
 func (s *Server) transferTicket(ctx context.Context, in *struct {
-	ID             uuid.UUID `path:"id" format:"uuid" format:"uuid" doc:"Ticket id"`
+	ID             uuid.UUID `path:"id" format:"uuid" doc:"Ticket id"`
 	IdempotencyKey string    `header:"Idempotency-Key" maxLength:"200" doc:"Required: the same key answers with the same transfer"`
 	Body           struct {
 		Email string `json:"email" format:"email" minLength:"3" maxLength:"254" doc:"Whom to give the ticket to: they sign in to the store with this address to see it"`
