@@ -177,6 +177,7 @@ func build(ctx context.Context, cfg *config.Config, logger *slog.Logger, work bo
 		closeAll()
 		return nil, nil, err
 	}
+	a.Metrics.SetBuild(buildVersion(version))
 	return a, closeAll, nil
 }
 

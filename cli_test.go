@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,4 +77,28 @@ func TestCommandLine(t *testing.T) {
 		require.Zero(t, code)
 		require.Equal(t, "v1.2.3-test\n", stdout, "%v", args)
 	}
+
+	// A failure is one JSON line, as every other line the process logs.
+	_, stderr, code = run("migrate")
+	require.Equal(t, 1, code)
+	var failed map[string]any
+	require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(stderr)), &failed), stderr)
+	require.Equal(t, "boxoffice failed", failed["msg"])
+
+	// healthcheck: 0 for a 2xx, 1 for anything else or no answer, 2 without a URL.
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/livez" {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+		}
+	}))
+	defer up.Close()
+	_, stderr, code = run("healthcheck", up.URL+"/livez")
+	require.Zero(t, code, stderr)
+	_, stderr, code = run("healthcheck", up.URL+"/readyz")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "503")
+	_, _, code = run("healthcheck", "http://127.0.0.1:1/livez")
+	require.Equal(t, 1, code)
+	_, _, code = run("healthcheck")
+	require.Equal(t, 2, code)
 }

@@ -30,6 +30,7 @@ Usage:
   boxoffice bench SCENARIO|all [flags]
                                 benchmarks (docs/benchmarks.md; -tags dev builds)
   boxoffice sqs-emulator        the SQS emulator in a process of its own (-tags dev builds)
+  boxoffice healthcheck URL     exit 0 when URL answers 2xx within 5 s (for images without a shell)
   boxoffice version|--version   the version this binary was built from
 
 Configuration is read from the environment; see docs/configuration.md.
@@ -77,6 +78,8 @@ func main() {
 		err = runBench(ctx, args)
 	case "sqs-emulator":
 		err = runSQSEmulator(ctx, args)
+	case "healthcheck":
+		err = runHealthcheck(ctx, args)
 	case "version", "--version", "-version":
 		err = noFlags(cmd, "usage: boxoffice version\n\nprint the version this binary was built from\n", args)
 		if err == nil {
@@ -96,7 +99,8 @@ func main() {
 		os.Exit(2)
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
-		slog.Error("boxoffice failed", "command", os.Args[1], "error", err)
+		// The same JSON on stderr as every other line the process writes.
+		newLogger("error").Error("boxoffice failed", "command", os.Args[1], "error", err)
 		os.Exit(1)
 	}
 }

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -531,4 +533,75 @@ func TestLockWaitIsProductBusy(t *testing.T) {
 	r = b.do(t, http.MethodDelete, "/v1/holds/"+holdID, b.buyer, nil)
 	require.Equal(t, http.StatusOK, r.status, string(r.raw))
 	require.Equal(t, "RELEASED", r.body["state"])
+}
+
+// What operators expect of a service: liveness beside readiness, HEAD on
+// every GET, a request id made or kept and echoed.
+func TestServiceBasics(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{})
+	for _, path := range []string{"/livez", "/healthz", "/readyz"} {
+		require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, path, "", nil).status, path)
+	}
+	availability := "/v1/products/" + b.product.ID.String() + "/availability"
+	get := b.do(t, http.MethodGet, availability, "", nil)
+	head := b.do(t, http.MethodHead, availability, "", nil)
+	require.Equal(t, http.StatusOK, head.status)
+	require.Empty(t, head.raw, "HEAD answers without the body")
+	require.Equal(t, get.header.Get("ETag"), head.header.Get("ETag"))
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodHead, "/livez", "", nil).status)
+
+	made := get.header.Get("X-Request-Id")
+	require.Len(t, made, 36, "a request without an id gets one")
+	kept := b.do(t, http.MethodGet, availability, "", nil, "X-Request-Id", "abc-123.x")
+	require.Equal(t, "abc-123.x", kept.header.Get("X-Request-Id"))
+	forged := b.do(t, http.MethodGet, availability, "", nil, "X-Request-Id", "a b\"c")
+	require.NotEqual(t, "a b\"c", forged.header.Get("X-Request-Id"), "an id that could forge a log line is replaced")
+}
+
+// lockedBuffer is a log destination the server's goroutines may share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// The access log: one JSON line per request with its method, route
+// template, status, duration, bytes, request id and tenant.
+func TestAccessLog(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	var logs lockedBuffer
+	srv := api.New(api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products, Reservations: env.Service,
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil)), AccessLog: true})
+	b := &testBundle{env: env, server: srv}
+	p := env.Product(t, testfix.ProductOpts{Capacity: 10})
+	r := b.do(t, http.MethodGet, "/v1/products/"+p.ID.String(), env.Tenant.APIKey, nil, "X-Request-Id", "req-42")
+	require.Equal(t, http.StatusOK, r.status)
+	var line map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
+		if m["msg"] == "request" && m["request_id"] == "req-42" {
+			line = m
+		}
+	}
+	require.NotNil(t, line, "the request's line: %s", logs.String())
+	require.Equal(t, "GET", line["method"])
+	require.Equal(t, "/v1/products/:id", line["route"])
+	require.EqualValues(t, 200, line["status"])
+	require.Contains(t, line, "duration_ms")
+	require.EqualValues(t, len(r.raw), line["bytes"])
+	require.Equal(t, env.Tenant.ID.String(), line["tenant"])
 }

@@ -123,6 +123,7 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	}
 	if who.TenantID != uuid.Nil {
 		setOwner(ctx.Context(), who.TenantID)
+		noteTenant(ctx.Context(), who.TenantID)
 	}
 	next(huma.WithValue(ctx, principalKey{}, who))
 }

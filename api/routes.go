@@ -12,7 +12,8 @@ func (s *Server) routes() {
 	s.app.Use("/docs", docsPages())
 	s.app.Get("/openapi.json", s.openAPI("json"))
 	s.app.Get("/openapi.yaml", s.openAPI("yaml"))
-	s.app.Get("/healthz", healthz)
+	s.app.Get("/livez", livez)
+	s.app.Get("/healthz", livez) // the older name
 	s.app.Get("/readyz", s.readyz)
 	s.app.Use("/console", s.consoleHeaders(), consolePages())
 	if ui := s.riverUI(); ui != nil {

@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -104,6 +103,8 @@ type Deps struct {
 	// DevOrigins lets pages on http://localhost and http://127.0.0.1 (any
 	// port) call the API from a browser: `boxoffice dev` only.
 	DevOrigins bool
+	// AccessLog writes one line per request (BOXOFFICE_ACCESS_LOG).
+	AccessLog bool
 	// Ready reports whether the database is reachable and migrated.
 	Ready func(ctx context.Context) error
 	// River lists and retries jobs and backs the River UI.
@@ -217,6 +218,7 @@ func New(d Deps) *Server {
 		WriteTimeout:          30 * time.Second,
 		IdleTimeout:           2 * time.Minute,
 	})
+	s.app.Use(headAsGet)
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true}))
 	s.app.Use(s.observe)
 	if tracing.Enabled(d.Tracer) {
@@ -283,8 +285,19 @@ func (s *Server) openAPI(format string) fiber.Handler {
 	}
 }
 
-// healthz says the process is up.
-func healthz(c *fiber.Ctx) error { return c.SendString("ok") }
+// headAsGet answers HEAD as the GET of the same path would, without the
+// body (fasthttp drops it for a HEAD request): huma registers GET only. It
+// is the first middleware, so the stacks of both methods line up where it
+// switches from one to the other.
+func headAsGet(c *fiber.Ctx) error {
+	if c.Method() == fiber.MethodHead {
+		c.Method(fiber.MethodGet)
+	}
+	return c.Next()
+}
+
+// livez says the process is up (readyz says whether it can serve).
+func livez(c *fiber.Ctx) error { return c.SendString("ok") }
 
 // Start starts the background parts of the API (the River UI's caches) until
 // ctx ends.
@@ -339,23 +352,6 @@ func traceRequests(tracer trace.Tracer) fiber.Handler {
 		}
 		return err
 	}
-}
-
-// observe records request count and latency by route template.
-func (s *Server) observe(c *fiber.Ctx) error {
-	start := time.Now()
-	err := c.Next()
-	status := c.Response().StatusCode()
-	if fe := (*fiber.Error)(nil); errors.As(err, &fe) {
-		status = fe.Code
-	}
-	route := c.Route().Path
-	if route == "/" && c.Path() != "/" {
-		route = "unmatched"
-	}
-	// Fiber's strings point into reused buffers: copy before keeping them.
-	s.Metrics.HTTPRequest(route, strings.Clone(c.Method()), strconv.Itoa(status), time.Since(start))
-	return err
 }
 
 func (s *Server) readyz(c *fiber.Ctx) error {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -329,7 +330,7 @@ func (a *App) API() *api.Server {
 		Login: login.NewStore(a.Pool, cfg.SecretsKey), Mailer: mailer, SMS: texts, StoresURL: cfg.StoresURL, ReservedHosts: reservedHosts(cfg),
 		StoreBucket: a.storeBucket(),
 		Pool:        a.Pool, Tenants: a.Tenants, Products: a.Products, Reservations: a.Reservations,
-		Metrics: a.Metrics, Logger: a.Logger, AdminKey: cfg.AdminKey, DevOrigins: cfg.DevOrigins, Ready: a.Ready, Tracer: a.Tracer,
+		Metrics: a.Metrics, Logger: a.Logger, AdminKey: cfg.AdminKey, DevOrigins: cfg.DevOrigins, AccessLog: cfg.AccessLog, Ready: a.Ready, Tracer: a.Tracer,
 		River: a.River, Reporter: a.Reporter, DLQ: a.SQSOps,
 		Checkout: a.Checkout, WebhookSecrets: cfg.WebhookSecrets, WaitingRoom: a.Rooms,
 		AvailabilityCacheBytes: cfg.AvailabilityCacheBytes, StreamsPerClient: cfg.StreamsPerClient, StreamPeriod: cfg.StreamPeriod,
@@ -549,6 +550,18 @@ func (a *App) ServeMetrics(ctx context.Context, ln net.Listener) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", a.Metrics.Handler(slog.NewLogLogger(a.Logger.Handler(), slog.LevelWarn)))
+	// A work process has no API: its health is answered here.
+	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+		defer cancel()
+		if err := a.Ready(ctx); err != nil {
+			a.Logger.Warn("not ready", "error", err)
+			http.Error(w, "not ready: database unreachable or migrations pending", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ready")
+	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -217,6 +217,25 @@ func TestMetricsWithEveryFeature(t *testing.T) {
 		}
 	}
 	require.Positive(t, productLabelled)
+
+	// Labelled counters are there before their first event, at zero.
+	for _, l := range families["boxoffice_webhooks_total"].Metric {
+		if l.GetLabel()[0].GetValue() == "bad_signature" {
+			require.Zero(t, l.GetCounter().GetValue())
+		}
+	}
+	require.Len(t, families["boxoffice_repairs_total"].Metric, 2, "unpublished and stale, from the start")
+
+	// The metrics listener answers for the process's health too (a work
+	// process has no API to ask).
+	for path, want := range map[string]string{"/livez": "ok", "/readyz": "ready"} {
+		resp, err := http.Get(metrics.base + path)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, path)
+		require.Equal(t, want, string(body))
+	}
 }
 
 // scrape reads the metrics listener and parses it as Prometheus does.

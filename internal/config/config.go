@@ -115,6 +115,7 @@ type Config struct {
 	PSPSimLatency time.Duration `env:"BOXOFFICE_PSP_SIM_LATENCY" old:"PSP_SIM_LATENCY" default:"300ms" min:"0s" doc:"the in-process payment simulator's latency per call"`
 
 	LogLevel   string `section:"Diagnostics" env:"BOXOFFICE_LOG_LEVEL" default:"info" enum:"debug|info|warn|error" doc:"JSON logs on stderr from this level"`
+	AccessLog  bool   `env:"BOXOFFICE_ACCESS_LOG" default:"true" doc:"one info line per API request: method, route template, status, duration, bytes, request id, trace id, tenant"`
 	CPUProfile string `env:"BOXOFFICE_CPUPROFILE" doc:"a file the process writes its CPU profile to when it exits (the burst benchmark profiles serve and work so)"`
 
 	// Tracing exports OpenTelemetry traces over OTLP/HTTP: on when

@@ -4,6 +4,8 @@ package metrics
 
 import (
 	"net/http"
+	"runtime"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -134,7 +136,32 @@ func New() *Metrics {
 		m.httpRequests, m.httpDuration, m.accepted, m.claimBatchSize, m.claimBatchTime, m.holdsCreated,
 		m.holdsExpired, m.holdsReleased, m.rejections, m.claimRetries, m.invariantErrors, m.repaired,
 		m.payments, m.ordersConfirmed, m.webhooks, m.mismatches, m.waitlistOffers)
+	// Labelled counters start at zero for every value known up front: a
+	// rate or an alert on one works before its first event.
+	for labels, vec := range map[string]*prometheus.CounterVec{
+		"made expired":      m.waitlistOffers,
+		"unpublished stale": m.repaired,
+		"answered unknown rate_limited rejected declined late_authorization voided captured capture_failed": m.payments,
+		"accepted duplicate bad_signature": m.webhooks,
+		"resolved voided capture_retried":  m.mismatches,
+	} {
+		for _, v := range strings.Fields(labels) {
+			vec.WithLabelValues(v)
+		}
+	}
 	return m
+}
+
+// SetBuild publishes boxoffice_build_info: 1, labelled with the version the
+// binary was built from and the Go it was built with.
+func (m *Metrics) SetBuild(version string) {
+	if m == nil {
+		return
+	}
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "boxoffice_build_info",
+		Help: "1, labelled with the version this binary was built from and its Go version."}, []string{"version", "goversion"})
+	g.WithLabelValues(version, runtime.Version()).Set(1)
+	m.Registry.MustRegister(g)
 }
 
 // HTTPRequest records one served request.
