@@ -45,6 +45,7 @@ import (
 // runDev is `make run`: migrate, seed, then API and workers in one process.
 func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
 	cfg.DevOrigins = true
+	cfg.PrivateTargets = true // the demo's identity provider, if any, is on this machine
 	if cfg.SMSProvider == "" {
 		cfg.SMSProvider = "mail" // login codes by SMS show in the dev inbox
 	}

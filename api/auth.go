@@ -109,7 +109,11 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		who, err = s.bearer(ctx.Context(), token, allowed)
 	case allowed(schemeBuyer):
 		var b tenant.Buyer
-		b, err = tenant.VerifyBuyerToken(ctx.Context(), secretSource{s}, token)
+		if tenant.IsProviderToken(token) {
+			b, err = s.providerBuyer(ctx.Context(), token)
+		} else {
+			b, err = tenant.VerifyBuyerToken(ctx.Context(), secretSource{s}, token)
+		}
 		if errors.Is(err, tenant.ErrBadBuyerToken) {
 			err = errBadToken
 		}

@@ -77,6 +77,12 @@ var operations = map[string]opDoc{
 	"list-api-keys": {"List a tenant's API keys (never the keys themselves)", ""},
 	"revoke-api-key": {"Revoke an API key",
 		"Refused by every API process within 10 seconds (lookups are cached that long). Revoking twice is fine."},
+	"put-identity-provider": {"Accept buyers signed in by the tenant's own identity provider",
+		"Buyers may then bring the provider's RS256 or ES256 tokens: signed by a key of its JWKS (fetched now, to check it, " +
+			"and kept as its Cache-Control says), with this iss and aud, exp within 7 days; sub is the buyer. The HS256 " +
+			"secret and the store's passwordless login keep working beside it."},
+	"get-identity-provider":    {"The tenant's identity provider", ""},
+	"delete-identity-provider": {"Stop accepting the identity provider's tokens", ""},
 	"rotate-buyer-token-secret": {"Rotate the secret buyer tokens are signed with",
 		"Returns the new secret once. Tokens signed with the previous secret keep verifying for overlapSeconds " +
 			"(default 3600) so the tenant's login can switch without signing anyone out; a second rotation ends the " +

@@ -106,6 +106,9 @@ func (s *Server) routes() {
 	route(s, "Tenants", post, "/v1/tenants/{id}/api-keys", "create-api-key", s.createApiKey, by(schemeAdmin, schemeAPI), status(201), body(maxSmallBody), errs(401, 403, 404, 422))
 	route(s, "Tenants", get, "/v1/tenants/{id}/api-keys", "list-api-keys", s.listApiKeys, by(schemeAdmin, schemeAPI), errs(401, 403, 404))
 	route(s, "Tenants", del, "/v1/tenants/{id}/api-keys/{keyId}", "revoke-api-key", s.revokeApiKey, by(schemeAdmin, schemeAPI), status(204), errs(401, 403, 404))
+	route(s, "Tenants", put, "/v1/tenants/{id}/identity-provider", "put-identity-provider", s.putIdentityProvider, by(schemeAdmin, schemeAPI), body(maxSmallBody), errs(401, 403, 404, 409, 422))
+	route(s, "Tenants", get, "/v1/tenants/{id}/identity-provider", "get-identity-provider", s.getIdentityProvider, by(schemeAdmin, schemeAPI), errs(401, 403, 404))
+	route(s, "Tenants", del, "/v1/tenants/{id}/identity-provider", "delete-identity-provider", s.deleteIdentityProvider, by(schemeAdmin, schemeAPI), status(204), errs(401, 403, 404))
 	route(s, "Tenants", post, "/v1/tenants/{id}/buyer-token-secret/rotate", "rotate-buyer-token-secret", s.rotateBuyerTokenSecret, by(schemeAdmin, schemeAPI), body(maxSmallBody), errs(401, 403, 404, 422))
 
 	// Checkout and tickets (with a payment provider) (orders.go)

@@ -38,6 +38,7 @@ import (
 	"boxoffice/internal/login"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/metrics"
+	"boxoffice/internal/netguard"
 	"boxoffice/internal/ops"
 	"boxoffice/internal/product"
 	"boxoffice/internal/rehearsal"
@@ -105,6 +106,9 @@ type Deps struct {
 	DevOrigins bool
 	// AccessLog writes one line per request (BOXOFFICE_ACCESS_LOG).
 	AccessLog bool
+	// PrivateTargets lets tenants name private addresses and http
+	// (BOXOFFICE_ALLOW_PRIVATE_TARGETS).
+	PrivateTargets bool
 	// Ready reports whether the database is reachable and migrated.
 	Ready func(ctx context.Context) error
 	// River lists and retries jobs and backs the River UI.
@@ -129,10 +133,15 @@ type Deps struct {
 // Server is the API.
 type Server struct {
 	Deps
-	app            *fiber.App
-	api            huma.API
-	keys           *cache.Cache[string, tenant.KeyOwner]
-	secrets        *cache.Cache[uuid.UUID, [][]byte]
+	app     *fiber.App
+	api     huma.API
+	keys    *cache.Cache[string, tenant.KeyOwner]
+	secrets *cache.Cache[uuid.UUID, [][]byte]
+	// Identity providers' tokens: their keys, their tenants, and tokens
+	// already verified (each distinct token costs one signature check).
+	keySets        *tenant.KeySets
+	issuers        *cache.Cache[string, tenant.Issuer]
+	providerTokens *cache.Cache[string, verifiedToken]
 	productCache   *cache.Cache[uuid.UUID, *product.Product]
 	profiles       *cache.Cache[string, *profileView]
 	catalogs       *cache.Cache[string, *catalogView]
@@ -180,6 +189,12 @@ func New(d Deps) *Server {
 		return d.Tenants.LookupKey(ctx, key)
 	}).KeepMisses(notFound, missTTL)
 	s.secrets = cache.New(keyCacheTTL, 10_000, d.Tenants.BuyerTokenSecrets).KeepMisses(notFound, missTTL)
+	s.keySets = tenant.NewKeySets(netguard.Guard{AllowPrivate: d.PrivateTargets}.Client(5 * time.Second))
+	s.issuers = cache.New(keyCacheTTL, 10_000, func(ctx context.Context, key string) (tenant.Issuer, error) {
+		issuer, audiences, _ := strings.Cut(key, "\x00")
+		return d.Tenants.IssuerOf(ctx, issuer, strings.Split(audiences, "\x00"))
+	}).KeepMisses(notFound, missTTL)
+	s.providerTokens = cache.New(time.Minute, 100_000, s.verifyProviderToken)
 	// Only immutable product fields (tenant, capacity, per-buyer limit) are
 	// read from this cache; the claim transaction rereads the rest.
 	s.productCache = cache.New(10*time.Second, 10_000, d.Products.GetAny).KeepMisses(notFound, missTTL)

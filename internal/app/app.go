@@ -330,7 +330,7 @@ func (a *App) API() *api.Server {
 		Login: login.NewStore(a.Pool, cfg.SecretsKey), Mailer: mailer, SMS: texts, StoresURL: cfg.StoresURL, ReservedHosts: reservedHosts(cfg),
 		StoreBucket: a.storeBucket(),
 		Pool:        a.Pool, Tenants: a.Tenants, Products: a.Products, Reservations: a.Reservations,
-		Metrics: a.Metrics, Logger: a.Logger, AdminKey: cfg.AdminKey, DevOrigins: cfg.DevOrigins, AccessLog: cfg.AccessLog, Ready: a.Ready, Tracer: a.Tracer,
+		Metrics: a.Metrics, Logger: a.Logger, AdminKey: cfg.AdminKey, DevOrigins: cfg.DevOrigins, AccessLog: cfg.AccessLog, PrivateTargets: cfg.PrivateTargets, Ready: a.Ready, Tracer: a.Tracer,
 		River: a.River, Reporter: a.Reporter, DLQ: a.SQSOps,
 		Checkout: a.Checkout, WebhookSecrets: cfg.WebhookSecrets, WaitingRoom: a.Rooms,
 		AvailabilityCacheBytes: cfg.AvailabilityCacheBytes, StreamsPerClient: cfg.StreamsPerClient, StreamPeriod: cfg.StreamPeriod,

@@ -34,6 +34,7 @@ type Config struct {
 	Addr                   string        `section:"API" env:"BOXOFFICE_ADDR" default:"127.0.0.1:8080" doc:"API listen address"`
 	MetricsAddr            string        `env:"BOXOFFICE_METRICS_ADDR" default:"127.0.0.1:9090" doc:"this process's Prometheus /metrics listener, apart from the public API (off: none); two processes on one host need two addresses"`
 	AdminKey               string        `env:"BOXOFFICE_ADMIN_KEY" secret:"true" doc:"the platform admin's bearer key; dev generates and prints one; serve without it warns and refuses every platform-admin call"`
+	PrivateTargets         bool          `env:"BOXOFFICE_ALLOW_PRIVATE_TARGETS" default:"false" doc:"let the addresses tenants name (identity providers' JWKS) be loopback, private or link-local ones, and http; dev turns it on; off, they must be public https"`
 	AcceptLinger           time.Duration `env:"BOXOFFICE_ACCEPT_LINGER" default:"1ms" min:"0s" doc:"accept micro-batching: the first accept of a burst waits this long, then all are recorded in one transaction (0: one transaction each)"`
 	AcceptTransactions     int           `env:"BOXOFFICE_ACCEPT_TRANSACTIONS" default:"1" min:"0" doc:"accept transactions one API process runs at once; accepts arriving meanwhile join the next batch (0: no limit)"`
 	TrustedProxies         Prefixes      `env:"BOXOFFICE_TRUSTED_PROXIES" doc:"load balancers (addresses or CIDR prefixes, comma-separated) whose X-Forwarded-For names the client; none: the peer address is the client"`
