@@ -72,7 +72,7 @@ func (s *Server) observe(c *fiber.Ctx) error {
 	// Fiber's strings point into reused buffers: copy before keeping them.
 	method := strings.Clone(c.Method())
 	s.Metrics.HTTPRequest(route, method, strconv.Itoa(status), elapsed)
-	if !s.AccessLog {
+	if s.AccessLog == nil {
 		return err
 	}
 	// A streamed body (server-sent events) is not counted: reading its
@@ -90,6 +90,6 @@ func (s *Server) observe(c *fiber.Ctx) error {
 	if ri.tenant != uuid.Nil {
 		attrs = append(attrs, slog.String("tenant", ri.tenant.String()))
 	}
-	s.Logger.LogAttrs(c.UserContext(), slog.LevelInfo, "request", attrs...)
+	s.AccessLog.LogAttrs(c.UserContext(), slog.LevelInfo, "request", attrs...)
 	return err
 }

@@ -584,7 +584,7 @@ func TestAccessLog(t *testing.T) {
 	env := testfix.New(t, testfix.Options{})
 	var logs lockedBuffer
 	srv := api.New(api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products, Reservations: env.Service,
-		Logger: slog.New(slog.NewJSONHandler(&logs, nil)), AccessLog: true})
+		Logger: env.Logger, AccessLog: slog.New(slog.NewJSONHandler(&logs, nil))})
 	b := &testBundle{env: env, server: srv}
 	p := env.Product(t, testfix.ProductOpts{Capacity: 10})
 	r := b.do(t, http.MethodGet, "/v1/products/"+p.ID.String(), env.Tenant.APIKey, nil, "X-Request-Id", "req-42")

@@ -104,8 +104,9 @@ type Deps struct {
 	// DevOrigins lets pages on http://localhost and http://127.0.0.1 (any
 	// port) call the API from a browser: `boxoffice dev` only.
 	DevOrigins bool
-	// AccessLog writes one line per request (BOXOFFICE_ACCESS_LOG).
-	AccessLog bool
+	// AccessLog receives one line per request (BOXOFFICE_ACCESS_LOG); nil:
+	// no access log.
+	AccessLog *slog.Logger
 	// PrivateTargets lets tenants name private addresses and http
 	// (BOXOFFICE_ALLOW_PRIVATE_TARGETS).
 	PrivateTargets bool

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -29,6 +30,7 @@ import (
 	"boxoffice/internal/checkout"
 	"boxoffice/internal/config"
 	"boxoffice/internal/db"
+	"boxoffice/internal/logbuf"
 	"boxoffice/internal/login"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/metrics"
@@ -89,6 +91,8 @@ type App struct {
 	Pool    *pgxpool.Pool
 	Metrics *metrics.Metrics
 	Fence   *db.Fence // nil when the caller's pool has none (tests)
+	// accessLog batches the API's access-log lines (nil when off).
+	accessLog *logbuf.Writer
 
 	Tenants      *tenant.Store
 	Products     *product.Store
@@ -330,7 +334,7 @@ func (a *App) API() *api.Server {
 		Login: login.NewStore(a.Pool, cfg.SecretsKey), Mailer: mailer, SMS: texts, StoresURL: cfg.StoresURL, ReservedHosts: reservedHosts(cfg),
 		StoreBucket: a.storeBucket(),
 		Pool:        a.Pool, Tenants: a.Tenants, Products: a.Products, Reservations: a.Reservations,
-		Metrics: a.Metrics, Logger: a.Logger, AdminKey: cfg.AdminKey, DevOrigins: cfg.DevOrigins, AccessLog: cfg.AccessLog, PrivateTargets: cfg.PrivateTargets, Ready: a.Ready, Tracer: a.Tracer,
+		Metrics: a.Metrics, Logger: a.Logger, AdminKey: cfg.AdminKey, DevOrigins: cfg.DevOrigins, AccessLog: a.accessLogger(), PrivateTargets: cfg.PrivateTargets, Ready: a.Ready, Tracer: a.Tracer,
 		River: a.River, Reporter: a.Reporter, DLQ: a.SQSOps,
 		Checkout: a.Checkout, WebhookSecrets: cfg.WebhookSecrets, WaitingRoom: a.Rooms,
 		AvailabilityCacheBytes: cfg.AvailabilityCacheBytes, StreamsPerClient: cfg.StreamsPerClient, StreamPeriod: cfg.StreamPeriod,
@@ -338,6 +342,19 @@ func (a *App) API() *api.Server {
 		RateLimits: api.RateLimits{PerIP: cfg.RateLimitPerIP, PerBuyer: cfg.RateLimitPerBuyer, LoginPerIP: cfg.RateLimitLogin,
 			TrustedProxies: cfg.TrustedProxies},
 	})
+}
+
+// accessLogger is the API's access log (nil when BOXOFFICE_ACCESS_LOG is
+// off): JSON lines on stderr like the process's other logs, written in
+// batches (logbuf) so a burst does not pay a write call per request.
+func (a *App) accessLogger() *slog.Logger {
+	if !a.Config.AccessLog {
+		return nil
+	}
+	if a.accessLog == nil {
+		a.accessLog = logbuf.New(os.Stderr, 200*time.Millisecond)
+	}
+	return slog.New(slog.NewJSONHandler(a.accessLog, nil))
 }
 
 // ServeAPI serves srv on ln until ctx ends, then stops accepting and lets
@@ -354,7 +371,11 @@ func (a *App) ServeAPI(ctx context.Context, srv *api.Server, ln net.Listener) er
 	case <-ctx.Done():
 	}
 	a.Logger.Info("shutting down API")
-	return srv.App().ShutdownWithTimeout(10 * time.Second)
+	err := srv.App().ShutdownWithTimeout(10 * time.Second)
+	if a.accessLog != nil {
+		a.accessLog.Flush() // the last requests' lines
+	}
+	return err
 }
 
 // waitForOneWriter returns once the fence sees at most one writer.
