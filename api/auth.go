@@ -77,12 +77,23 @@ var (
 	errBadToken     = problem(http.StatusUnauthorized, "INVALID_TOKEN", "buyer token is invalid or expired")
 )
 
+// isPublic says whether an operation's security names no scheme (none, or
+// only the empty requirement the document gives public operations).
+func isPublic(security []map[string][]string) bool {
+	for _, req := range security {
+		if len(req) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // authenticate runs before huma reads the body, so an unauthenticated caller
 // learns nothing about validation. It accepts the credential kinds the
 // operation's Security lists and stores the principal in the context.
 func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	op := ctx.Operation()
-	if op == nil || len(op.Security) == 0 {
+	if op == nil || isPublic(op.Security) {
 		next(ctx)
 		return
 	}

@@ -54,6 +54,28 @@ func meta(key string) option {
 	}
 }
 
+// public is the security of an operation anyone may call: one empty
+// requirement (OpenAPI's way to say no credentials are needed).
+var public = []map[string][]string{{}}
+
+// tags describe the groups of the route table's operations.
+var tags = []*huma.Tag{
+	{Name: "Tenants", Description: "White-label tenants, their API keys, buyer-token secrets and identity providers"},
+	{Name: "Console", Description: "The console's sign-in sessions"},
+	{Name: "Events", Description: "Shows with their venue and dates"},
+	{Name: "Products", Description: "Dates on sale: numbered inventory, seat maps, availability"},
+	{Name: "Store", Description: "A tenant's store: its public catalog, settings, pictures and the shoppers' login"},
+	{Name: "Reservations", Description: "Reservation requests, polled until HELD or REJECTED, and holds"},
+	{Name: "Codes", Description: "Discount and presale codes"},
+	{Name: "Waiting list", Description: "Sold-out products' waiting lists and their offers"},
+	{Name: "Waiting room", Description: "The virtual waiting room: joins, polls, the draw, admission"},
+	{Name: "Checkout", Description: "Orders, payments, tickets and their documents"},
+	{Name: "Refunds", Description: "Refunds, a buyer's cancellation, cancelling a date"},
+	{Name: "Tickets", Description: "A buyer's tickets and their transfers"},
+	{Name: "Operations", Description: "Queues, dead letters, live sales, reports and the audit log"},
+	{Name: "Rehearsals", Description: "Rehearsing an opening against a shadow product"},
+}
+
 // everywhere are the statuses any operation may answer: a request with
 // text no one can store (a NUL, invalid UTF-8: 400 MALFORMED_REQUEST), the
 // rate limits (429) and an unavailable database or a shed load (503), the
@@ -66,6 +88,9 @@ var everywhere = []int{http.StatusBadRequest, http.StatusTooManyRequests, http.S
 // names them. Idempotency-Key is declared required: the handler checks it
 // itself, to answer its own 400 IDEMPOTENCY_KEY_REQUIRED.
 func completeResponses(_ *huma.OpenAPI, op *huma.Operation) {
+	if op.Security == nil {
+		op.Security = public
+	}
 	if r := op.Responses["401"]; r != nil {
 		if r.Headers == nil {
 			r.Headers = map[string]*huma.Param{}

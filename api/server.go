@@ -264,6 +264,9 @@ func New(d Deps) *Server {
 		schemeSession: {Type: "apiKey", In: "cookie", Name: sessionCookie,
 			Description: "The console's session (POST /v1/console/session): it may do what the key it was opened with may; changes also need X-CSRF-Token."},
 	}
+	// Relative: the document describes whichever host serves it.
+	cfg.Servers = []*huma.Server{{URL: "/", Description: "The server this document was read from"}}
+	cfg.Tags = tags
 	s.api = humafiber.New(s.app, cfg)
 	s.api.OpenAPI().OnAddOperation = append(s.api.OpenAPI().OnAddOperation, completeResponses)
 	s.api.UseMiddleware(func(ctx huma.Context, next func(huma.Context)) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Prints the folder holding the audit tools (Lighthouse and axe-core, pinned
-# in infra/dev/audit/package-lock.json), installing them from npm into
-# .data/tools the first time — and Node.js from Debian when there is none.
+# Prints the folder holding the audit tools (Lighthouse, axe-core, Redocly CLI
+# and Spectral, pinned in infra/dev/audit/package-lock.json), installing them
+# from npm into .data/tools the first time — and Node.js from Debian when
+# there is none.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,7 +14,7 @@ root=$(cd "$here/../.." && pwd)
 sum=$(cat "$here/audit/package.json" "$here/audit/package-lock.json" | sha256sum | cut -c1-12)
 dir="$root/.data/tools/audit-$sum"
 if [[ ! -f "$dir/.installed" ]]; then
-  echo "audit.sh: installing Lighthouse and axe-core from npm into $dir" >&2
+  echo "audit.sh: installing Lighthouse, axe-core, Redocly and Spectral from npm into $dir" >&2
   rm -rf "$dir"
   mkdir -p "$dir"
   cp "$here/audit/package.json" "$here/audit/package-lock.json" "$dir/"
