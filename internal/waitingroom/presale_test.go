@@ -54,6 +54,7 @@ func TestPresaleRoundDrawsCodeHoldersFirst(t *testing.T) {
 	require.Equal(t, general[0].ID, moved.ID, "the same entry moves to the presale's line")
 	club = append(club, moved)
 	require.Equal(t, club[1], presale("club-1"), "joining again changes nothing")
+	require.Equal(t, club[1], b.join(t, "club-1"), "nor does joining again without the code: the presale's line is kept")
 
 	st, err := b.rooms.Poll(ctx, b.rooms.QueueToken(club[0]))
 	require.NoError(t, err)

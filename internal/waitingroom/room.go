@@ -359,15 +359,22 @@ func (s *Service) joinMany(ctx context.Context, tenantID, productID uuid.UUID, r
 		if len(again) == 0 {
 			return nil
 		}
+		// A code holder in a presale's line keeps it: the token names the
+		// round, whose draw a poll waits for.
 		rows, err = tx.Query(ctx, `
-			SELECT id, buyer_id, coalesce(position, 0) FROM queue_entries WHERE product_id = $1 AND buyer_id = ANY($2)`,
+			SELECT id, buyer_id, coalesce(position, 0), round_id FROM queue_entries WHERE product_id = $1 AND buyer_id = ANY($2)`,
 			productID, again)
 		if err != nil {
 			return fmt.Errorf("read queue entries: %w", err)
 		}
 		var pos int64
-		_, err = pgx.ForEachRow(rows, []any{&id, &buyer, &pos}, func() error {
-			entries[buyer] = Entry{ID: id, ProductID: productID, TenantID: tenantID, BuyerID: buyer, Position: pos}
+		var round *uuid.UUID
+		_, err = pgx.ForEachRow(rows, []any{&id, &buyer, &pos, &round}, func() error {
+			e := Entry{ID: id, ProductID: productID, TenantID: tenantID, BuyerID: buyer, Position: pos}
+			if round != nil {
+				e.Round = *round
+			}
+			entries[buyer] = e
 			return nil
 		})
 		return err
