@@ -214,21 +214,26 @@ func (s *Server) letIntoPresale(ctx context.Context, p *product.Product, buyerID
 			return s.toProblem(err)
 		}
 		if !in[buyerID] {
-			return problem(http.StatusForbidden, "PRESALE_CODE_REQUIRED",
-				"the presale before the general sale ("+p.OnSaleAt.UTC().Format(time.RFC3339)+") is for code holders: join its line with presaleCode")
+			return presaleCodeRequired(p, "join its line with presaleCode")
 		}
 		return nil
 	}
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error { return codes.LetIn(ctx, tx, p.TenantID, p.ID, buyerID, code) })
 	var bad *codes.InvalidError
 	if errors.As(err, &bad) && bad.Reason == codes.Required {
-		return problem(http.StatusForbidden, "PRESALE_CODE_REQUIRED",
-			"the presale before the general sale ("+p.OnSaleAt.UTC().Format(time.RFC3339)+") is for code holders: send presaleCode")
+		return presaleCodeRequired(p, "send presaleCode")
 	}
 	if err != nil {
 		return s.toProblem(err)
 	}
 	return nil
+}
+
+// presaleCodeRequired refuses a buyer without a code during the presale,
+// saying what to do.
+func presaleCodeRequired(p *product.Product, do string) *Problem {
+	return problem(http.StatusForbidden, "PRESALE_CODE_REQUIRED",
+		"the presale before the general sale ("+p.OnSaleAt.UTC().Format(time.RFC3339)+") is for code holders: "+do)
 }
 
 // PriceBody asks what a hold costs, with a code.

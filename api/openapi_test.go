@@ -3,10 +3,12 @@ package api_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/internal/payment"
 	"boxoffice/internal/testfix"
 )
 
@@ -14,10 +16,8 @@ import (
 // here wrote accepts it as it is served.
 func TestDocumentValidates(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testfix.Options{})
-	r := b.do(t, http.MethodGet, "/openapi.json", "", nil)
-	require.Equal(t, http.StatusOK, r.status)
-	doc, err := openapi3.NewLoader().LoadFromData(r.raw)
+	b := setupFull(t, testfix.Options{})
+	doc, err := openapi3.NewLoader().LoadFromData(b.document(t))
 	require.NoError(t, err)
 	require.NoError(t, doc.Validate(t.Context()))
 	require.Equal(t, http.StatusNotFound, b.do(t, http.MethodGet, "/openapi-3.0.json", "", nil).status,
@@ -25,4 +25,20 @@ func TestDocumentValidates(t *testing.T) {
 	yaml := b.do(t, http.MethodGet, "/openapi.yaml", "", nil)
 	require.Equal(t, http.StatusOK, yaml.status)
 	require.Equal(t, "application/openapi+yaml", yaml.header.Get("Content-Type"))
+}
+
+// setupFull is setup for a deployment with every part (checkout with a
+// payment provider, the waiting room): its document has every operation.
+func setupFull(t *testing.T, o testfix.Options) *testBundle {
+	t.Helper()
+	o.Provider = payment.NewSim("http://127.0.0.1:1", time.Second)
+	return setup(t, o)
+}
+
+// document is the API document the bundle's server serves.
+func (b *testBundle) document(t *testing.T) []byte {
+	t.Helper()
+	r := b.do(t, http.MethodGet, "/openapi.json", "", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	return r.raw
 }

@@ -91,26 +91,18 @@ func completeResponses(_ *huma.OpenAPI, op *huma.Operation) {
 	if op.Security == nil {
 		op.Security = public
 	}
-	if r := op.Responses["401"]; r != nil {
-		if r.Headers == nil {
-			r.Headers = map[string]*huma.Param{}
-		}
-		r.Headers["WWW-Authenticate"] = &huma.Param{Description: "The scheme to authenticate with", Schema: &huma.Schema{Type: "string"}}
-	}
+	declareHeader(op.Responses["401"], "WWW-Authenticate",
+		&huma.Param{Description: "The scheme to authenticate with", Schema: &huma.Schema{Type: "string"}})
 	for _, p := range op.Parameters {
 		if p.In == "header" && p.Name == "Idempotency-Key" {
 			p.Required = true
 		}
 	}
 	for _, code := range []string{"429", "503"} {
-		if r := op.Responses[code]; r != nil {
-			if r.Headers == nil {
-				r.Headers = map[string]*huma.Param{}
-			}
-			r.Headers["Retry-After"] = &huma.Param{Description: "Seconds to wait before trying again",
-				Schema: &huma.Schema{Type: "integer", Minimum: new(float64)}}
-		}
+		declareHeader(op.Responses[code], "Retry-After", &huma.Param{Description: "Seconds to wait before trying again",
+			Schema: &huma.Schema{Type: "integer", Minimum: new(float64)}})
 	}
+
 	if op.Metadata["replay"] == true {
 		first := op.Responses[strconv.Itoa(op.DefaultStatus)]
 		again := *first
@@ -120,6 +112,17 @@ func completeResponses(_ *huma.OpenAPI, op *huma.Operation) {
 	if op.Metadata["conditional"] == true {
 		op.Responses["304"] = &huma.Response{Description: "Not modified: the ETag sent in If-None-Match is current"}
 	}
+}
+
+// declareHeader adds a header to a response, when the operation has it.
+func declareHeader(r *huma.Response, name string, p *huma.Param) {
+	if r == nil {
+		return
+	}
+	if r.Headers == nil {
+		r.Headers = map[string]*huma.Param{}
+	}
+	r.Headers[name] = p
 }
 
 // responses replaces the responses huma would derive from the handler.

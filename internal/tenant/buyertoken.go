@@ -109,12 +109,23 @@ func VerifyBuyerToken(ctx context.Context, secrets SecretSource, token string) (
 		return bad("not valid yet")
 	case *c.Exp > now+MaxBuyerTokenLifetime.Seconds()+tokenLeeway:
 		return bad("exp claim further ahead than a buyer token may live")
-	case c.Sub == "" || len(c.Sub) > 200:
-		return bad("sub claim missing or too long")
-	case strings.ContainsFunc(c.Sub, unicode.IsControl):
-		return bad("sub claim holds control characters")
+	}
+	if why := badSubject(c.Sub); why != "" {
+		return bad(why)
 	}
 	return Buyer{TenantID: tenantID, ID: c.Sub}, nil
+}
+
+// badSubject says what is wrong with a buyer token's sub, the buyer id
+// (every kind of buyer token), or "".
+func badSubject(sub string) string {
+	switch {
+	case sub == "" || len(sub) > 200:
+		return "sub claim missing or too long"
+	case strings.ContainsFunc(sub, unicode.IsControl):
+		return "sub claim holds control characters"
+	}
+	return ""
 }
 
 // MaxBuyerTokenLifetime is the furthest ahead a buyer token's exp may be:
