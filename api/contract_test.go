@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -25,8 +26,9 @@ import (
 // for the operation, its headers and body must match what is declared.
 // A response the document does not describe fails the test that got it.
 
-// contracts holds each server's document, loaded once.
-var contracts sync.Map // *api.Server → *contract
+// contracts holds each server's contract; parsed holds each distinct
+// document parsed once (most servers serve the same one).
+var contracts, parsed sync.Map // *api.Server → *contract; document's SHA-256 → *contract
 
 type contract struct {
 	once   sync.Once
@@ -56,12 +58,18 @@ func contractOf(srv *api.Server) *contract {
 			ct.err = err
 			return
 		}
-		doc, err := openapi3.NewLoader().LoadFromData(raw)
-		if err != nil {
-			ct.err = err
-			return
-		}
-		ct.router, ct.err = legacy.NewRouter(doc)
+		sum := sha256.Sum256(raw)
+		p, _ := parsed.LoadOrStore(string(sum[:]), &contract{})
+		doc := p.(*contract)
+		doc.once.Do(func() {
+			d, err := openapi3.NewLoader().LoadFromData(raw)
+			if err != nil {
+				doc.err = err
+				return
+			}
+			doc.router, doc.err = legacy.NewRouter(d)
+		})
+		ct.router, ct.err = doc.router, doc.err
 	})
 	return ct
 }
