@@ -30,6 +30,7 @@ var owners = map[string][]string{
 	"internal/audit":       {"audit_log"},
 	"internal/session":     {"console_sessions"},
 	"internal/rehearsal":   {"rehearsals"},
+	"internal/webhook":     {"webhook_endpoints", "webhook_deliveries", "webhook_attempts"},
 	// River's own: its client inserts and works the jobs; what else reads
 	// them is in one place.
 	"internal/riverjobs": {"river_job"},

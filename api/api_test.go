@@ -92,7 +92,7 @@ func (b *testBundle) newServerWithAdminKey(t *testing.T, adminKey string) *api.S
 		River: env.River, Reporter: b.reporter, DLQ: b.dlq, WaitingRoom: env.Rooms,
 		Checkout: env.Checkout, Login: login.NewStore(env.Schema.Pool, env.Keys), Mailer: b.mailer, SMS: b.sms,
 		Audit: audit.New(env.Schema.Pool), Sessions: session.New(env.Schema.Pool, session.Limits{}),
-		Rehearsals: env.Rehearsals,
+		Rehearsals: env.Rehearsals, Webhooks: env.Webhooks,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, srv.Start(ctx))

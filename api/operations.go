@@ -81,6 +81,25 @@ var operations = map[string]opDoc{
 		"Buyers may then bring the provider's RS256 or ES256 tokens: signed by a key of its JWKS (fetched now, to check it, " +
 			"and kept as its Cache-Control says), with this iss and aud, exp within 7 days; sub is the buyer. The HS256 " +
 			"secret and the store's passwordless login keep working beside it."},
+	"list-webhook-event-types": {"The event types webhook endpoints may subscribe to", ""},
+	"create-webhook-endpoint": {"Subscribe an endpoint to the tenant's events",
+		"The answer carries the endpoint's signing secret, shown once. Every event of a subscribed type is POSTed to the " +
+			"URL as JSON {type, timestamp, sequence, data}, with the Standard Webhooks headers webhook-id, " +
+			"webhook-timestamp and webhook-signature (v1, HMAC-SHA256 over id.timestamp.body). A delivery that does not " +
+			"get a 2xx is retried with growing waits for about a day; an endpoint that has failed for a day is disabled " +
+			"and its alert address mailed. The URL must be https on a public address (no loopback, private, " +
+			"link-local or metadata address, checked again at each send)."},
+	"list-webhook-endpoints":  {"The tenant's webhook endpoints", ""},
+	"get-webhook-endpoint":    {"A webhook endpoint", ""},
+	"update-webhook-endpoint": {"Change, disable or enable a webhook endpoint", "Enabling a disabled endpoint forgets its failures; deliveries that failed meanwhile are sent again with redeliver."},
+	"delete-webhook-endpoint": {"Delete a webhook endpoint and its delivery log", ""},
+	"rotate-webhook-secret": {"Rotate an endpoint's signing secret",
+		"Deliveries are signed with the new and the previous secret (two v1 signatures) until the overlap ends (default a day)."},
+	"test-webhook-endpoint":   {"Send a webhook.test event to the endpoint", "Delivered as any event: signed, retried, logged."},
+	"list-webhook-deliveries": {"An endpoint's delivery log, newest first", "Each delivery with its last attempt: status code, latency and the start of the answer."},
+	"get-webhook-delivery":    {"A delivery with its body and every attempt", ""},
+	"redeliver-webhook": {"Send a delivery again now",
+		"Once, with the same webhook-id (a receiver that has it already can drop it), even if it was delivered."},
 	"get-identity-provider":    {"The tenant's identity provider", ""},
 	"delete-identity-provider": {"Stop accepting the identity provider's tokens", ""},
 	"rotate-buyer-token-secret": {"Rotate the secret buyer tokens are signed with",

@@ -72,6 +72,7 @@ var tags = []*huma.Tag{
 	{Name: "Checkout", Description: "Orders, payments, tickets and their documents"},
 	{Name: "Refunds", Description: "Refunds, a buyer's cancellation, cancelling a date"},
 	{Name: "Tickets", Description: "A buyer's tickets and their transfers"},
+	{Name: "Webhooks", Description: "Endpoints that receive the tenant's events, signed the Standard Webhooks way, and their delivery log"},
 	{Name: "Operations", Description: "Queues, dead letters, live sales, reports and the audit log"},
 	{Name: "Rehearsals", Description: "Rehearsing an opening against a shadow product"},
 }

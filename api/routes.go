@@ -111,6 +111,21 @@ func (s *Server) routes() {
 	route(s, "Tenants", del, "/v1/tenants/{id}/identity-provider", "delete-identity-provider", s.deleteIdentityProvider, by(schemeAdmin, schemeAPI), status(204), errs(401, 403, 404))
 	route(s, "Tenants", post, "/v1/tenants/{id}/buyer-token-secret/rotate", "rotate-buyer-token-secret", s.rotateBuyerTokenSecret, by(schemeAdmin, schemeAPI), body(maxSmallBody), errs(401, 403, 404, 422))
 
+	// Webhooks to tenants (webhooks.go)
+	if s.Webhooks != nil {
+		route(s, "Webhooks", get, "/v1/webhook-event-types", "list-webhook-event-types", s.listWebhookEventTypes, by(schemeAdmin, schemeAPI), errs(401, 403))
+		route(s, "Webhooks", post, "/v1/tenants/{id}/webhooks", "create-webhook-endpoint", s.createWebhookEndpoint, by(schemeAdmin, schemeAPI), status(201), body(maxSmallBody), errs(401, 403, 404, 409, 422))
+		route(s, "Webhooks", get, "/v1/tenants/{id}/webhooks", "list-webhook-endpoints", s.listWebhookEndpoints, by(schemeAdmin, schemeAPI), errs(401, 403, 404))
+		route(s, "Webhooks", get, "/v1/tenants/{id}/webhooks/{endpointId}", "get-webhook-endpoint", s.getWebhookEndpoint, by(schemeAdmin, schemeAPI), errs(401, 403, 404))
+		route(s, "Webhooks", patch, "/v1/tenants/{id}/webhooks/{endpointId}", "update-webhook-endpoint", s.updateWebhookEndpoint, by(schemeAdmin, schemeAPI), body(maxSmallBody), errs(401, 403, 404, 422))
+		route(s, "Webhooks", del, "/v1/tenants/{id}/webhooks/{endpointId}", "delete-webhook-endpoint", s.deleteWebhookEndpoint, by(schemeAdmin, schemeAPI), status(204), errs(401, 403, 404))
+		route(s, "Webhooks", post, "/v1/tenants/{id}/webhooks/{endpointId}/secret/rotate", "rotate-webhook-secret", s.rotateWebhookSecret, by(schemeAdmin, schemeAPI), body(maxSmallBody), errs(401, 403, 404, 422))
+		route(s, "Webhooks", post, "/v1/tenants/{id}/webhooks/{endpointId}/test", "test-webhook-endpoint", s.testWebhookEndpoint, by(schemeAdmin, schemeAPI), status(202), errs(401, 403, 404, 409))
+		route(s, "Webhooks", get, "/v1/tenants/{id}/webhooks/{endpointId}/deliveries", "list-webhook-deliveries", s.listWebhookDeliveries, by(schemeAdmin, schemeAPI), errs(401, 403, 404, 422))
+		route(s, "Webhooks", get, "/v1/tenants/{id}/webhooks/{endpointId}/deliveries/{deliveryId}", "get-webhook-delivery", s.getWebhookDelivery, by(schemeAdmin, schemeAPI), errs(401, 403, 404))
+		route(s, "Webhooks", post, "/v1/tenants/{id}/webhooks/{endpointId}/deliveries/{deliveryId}/redeliver", "redeliver-webhook", s.redeliverWebhook, by(schemeAdmin, schemeAPI), status(202), errs(401, 403, 404, 409))
+	}
+
 	// Checkout and tickets (with a payment provider) (orders.go)
 	if s.Checkout != nil {
 		route(s, "Checkout", post, "/v1/orders", "create-order", s.createOrder, by(schemeBuyer), status(202), body(maxSmallBody), errs(400, 401, 403, 404, 409, 422, 503), replayed())

@@ -50,6 +50,7 @@ import (
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/tracing"
 	"boxoffice/internal/waitingroom"
+	"boxoffice/internal/webhook"
 	"boxoffice/web"
 )
 
@@ -122,6 +123,8 @@ type Deps struct {
 	Checkout *checkout.Service
 	// WebhookSecrets verify provider webhooks (several during a rotation).
 	WebhookSecrets []string
+	// Webhooks manages tenants' webhook endpoints; nil leaves them out.
+	Webhooks *webhook.Service
 	// WaitingRoom runs products' queues; nil leaves the endpoints out.
 	WaitingRoom *waitingroom.Service
 	// RateLimits cap joins, polls and reservations per IP and per buyer.

@@ -22,6 +22,7 @@ import (
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/outbox"
 	"boxoffice/internal/reservation"
+	"boxoffice/internal/webhook"
 )
 
 // The River queues of the periodic jobs, apart from claims so that a long
@@ -346,7 +347,9 @@ func (*OutboxRelayWorker) Timeout(*river.Job[OutboxRelayArgs]) time.Duration { r
 // (default) it does so in the transaction that marks them published, so each
 // row is handed on once: order.confirmed becomes a job that mails the
 // tickets, order.refunded one that tells the buyer, event.changed one
-// that tells every ticket holder; topics without a consumer are marked published as they are. With
+// that tells every ticket holder, and every public event a webhook
+// delivery to each endpoint subscribed to it (webhook.Fanout); topics
+// without a consumer are marked published as they are. With
 // the SQS backend every row goes to the events queue, and rows are marked
 // after the send — no lock is held across that call, so a crash in between
 // sends a row twice, which consumers absorb.
@@ -358,11 +361,11 @@ type OutboxRelayWorker struct {
 // Work relays up to 500 rows.
 func (w *OutboxRelayWorker) Work(ctx context.Context, _ *river.Job[OutboxRelayArgs]) error {
 	w.deps.beforeRun(ctx, "relay_outbox")
+	client := river.ClientFromContext[pgx.Tx](ctx)
 	if w.deps.Events != nil {
-		_, err := RelayToQueue(ctx, w.deps.Pool, w.deps.Events)
+		_, err := RelayToQueue(ctx, w.deps.Pool, w.deps.Events, client)
 		return err
 	}
-	client := river.ClientFromContext[pgx.Tx](ctx)
 	return pgx.BeginFunc(ctx, w.deps.Pool, func(tx pgx.Tx) error {
 		events, err := outbox.Pending(ctx, tx, relayBatch, true)
 		if err != nil || len(events) == 0 {
@@ -383,6 +386,9 @@ func (w *OutboxRelayWorker) Work(ctx context.Context, _ *river.Job[OutboxRelayAr
 				return fmt.Errorf("relay outbox: %w", err)
 			}
 		}
+		if err := webhook.Fanout(ctx, tx, client, events); err != nil {
+			return err
+		}
 		return outbox.MarkPublished(ctx, tx, ids)
 	})
 }
@@ -391,9 +397,10 @@ func (w *OutboxRelayWorker) Work(ctx context.Context, _ *river.Job[OutboxRelayAr
 const relayBatch = 500
 
 // RelayToQueue publishes up to relayBatch unpublished outbox rows to an
-// external queue and then marks them published, returning how many it
+// external queue and then, in one transaction, makes their webhook
+// deliveries (with client) and marks them published, returning how many it
 // relayed.
-func RelayToQueue(ctx context.Context, pool *pgxpool.Pool, events outbox.Publisher) (int, error) {
+func RelayToQueue(ctx context.Context, pool *pgxpool.Pool, events outbox.Publisher, client *river.Client[pgx.Tx]) (int, error) {
 	batch, err := outbox.Pending(ctx, pool, relayBatch, false)
 	if err != nil || len(batch) == 0 {
 		return 0, err
@@ -405,7 +412,13 @@ func RelayToQueue(ctx context.Context, pool *pgxpool.Pool, events outbox.Publish
 	for i, ev := range batch {
 		ids[i] = ev.ID
 	}
-	if err := outbox.MarkPublished(ctx, pool, ids); err != nil {
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if err := webhook.Fanout(ctx, tx, client, batch); err != nil {
+			return err
+		}
+		return outbox.MarkPublished(ctx, tx, ids)
+	})
+	if err != nil {
 		return 0, err
 	}
 	return len(batch), nil

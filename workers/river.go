@@ -26,6 +26,7 @@ import (
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/storefront"
 	"boxoffice/internal/tracing"
+	"boxoffice/internal/webhook"
 	"boxoffice/jobs"
 )
 
@@ -66,6 +67,9 @@ type RiverOptions struct {
 	Tracer trace.TracerProvider
 	// BeforeJob, when set, is called as each periodic job starts (tests).
 	BeforeJob func(ctx context.Context, kind string)
+	// Webhooks sends the tenants' webhook deliveries. Required with Work:
+	// the outbox relay makes deliveries for it.
+	Webhooks *webhook.Service
 	// Stopping, closed when the process begins to stop, makes running
 	// claim drains hand over (see ClaimWorker).
 	Stopping <-chan struct{}
@@ -140,6 +144,9 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 			jobs.QueueTicks:       {MaxWorkers: 2},
 		}
 		cfg.PeriodicJobs = jobs.Periodic(o.Jobs, o.Checkout != nil)
+		river.AddWorker(w, &webhook.DeliverWorker{Service: o.Webhooks})
+		// Endpoints mostly wait on the network: many at once, as payments.
+		cfg.Queues[webhook.QueueWebhooks] = river.QueueConfig{MaxWorkers: 20}
 		if o.Rehearsals != nil {
 			river.AddWorker(w, &rehearsal.Worker{Runner: o.Rehearsals})
 			cfg.Queues[rehearsal.QueueRehearsals] = river.QueueConfig{MaxWorkers: 1}

@@ -48,6 +48,7 @@ import (
 	"boxoffice/internal/ticket"
 	"boxoffice/internal/tracing"
 	"boxoffice/internal/waitingroom"
+	"boxoffice/internal/webhook"
 	"boxoffice/jobs"
 	"boxoffice/migrations"
 	"boxoffice/workers"
@@ -102,7 +103,8 @@ type App struct {
 	Reporter     *ops.Reporter
 	Checkout     *checkout.Service    // nil without a payment provider
 	Rooms        *waitingroom.Service // nil without an access-token secret
-	Liveness     *workers.Liveness    // Work only
+	Webhooks     *webhook.Service
+	Liveness     *workers.Liveness // Work only
 
 	// SQS backend only.
 	Publisher *sqsqueue.Publisher
@@ -203,6 +205,9 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 	}
 	a.Reservations = reservation.NewService(pool, enqueuer, a.Metrics, logger, accept)
 	a.Rehearsals = rehearsal.NewStore(pool, inserter)
+	a.Webhooks = webhook.NewService(pool, cfg.SecretsKey, inserter, mailSender(cfg), logger, webhook.Config{
+		AllowPrivate: cfg.PrivateTargets, Timeout: cfg.WebhookTimeout, FirstRetry: cfg.WebhookFirstRetry,
+		DisableAfter: cfg.WebhookDisableAfter})
 	// Rehearsals run in the work processes with this process's services.
 	runner := &rehearsal.Runner{Store: a.Rehearsals, Pool: pool, Products: a.Products, Rooms: a.Rooms,
 		Reservations: a.Reservations, Checkout: a.Checkout, Logger: logger}
@@ -219,7 +224,7 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 			RepublishAfter: cfg.RepublishAfter, RedeliveryWindow: cfg.RedeliveryWindow()},
 		Claimer: a.Claimer, Enqueuer: enqueuer, Metrics: a.Metrics, Logger: logger, RiverLogger: o.RiverLogger,
 		Checkout: a.Checkout, PaymentWorkers: cfg.PaymentWorkers, BeforeJob: o.BeforeJob, Stores: a.StorePublisher,
-		Tracer: a.Tracer, Rehearsals: runner, Stopping: a.stopping,
+		Tracer: a.Tracer, Rehearsals: runner, Stopping: a.stopping, Webhooks: a.Webhooks,
 	})
 	if err != nil {
 		return nil, err
@@ -335,7 +340,7 @@ func (a *App) API() *api.Server {
 		StoreBucket: a.storeBucket(),
 		Pool:        a.Pool, Tenants: a.Tenants, Products: a.Products, Reservations: a.Reservations,
 		Metrics: a.Metrics, Logger: a.Logger, AdminKey: cfg.AdminKey, DevOrigins: cfg.DevOrigins, AccessLog: a.accessLogger(), PrivateTargets: cfg.PrivateTargets, Ready: a.Ready, Tracer: a.Tracer,
-		River: a.River, Reporter: a.Reporter, DLQ: a.SQSOps,
+		River: a.River, Reporter: a.Reporter, DLQ: a.SQSOps, Webhooks: a.Webhooks,
 		Checkout: a.Checkout, WebhookSecrets: cfg.WebhookSecrets, WaitingRoom: a.Rooms,
 		AvailabilityCacheBytes: cfg.AvailabilityCacheBytes, StreamsPerClient: cfg.StreamsPerClient, StreamPeriod: cfg.StreamPeriod,
 		LoginChallengeBits: cfg.LoginChallengeBits, SMSDailyCap: cfg.SMSDailyCap,

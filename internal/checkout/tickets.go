@@ -181,9 +181,14 @@ func (s *Service) CheckIn(ctx context.Context, tenantID uuid.UUID, code, by stri
 			return nil
 		}
 		res.Result = CheckedIn
-		return tx.QueryRow(ctx, `
+		err = tx.QueryRow(ctx, `
 			UPDATE tickets SET checked_in_at = now(), checked_in_by = $2 WHERE id = $1
 			RETURNING checked_in_at`, v.id, by).Scan(&res.CheckedInAt)
+		if err != nil {
+			return err
+		}
+		return outbox.Add(ctx, tx, outbox.New{TenantID: tenantID, Topic: "ticket.checked_in", Payload: map[string]any{
+			"ticketId": v.id, "orderId": v.OrderID, "productId": v.ProductID, "number": v.Number, "checkedInAt": res.CheckedInAt}})
 	})
 	if err != nil {
 		return CheckInResult{}, fmt.Errorf("check in ticket: %w", err)

@@ -34,7 +34,7 @@ type Config struct {
 	Addr                   string        `section:"API" env:"BOXOFFICE_ADDR" default:"127.0.0.1:8080" doc:"API listen address"`
 	MetricsAddr            string        `env:"BOXOFFICE_METRICS_ADDR" default:"127.0.0.1:9090" doc:"this process's Prometheus /metrics listener, apart from the public API (off: none); two processes on one host need two addresses"`
 	AdminKey               string        `env:"BOXOFFICE_ADMIN_KEY" secret:"true" doc:"the platform admin's bearer key; dev generates and prints one; serve without it warns and refuses every platform-admin call"`
-	PrivateTargets         bool          `env:"BOXOFFICE_ALLOW_PRIVATE_TARGETS" default:"false" doc:"let the addresses tenants name (identity providers' JWKS) be loopback, private or link-local ones, and http; dev turns it on; off, they must be public https"`
+	PrivateTargets         bool          `env:"BOXOFFICE_ALLOW_PRIVATE_TARGETS" default:"false" doc:"let the addresses tenants name (identity providers' JWKS, webhook endpoints) be loopback, private or link-local ones, and http; dev turns it on; off, they must be public https"`
 	AcceptLinger           time.Duration `env:"BOXOFFICE_ACCEPT_LINGER" default:"1ms" min:"0s" doc:"accept micro-batching: the first accept of a burst waits this long, then all are recorded in one transaction (0: one transaction each)"`
 	AcceptTransactions     int           `env:"BOXOFFICE_ACCEPT_TRANSACTIONS" default:"1" min:"0" doc:"accept transactions one API process runs at once; accepts arriving meanwhile join the next batch (0: no limit)"`
 	TrustedProxies         Prefixes      `env:"BOXOFFICE_TRUSTED_PROXIES" doc:"load balancers (addresses or CIDR prefixes, comma-separated) whose X-Forwarded-For names the client; none: the peer address is the client"`
@@ -88,6 +88,10 @@ type Config struct {
 	CheckoutGrace       time.Duration `env:"BOXOFFICE_CHECKOUT_GRACE" default:"2m" min:"0s" doc:"the one extension of a hold when checkout starts (0: none)"`
 	WebhookSecrets      []string      `env:"BOXOFFICE_WEBHOOK_SECRETS" secret:"true" doc:"comma-separated secrets that verify provider webhooks; list old and new during a rotation (dev generates one)"`
 	TicketSecret        string        `env:"BOXOFFICE_TICKET_SECRET" secret:"true" doc:"signs ticket codes, derived from it whenever shown (never stored); keep it stable (dev generates one: tickets then verify only in that process)"`
+
+	WebhookTimeout      time.Duration `section:"Webhooks to tenants" env:"BOXOFFICE_WEBHOOK_TIMEOUT" default:"10s" min:"1s" max:"1m" doc:"how long one delivery attempt waits for a tenant's endpoint to answer"`
+	WebhookFirstRetry   time.Duration `env:"BOXOFFICE_WEBHOOK_FIRST_RETRY" default:"5s" min:"10ms" max:"1h" doc:"the wait before a failed delivery's first retry; later waits grow from it (×6, ×24, ×120 … ×5760: with 5s, 11 attempts over about 24 h)"`
+	WebhookDisableAfter time.Duration `env:"BOXOFFICE_WEBHOOK_DISABLE_AFTER" default:"24h" min:"1s" doc:"an endpoint whose every attempt has failed for this long is disabled, and its alert address mailed"`
 
 	AccessTokenSecret       string        `section:"Waiting room" env:"BOXOFFICE_ACCESS_TOKEN_SECRET" secret:"true" doc:"signs waiting-room queue and access tokens, shared by every API process; none: the waiting room is off (dev generates one)"`
 	AdmissionSlowClaims     time.Duration `env:"BOXOFFICE_ADMISSION_SLOW_CLAIMS" default:"5s" doc:"admission halves while a product's oldest queued request is older than this"`

@@ -194,28 +194,36 @@ var ErrOverCommitted = errors.New("inventory: more numbers held, sold and offere
 // is clear, means the claims and the bitmap disagree: Apply refuses, and the
 // caller's transaction rolls back rather than record a double sale.
 func Apply(ctx context.Context, tx pgx.Tx, productID uuid.UUID, c Change) error {
+	_, err := ApplyAvailable(ctx, tx, productID, c)
+	return err
+}
+
+// ApplyAvailable is Apply that also returns how many numbers are left
+// available after the change (-1 when the change was empty and nothing was
+// read).
+func ApplyAvailable(ctx context.Context, tx pgx.Tx, productID uuid.UUID, c Change) (int, error) {
 	if len(c.Set) == 0 && len(c.Clear) == 0 && c.HeldDelta == 0 && c.SoldDelta == 0 && c.OfferedDelta == 0 {
-		return nil
+		return -1, nil
 	}
 	var capacity int
 	var raw []byte
 	err := tx.QueryRow(ctx, `SELECT capacity, bitmap FROM inventory WHERE product_id = $1 FOR UPDATE`, productID).
 		Scan(&capacity, &raw)
 	if err != nil {
-		return fmt.Errorf("lock inventory of %s: %w", productID, db.NotFound(err))
+		return 0, fmt.Errorf("lock inventory of %s: %w", productID, db.NotFound(err))
 	}
 	var bitmap []byte
 	if len(c.Set) > 0 || len(c.Clear) > 0 {
 		bits := Decode(raw, capacity)
 		for _, n := range c.Set {
 			if n < 1 || int(n) > capacity || bits.Test(uint(n-1)) {
-				return fmt.Errorf("inventory of %s: number %d already taken in bitmap", productID, n)
+				return 0, fmt.Errorf("inventory of %s: number %d already taken in bitmap", productID, n)
 			}
 			bits.Set(uint(n - 1))
 		}
 		for _, n := range c.Clear {
 			if n < 1 || int(n) > capacity || !bits.Test(uint(n-1)) {
-				return fmt.Errorf("inventory of %s: number %d already free in bitmap", productID, n)
+				return 0, fmt.Errorf("inventory of %s: number %d already free in bitmap", productID, n)
 			}
 			bits.Clear(uint(n - 1))
 		}
@@ -229,12 +237,12 @@ func Apply(ctx context.Context, tx pgx.Tx, productID uuid.UUID, c Change) error 
 		WHERE product_id = $1 AND available - $3 - $4 - $5 >= 0
 		RETURNING available`, productID, bitmap, c.HeldDelta, c.SoldDelta, c.OfferedDelta).Scan(&available)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("update inventory of %s: %w", productID, ErrOverCommitted)
+		return 0, fmt.Errorf("update inventory of %s: %w", productID, ErrOverCommitted)
 	}
 	if err != nil {
-		return fmt.Errorf("update inventory of %s: %w", productID, err)
+		return 0, fmt.Errorf("update inventory of %s: %w", productID, err)
 	}
-	return nil
+	return available, nil
 }
 
 // Lock takes the product's inventory row lock for the rest of tx: the

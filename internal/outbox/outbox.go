@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -22,6 +23,8 @@ type Event struct {
 	TenantID uuid.UUID       `json:"tenantId"`
 	Topic    string          `json:"topic"`
 	Payload  json.RawMessage `json:"payload"`
+	// CreatedAt is when the event happened (its transaction wrote it).
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // Publisher hands events to an external queue (SQS). Publishing twice is
@@ -66,7 +69,7 @@ func Add(ctx context.Context, q db.DBTX, events ...New) error {
 // they are locked for the caller's transaction and rows another relay has
 // locked are skipped, so two relays never hand on the same row.
 func Pending(ctx context.Context, q db.DBTX, limit int, lock bool) ([]Event, error) {
-	sql := `SELECT id, tenant_id, topic, payload FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT $1`
+	sql := `SELECT id, tenant_id, topic, payload, created_at FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT $1`
 	if lock {
 		sql += ` FOR UPDATE SKIP LOCKED`
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"boxoffice/internal/db"
+	"boxoffice/internal/outbox"
 	"boxoffice/internal/waitingroom"
 )
 
@@ -53,6 +54,12 @@ func (s *Store) TuneAdmission(ctx context.Context, tenantID, id uuid.UUID, c Adm
 		}
 		if _, err := tx.Exec(ctx, `UPDATE products SET waiting_room = $2 WHERE id = $1`, id, b); err != nil {
 			return fmt.Errorf("tune admission of %s: %w", id, err)
+		}
+		if settings.Paused != cur.WaitingRoom.Paused {
+			topic := map[bool]string{true: "sale.paused", false: "sale.resumed"}[settings.Paused]
+			if err := outbox.Add(ctx, tx, outbox.New{TenantID: tenantID, Topic: topic, Payload: map[string]any{"productId": id}}); err != nil {
+				return err
+			}
 		}
 		return waitingroom.Tune(ctx, tx, id, settings)
 	})

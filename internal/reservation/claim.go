@@ -373,8 +373,17 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 		return BatchResult{}, err
 	}
 	change := inventory.Change{Set: fresh, HeldDelta: len(fresh), OfferedDelta: offeredDelta}
-	if err := inventory.Apply(ctx, tx, productID, change); err != nil {
+	left, err := inventory.ApplyAvailable(ctx, tx, productID, change)
+	if err != nil {
 		return BatchResult{}, err
+	}
+	if left == 0 && len(fresh) > 0 {
+		// This batch took the last free number (holds that run out may
+		// free some again).
+		if err := outbox.Add(ctx, tx, outbox.New{TenantID: reqs[0].tenantID, Topic: "product.sold_out",
+			Payload: map[string]any{"productId": productID}}); err != nil {
+			return BatchResult{}, err
+		}
 	}
 	if c.BeforeCommit != nil {
 		if err := c.BeforeCommit(ctx); err != nil {

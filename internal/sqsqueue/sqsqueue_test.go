@@ -295,11 +295,11 @@ func TestOutboxToEventsQueue(t *testing.T) {
 	b.consume(t)
 	b.waitStatus(t, r.ID, reservation.StatusHeld) // the claim wrote a holds.created row
 
-	n, err := jobs.RelayToQueue(context.Background(), b.env.Schema.Pool, events)
+	n, err := jobs.RelayToQueue(context.Background(), b.env.Schema.Pool, events, b.env.River)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	require.Zero(t, b.count(t, `SELECT count(*) FROM outbox WHERE published_at IS NULL`))
-	n, err = jobs.RelayToQueue(context.Background(), b.env.Schema.Pool, events)
+	n, err = jobs.RelayToQueue(context.Background(), b.env.Schema.Pool, events, b.env.River)
 	require.NoError(t, err)
 	require.Zero(t, n, "nothing twice")
 

@@ -41,6 +41,7 @@ import (
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/tracing"
 	"boxoffice/internal/waitingroom"
+	"boxoffice/internal/webhook"
 )
 
 // Env is one test's world: a private schema, a tenant and the services
@@ -50,6 +51,7 @@ type Env struct {
 	App      *app.App
 	Checkout *checkout.Service
 	Rooms    *waitingroom.Service
+	Webhooks *webhook.Service
 	Schema   *dbtest.Schema
 	Tenants  *tenant.Store
 	Products *product.Store
@@ -97,6 +99,13 @@ type Options struct {
 	SMTPAddr string
 	// OfferTTL is how long waiting-list offers last. Default 15m.
 	OfferTTL time.Duration
+	// WebhookDisableAfter is how long a webhook endpoint may fail before
+	// it is disabled. Default 24h.
+	WebhookDisableAfter time.Duration
+	// PublicTargetsOnly keeps webhook targets and JWKS URLs to public
+	// https addresses, as in production (tests' own servers cannot be
+	// reached then).
+	PublicTargetsOnly bool
 }
 
 var slugs atomic.Int64
@@ -134,6 +143,12 @@ func New(t testing.TB, o Options) *Env {
 	cfg.SecretsKey = keys
 	cfg.PaymentResolveAfter = time.Second
 	cfg.SMTPAddr, cfg.MailFrom = o.SMTPAddr, "tickets@boxoffice.test"
+	// Webhook receivers and JWKS servers of tests listen on loopback; a
+	// failed delivery is retried within a second.
+	cfg.PrivateTargets, cfg.WebhookFirstRetry = !o.PublicTargetsOnly, 100*time.Millisecond
+	if o.WebhookDisableAfter > 0 {
+		cfg.WebhookDisableAfter = o.WebhookDisableAfter
+	}
 	// Each accept in a transaction of its own: tests count what one
 	// request does.
 	cfg.AcceptLinger = 0
@@ -161,6 +176,7 @@ func New(t testing.TB, o Options) *Env {
 		Claimer:    a.Claimer,
 		Checkout:   a.Checkout,
 		Rooms:      a.Rooms,
+		Webhooks:   a.Webhooks,
 		River:      a.River,
 		Service:    a.Reservations,
 		Logger:     logger,
