@@ -104,7 +104,7 @@ func newDeployment(t *testing.T, o deploymentOpts) *deployment {
 	deps.Metrics, deps.Logger, deps.River, deps.Checkout, deps.WaitingRoom = fo.Metrics, env.Logger, env.River, env.Checkout, env.Rooms
 	deps.Reporter = ops.NewReporter(env.Schema.Pool, backend, deps.DLQ)
 	deps.Audit, deps.Sessions = audit.New(env.Schema.Pool), session.New(env.Schema.Pool, session.Limits{})
-	deps.Rehearsals = env.Rehearsals
+	deps.Rehearsals, deps.Webhooks = env.Rehearsals, env.Webhooks
 	srv := api.New(deps)
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, srv.Start(ctx))

@@ -47,30 +47,27 @@ type WebhookEndpointList struct {
 	Endpoints []*webhook.Endpoint `json:"endpoints"`
 }
 
-type endpointPath struct {
+// EndpointPath names one of a tenant's webhook endpoints.
+type EndpointPath struct {
 	ID         uuid.UUID `path:"id" format:"uuid"`
 	EndpointID uuid.UUID `path:"endpointId" format:"uuid"`
 }
 
-type deliveryPath struct {
+// DeliveryPath names one delivery of an endpoint.
+type DeliveryPath struct {
 	ID         uuid.UUID `path:"id" format:"uuid"`
 	EndpointID uuid.UUID `path:"endpointId" format:"uuid"`
 	DeliveryID uuid.UUID `path:"deliveryId" format:"uuid"`
 }
 
+// WebhookEventTypes are the types an endpoint may subscribe to.
+type WebhookEventTypes struct {
+	Types []webhook.EventType `json:"types"`
+}
+
 // listWebhookEventTypes serves GET /v1/webhook-event-types.
-func (s *Server) listWebhookEventTypes(context.Context, *struct{}) (*struct {
-	Body struct {
-		Types []webhook.EventType `json:"types"`
-	}
-}, error) {
-	out := &struct {
-		Body struct {
-			Types []webhook.EventType `json:"types"`
-		}
-	}{}
-	out.Body.Types = webhook.Types
-	return out, nil
+func (s *Server) listWebhookEventTypes(context.Context, *struct{}) (*struct{ Body WebhookEventTypes }, error) {
+	return &struct{ Body WebhookEventTypes }{WebhookEventTypes{Types: webhook.Types}}, nil
 }
 
 // createWebhookEndpoint serves POST /v1/tenants/{id}/webhooks.
@@ -104,7 +101,7 @@ func (s *Server) listWebhookEndpoints(ctx context.Context, in *struct {
 }
 
 // getWebhookEndpoint serves GET /v1/tenants/{id}/webhooks/{endpointId}.
-func (s *Server) getWebhookEndpoint(ctx context.Context, in *endpointPath) (*struct{ Body *webhook.Endpoint }, error) {
+func (s *Server) getWebhookEndpoint(ctx context.Context, in *EndpointPath) (*struct{ Body *webhook.Endpoint }, error) {
 	if err := keyOwnerOnly(ctx, in.ID); err != nil {
 		return nil, err
 	}
@@ -126,7 +123,7 @@ type WebhookEndpointChange struct {
 
 // updateWebhookEndpoint serves PATCH /v1/tenants/{id}/webhooks/{endpointId}.
 func (s *Server) updateWebhookEndpoint(ctx context.Context, in *struct {
-	endpointPath
+	EndpointPath
 	Body WebhookEndpointChange
 }) (*struct{ Body *webhook.Endpoint }, error) {
 	if err := keyOwnerOnly(ctx, in.ID); err != nil {
@@ -142,7 +139,7 @@ func (s *Server) updateWebhookEndpoint(ctx context.Context, in *struct {
 }
 
 // deleteWebhookEndpoint serves DELETE /v1/tenants/{id}/webhooks/{endpointId}.
-func (s *Server) deleteWebhookEndpoint(ctx context.Context, in *endpointPath) (*struct{}, error) {
+func (s *Server) deleteWebhookEndpoint(ctx context.Context, in *EndpointPath) (*struct{}, error) {
 	if err := keyOwnerOnly(ctx, in.ID); err != nil {
 		return nil, err
 	}
@@ -160,7 +157,7 @@ type WebhookSecretRotated struct {
 
 // rotateWebhookSecret serves POST /v1/tenants/{id}/webhooks/{endpointId}/secret/rotate.
 func (s *Server) rotateWebhookSecret(ctx context.Context, in *struct {
-	endpointPath
+	EndpointPath
 	Body *RotateBody
 }) (*secretOutput[WebhookSecretRotated], error) {
 	if err := keyOwnerOnly(ctx, in.ID); err != nil {
@@ -183,7 +180,7 @@ type DeliveryQueued struct {
 }
 
 // testWebhookEndpoint serves POST /v1/tenants/{id}/webhooks/{endpointId}/test.
-func (s *Server) testWebhookEndpoint(ctx context.Context, in *endpointPath) (*struct{ Body DeliveryQueued }, error) {
+func (s *Server) testWebhookEndpoint(ctx context.Context, in *EndpointPath) (*struct{ Body DeliveryQueued }, error) {
 	if err := keyOwnerOnly(ctx, in.ID); err != nil {
 		return nil, err
 	}
@@ -202,7 +199,7 @@ type DeliveryList struct {
 
 // listWebhookDeliveries serves GET /v1/tenants/{id}/webhooks/{endpointId}/deliveries.
 func (s *Server) listWebhookDeliveries(ctx context.Context, in *struct {
-	endpointPath
+	EndpointPath
 	Before uuid.UUID `query:"before" format:"uuid" doc:"Deliveries older than this one"`
 	Limit  int       `query:"limit" minimum:"1" maximum:"200" default:"50"`
 }) (*struct{ Body DeliveryList }, error) {
@@ -225,7 +222,7 @@ func (s *Server) listWebhookDeliveries(ctx context.Context, in *struct {
 }
 
 // getWebhookDelivery serves GET /v1/tenants/{id}/webhooks/{endpointId}/deliveries/{deliveryId}.
-func (s *Server) getWebhookDelivery(ctx context.Context, in *deliveryPath) (*struct{ Body *webhook.DeliveryDetail }, error) {
+func (s *Server) getWebhookDelivery(ctx context.Context, in *DeliveryPath) (*struct{ Body *webhook.DeliveryDetail }, error) {
 	if err := keyOwnerOnly(ctx, in.ID); err != nil {
 		return nil, err
 	}
@@ -237,7 +234,7 @@ func (s *Server) getWebhookDelivery(ctx context.Context, in *deliveryPath) (*str
 }
 
 // redeliverWebhook serves POST /v1/tenants/{id}/webhooks/{endpointId}/deliveries/{deliveryId}/redeliver.
-func (s *Server) redeliverWebhook(ctx context.Context, in *deliveryPath) (*struct{ Body DeliveryQueued }, error) {
+func (s *Server) redeliverWebhook(ctx context.Context, in *DeliveryPath) (*struct{ Body DeliveryQueued }, error) {
 	if err := keyOwnerOnly(ctx, in.ID); err != nil {
 		return nil, err
 	}

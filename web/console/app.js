@@ -178,7 +178,7 @@ function renderSignIn() {
 
 function shell() {
   const links = [['#/sales', 'Sales']];
-  if (isTenantAdmin()) links.push(['#/products', 'Products'], ['#/orders', 'Orders'], ['#/codes', 'Codes'], ['#/store', 'Store'], ['#/keys', 'API keys']);
+  if (isTenantAdmin()) links.push(['#/products', 'Products'], ['#/orders', 'Orders'], ['#/codes', 'Codes'], ['#/store', 'Store'], ['#/webhooks', 'Webhooks'], ['#/keys', 'API keys']);
   if (session.role === 'operator') links.push(['#/orders', 'Orders']);
   if (isAdmin()) links.push(['#/ops', 'Operations']);
   if (isAdmin() || isTenantAdmin()) links.push(['#/audit', 'Audit log']);
@@ -207,6 +207,8 @@ const routes = [
   [/^#\/orders\/([\w-]+)$/, orderPage, ['tenant-admin', 'operator']],
   [/^#\/store$/, storePage, TENANT],
   [/^#\/codes$/, codesPage, TENANT],
+  [/^#\/webhooks$/, webhooksPage, TENANT],
+  [/^#\/webhooks\/([\w-]+)$/, webhookPage, TENANT],
   [/^#\/keys$/, keysPage, TENANT],
   [/^#\/ops$/, opsPage, ['platform-admin']],
   [/^#\/audit$/, auditPage, ['platform-admin', 'tenant-admin']],
@@ -1082,6 +1084,111 @@ async function keysPage() {
       main.querySelector('#shown-secret').replaceChildren(h('p', {class: 'notice'}, `New secret, shown once. Tokens signed with the previous one verify until ${when(r.previousValidUntil)}.`),
         h('p', {class: 'secret', id: 'new-secret'}, r.buyerTokenSecret));
     })}, h('label', {}, 'Overlap: seconds the previous secret still verifies', overlap), h('button', {type: 'submit', id: 'rotate'}, 'Rotate')));
+}
+
+// ---------- webhooks ----------
+
+// shownSecret carries a new endpoint's secret to its page, which shows it
+// once.
+let shownSecret = null;
+
+// webhooksPage lists the tenant's endpoints and subscribes a new one.
+async function webhooksPage() {
+  const tid = session.tenant.id;
+  const [{endpoints}, {types}] = await Promise.all([api('GET', `/v1/tenants/${tid}/webhooks`), api('GET', '/v1/webhook-event-types')]);
+  const f = {
+    url: h('input', {id: 'w-url', type: 'url', required: true, placeholder: 'https://crm.example.com/boxoffice'}),
+    description: h('input', {id: 'w-description', maxlength: 200, placeholder: 'What receives it'}),
+    email: h('input', {id: 'w-email', type: 'email', required: true, value: '', placeholder: 'dev-team@example.com'}),
+  };
+  const picks = types.filter((t) => t.name !== 'webhook.test').map((t) =>
+    h('label', {class: 'check', title: t.description}, h('input', {type: 'checkbox', class: 'w-type', value: t.name}), h('code', {}, t.name)));
+  const form = h('form', {class: 'panel', id: 'webhook-form', onsubmit: guarded(async () => {
+    const eventTypes = [...form.querySelectorAll('.w-type:checked')].map((c) => c.value);
+    const e = await api('POST', `/v1/tenants/${tid}/webhooks`, {url: f.url.value.trim(), description: f.description.value.trim(),
+      alertEmail: f.email.value.trim(), eventTypes});
+    shownSecret = {id: e.id, secret: e.secret};
+    location.hash = `#/webhooks/${e.id}`;
+  })},
+  h('h2', {}, 'New endpoint'),
+  h('label', {}, 'URL (https)', f.url),
+  h('div', {class: 'row'}, h('label', {}, 'Description', f.description), h('label', {}, 'Alert e-mail (told if it is disabled)', f.email)),
+  h('fieldset', {class: 'types'}, h('legend', {}, 'Events (none ticked: every event)'), picks),
+  h('button', {class: 'primary', type: 'submit', id: 'create-webhook'}, 'Create the endpoint'));
+  const state = (e) => !e.enabled ? h('span', {class: 'badge paused'}, 'disabled') :
+    e.failingSince ? h('span', {class: 'badge DRAFT'}, `failing since ${when(e.failingSince)}`) : h('span', {class: 'badge ON_SALE'}, 'enabled');
+  page('Webhooks',
+    h('p', {class: 'muted'}, 'BoxOffice POSTs your events to these endpoints as they happen, signed the Standard Webhooks way, and retries for about a day. ',
+      h('a', {href: '/docs', target: '_blank', rel: 'noopener'}, 'API reference (Webhooks)')),
+    endpoints.length === 0 ? h('p', {class: 'muted', id: 'no-webhooks'}, 'No endpoints yet.') :
+      table(['Endpoint', 'Events', 'State', 'Created'], endpoints.map((e) => h('tr', {class: 'webhook', dataset: {id: e.id}},
+        h('td', {}, h('a', {href: `#/webhooks/${e.id}`}, e.url), e.description ? h('div', {class: 'muted'}, e.description) : null),
+        h('td', {}, e.eventTypes.length ? e.eventTypes.join(', ') : 'every event'), h('td', {}, state(e)), h('td', {}, when(e.createdAt))))),
+    form);
+}
+
+// webhookPage is one endpoint: its settings, a test event, the secret's
+// rotation, and the delivery log (refreshed while open) with redelivery.
+async function webhookPage(id) {
+  const tid = session.tenant.id;
+  const path = `/v1/tenants/${tid}/webhooks/${id}`;
+  const [e, log] = await Promise.all([api('GET', path), api('GET', `${path}/deliveries?limit=50`)]);
+  const secret = shownSecret?.id === id ? shownSecret.secret : null;
+  shownSecret = null;
+  const shown = h('div', {id: 'shown-secret'}, secret ? [h('p', {class: 'notice'}, 'The signing secret, shown once: copy it to your receiver now.'),
+    h('p', {class: 'secret', id: 'new-secret'}, secret)] : null);
+  const logBox = h('section', {id: 'deliveries'});
+  const drawLog = (deliveries) => logBox.replaceChildren(h('h2', {}, 'Deliveries'), deliveries.length === 0 ?
+    h('p', {class: 'muted', id: 'no-deliveries'}, 'Nothing sent yet: send a test event.') :
+    table(['When', 'Event', 'Status', 'Attempts', 'Answer', 'Latency', 'Response', ''], deliveries.map((d) => {
+      const a = d.lastAttempt;
+      return h('tr', {class: 'delivery', dataset: {id: d.id, status: d.status}},
+        h('td', {}, when(d.createdAt)), h('td', {}, h('code', {}, d.eventType), h('div', {class: 'muted'}, `#${d.sequence}`)),
+        h('td', {class: 'delivery-status'}, d.status), h('td', {class: 'num attempts'}, d.attempts),
+        h('td', {class: 'answer'}, a ? (a.statusCode ? `HTTP ${a.statusCode}` : a.error) : '—'),
+        h('td', {class: 'num'}, a ? `${n(a.durationMs)} ms` : '—'),
+        h('td', {}, a?.excerpt ? h('code', {class: 'excerpt'}, a.excerpt.slice(0, 120)) : ''),
+        h('td', {}, e.enabled ? h('button', {class: 'redeliver', onclick: guarded(async (ev) => {
+          ev.target.disabled = true;
+          await api('POST', `${path}/deliveries/${d.id}/redeliver`);
+          ev.target.textContent = 'Queued';
+        })}, 'Redeliver') : ''));
+    })));
+  drawLog(log.deliveries);
+  const overlap = h('input', {id: 'w-overlap', type: 'number', min: 0, max: 604800, value: 86400});
+  const toggle = h('button', {id: 'w-toggle', class: e.enabled ? '' : 'primary', onclick: guarded(async () => {
+    await api('PATCH', path, {enabled: !e.enabled});
+    route();
+  })}, e.enabled ? 'Disable' : 'Enable');
+  page(e.url,
+    shown,
+    h('div', {class: 'tiles'}, tile('State', e.enabled ? 'enabled' : 'disabled', e.enabled ? '' : 'bad'),
+      tile('Events', e.eventTypes.length ? e.eventTypes.join(', ') : 'every event'), tile('Alert e-mail', e.alertEmail),
+      e.failingSince ? tile('Failing since', when(e.failingSince), 'warn') : null,
+      e.previousSecretUntil ? tile('Previous secret signs until', when(e.previousSecretUntil)) : null),
+    e.disabledReason ? h('p', {class: 'error', id: 'disabled-reason'}, `Disabled: ${e.disabledReason}`) : null,
+    e.description ? h('p', {}, e.description) : null,
+    h('div', {class: 'row panel'},
+      h('button', {class: 'primary', id: 'send-test', disabled: !e.enabled, onclick: guarded(async () => {
+        await api('POST', `${path}/test`);
+        drawLog((await api('GET', `${path}/deliveries?limit=50`)).deliveries);
+      })}, 'Send a test event'),
+      toggle,
+      h('button', {class: 'danger', id: 'w-delete', onclick: confirmed('Delete it and its log? Click again', async () => {
+        await api('DELETE', path);
+        location.hash = '#/webhooks';
+      })}, 'Delete')),
+    h('form', {class: 'inline panel', onsubmit: guarded(async () => {
+      const r = await api('POST', `${path}/secret/rotate`, {overlapSeconds: Number(overlap.value)});
+      main.querySelector('#shown-secret').replaceChildren(h('p', {class: 'notice'}, `New secret, shown once. Deliveries are signed with the previous one too until ${when(r.previousValidUntil)}.`),
+        h('p', {class: 'secret', id: 'new-secret'}, r.secret));
+    })}, h('label', {}, 'Overlap: seconds the previous secret still signs', overlap), h('button', {type: 'submit', id: 'w-rotate'}, 'Rotate the secret')),
+    logBox);
+  // The log follows deliveries as they are tried.
+  const timer = setInterval(async () => {
+    try { drawLog((await api('GET', `${path}/deliveries?limit=50`)).deliveries); } catch { /* the next tick tries again */ }
+  }, 2000);
+  stopPage = () => clearInterval(timer);
 }
 
 // ---------- operations (platform admin) ----------
