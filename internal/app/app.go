@@ -205,7 +205,7 @@ func New(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, logger *sl
 	}
 	a.Reservations = reservation.NewService(pool, enqueuer, a.Metrics, logger, accept)
 	a.Rehearsals = rehearsal.NewStore(pool, inserter)
-	a.Webhooks = webhook.NewService(pool, cfg.SecretsKey, inserter, mailSender(cfg), logger, webhook.Config{
+	a.Webhooks = webhook.NewService(pool, cfg.SecretsKey, inserter, mailSender(cfg), a.Metrics, logger, webhook.Config{
 		AllowPrivate: cfg.PrivateTargets, Timeout: cfg.WebhookTimeout, FirstRetry: cfg.WebhookFirstRetry,
 		DisableAfter: cfg.WebhookDisableAfter})
 	// Rehearsals run in the work processes with this process's services.

@@ -370,6 +370,8 @@ func TestNoTicketCodeAtRest(t *testing.T) {
 	res, err = b.env.Checkout.CheckIn(ctx, b.product.TenantID, o.Tickets[0].Code, "gate 2")
 	require.NoError(t, err)
 	require.Equal(t, checkout.AlreadyCheckedIn, res.Result)
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM outbox WHERE topic = 'ticket.checked_in' AND payload ->> 'orderId' = $1`,
+		o.ID.String()), "one ticket.checked_in event, for the first scan")
 
 	// The same ticket id under another MAC, or another ticket's, is no ticket.
 	forged := ticket.NewSigner([]byte("not our secret")).Code(o.Tickets[1].ID, b.product.ID, o.Tickets[1].Number)

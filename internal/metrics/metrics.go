@@ -34,6 +34,8 @@ type Metrics struct {
 	payments        *prometheus.CounterVec
 	ordersConfirmed prometheus.Counter
 	webhooks        *prometheus.CounterVec
+	tenantWebhooks  *prometheus.CounterVec
+	endpointsOff    prometheus.Counter
 	mismatches      *prometheus.CounterVec
 	admissionRate   *prometheus.GaugeVec
 	admitted        *prometheus.CounterVec
@@ -102,6 +104,12 @@ func New() *Metrics {
 		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "boxoffice_webhooks_total", Help: "Provider webhooks by result: accepted, duplicate, bad_signature.",
 		}, []string{"result"}),
+		tenantWebhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "boxoffice_webhook_attempts_total", Help: "Attempts to deliver events to tenants' webhook endpoints, by result: delivered (2xx), failed.",
+		}, []string{"result"}),
+		endpointsOff: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "boxoffice_webhook_endpoints_disabled_total", Help: "Tenants' webhook endpoints disabled after failing for BOXOFFICE_WEBHOOK_DISABLE_AFTER.",
+		}),
 		mismatches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "boxoffice_payment_reconciliations_total",
 			Help: "What the payment reconciler fixed: resolved, voided, capture_retried.",
@@ -135,7 +143,7 @@ func New() *Metrics {
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.accepted, m.claimBatchSize, m.claimBatchTime, m.holdsCreated,
 		m.holdsExpired, m.holdsReleased, m.rejections, m.claimRetries, m.invariantErrors, m.repaired,
-		m.payments, m.ordersConfirmed, m.webhooks, m.mismatches, m.waitlistOffers)
+		m.payments, m.ordersConfirmed, m.webhooks, m.mismatches, m.waitlistOffers, m.tenantWebhooks, m.endpointsOff)
 	// Labelled counters start at zero for every value known up front: a
 	// rate or an alert on one works before its first event.
 	for labels, vec := range map[string]*prometheus.CounterVec{
@@ -144,6 +152,7 @@ func New() *Metrics {
 		"answered unknown rate_limited rejected declined late_authorization voided captured capture_failed": m.payments,
 		"accepted duplicate bad_signature": m.webhooks,
 		"resolved voided capture_retried":  m.mismatches,
+		"delivered failed":                 m.tenantWebhooks,
 	} {
 		for _, v := range strings.Fields(labels) {
 			vec.WithLabelValues(v)
@@ -230,6 +239,20 @@ func (m *Metrics) HoldReleased() {
 func (m *Metrics) InvariantViolations(n int) {
 	if m != nil {
 		m.invariantErrors.Add(float64(n))
+	}
+}
+
+// WebhookAttempt counts an attempt to deliver to a tenant's endpoint.
+func (m *Metrics) WebhookAttempt(delivered bool) {
+	if m != nil {
+		m.tenantWebhooks.WithLabelValues(map[bool]string{true: "delivered", false: "failed"}[delivered]).Inc()
+	}
+}
+
+// WebhookEndpointDisabled counts an endpoint disabled for its failures.
+func (m *Metrics) WebhookEndpointDisabled() {
+	if m != nil {
+		m.endpointsOff.Inc()
 	}
 }
 

@@ -53,6 +53,12 @@ func TestAdmissionRateChangedMidSale(t *testing.T) {
 	paused = false
 	tune(product.AdmissionChange{Paused: &paused})
 	require.Equal(t, int64(10), b.tick(t, 5*time.Second).Admitted, "resumed at λ = 2")
+	tune(product.AdmissionChange{Paused: &paused}) // no change: no event
+	var topics []string
+	require.NoError(t, b.env.Schema.Pool.QueryRow(ctx, `
+		SELECT array_agg(topic ORDER BY id) FROM outbox WHERE topic LIKE 'sale.%' AND payload ->> 'productId' = $1`,
+		b.product.ID.String()).Scan(&topics))
+	require.Equal(t, []string{"sale.paused", "sale.resumed"}, topics, "tenants' webhooks hear of the pause and the resumption")
 
 	p, err := b.env.Products.Get(ctx, b.product.TenantID, b.product.ID)
 	require.NoError(t, err)

@@ -147,6 +147,7 @@ func (s *Service) attempt(ctx context.Context, a DeliverArgs, final bool) error 
 		return s.endPending(ctx, a.DeliveryID)
 	}
 	r := s.send(ctx, t, a.DeliveryID)
+	s.metrics.WebhookAttempt(r.ok())
 	if err := s.record(ctx, t, a, r, final); err != nil {
 		return err
 	}
@@ -289,6 +290,7 @@ func (s *Service) failing(ctx context.Context, t *target, r result) (bool, error
 	if tag.RowsAffected() == 0 {
 		return true, nil
 	}
+	s.metrics.WebhookEndpointDisabled()
 	s.logger.WarnContext(ctx, "webhook endpoint disabled", "endpoint", t.endpointID, "tenant", t.tenantID,
 		"failing_since", since, "last", r.String())
 	s.alert(ctx, t, since, r)

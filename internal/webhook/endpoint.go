@@ -18,6 +18,7 @@ import (
 	"boxoffice/internal/atrest"
 	"boxoffice/internal/db"
 	bmail "boxoffice/internal/mail"
+	"boxoffice/internal/metrics"
 	"boxoffice/internal/netguard"
 )
 
@@ -55,20 +56,21 @@ type Config struct {
 
 // Service manages endpoints and delivers to them.
 type Service struct {
-	pool   *pgxpool.Pool
-	keys   *atrest.Keyring
-	jobs   *river.Client[pgx.Tx] // inserts delivery jobs (test events, redeliveries)
-	mailer *bmail.Sender         // nil: no alert mail
-	logger *slog.Logger
-	cfg    Config
-	guard  netguard.Guard
-	client *http.Client
+	pool    *pgxpool.Pool
+	keys    *atrest.Keyring
+	jobs    *river.Client[pgx.Tx] // inserts delivery jobs (test events, redeliveries)
+	mailer  *bmail.Sender         // nil: no alert mail
+	metrics *metrics.Metrics
+	logger  *slog.Logger
+	cfg     Config
+	guard   netguard.Guard
+	client  *http.Client
 }
 
 // NewService builds the service; jobs inserts delivery jobs, mailer (may be
 // nil) sends the alert when an endpoint is disabled.
 func NewService(pool *pgxpool.Pool, keys *atrest.Keyring, jobs *river.Client[pgx.Tx], mailer *bmail.Sender,
-	logger *slog.Logger, cfg Config) *Service {
+	m *metrics.Metrics, logger *slog.Logger, cfg Config) *Service {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
@@ -79,7 +81,7 @@ func NewService(pool *pgxpool.Pool, keys *atrest.Keyring, jobs *river.Client[pgx
 		cfg.DisableAfter = 24 * time.Hour
 	}
 	g := netguard.Guard{AllowPrivate: cfg.AllowPrivate}
-	return &Service{pool: pool, keys: keys, jobs: jobs, mailer: mailer, logger: logger, cfg: cfg, guard: g,
+	return &Service{pool: pool, keys: keys, jobs: jobs, mailer: mailer, metrics: m, logger: logger, cfg: cfg, guard: g,
 		client: g.Client(cfg.Timeout)}
 }
 

@@ -15,11 +15,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/mail"
+	"boxoffice/internal/outbox"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/testfix"
 	"boxoffice/internal/webhook"
@@ -309,4 +311,44 @@ func TestTargetsCheckedAgainstSSRF(t *testing.T) {
 			assert.Contains(c, d.AttemptsList[0].Error, "not allowed")
 		}
 	}, 10*time.Second, 20*time.Millisecond)
+}
+
+// TestFanoutOncePerEventAndEndpoint: an event relayed twice (the SQS
+// path after a crash between the send and the mark) makes one delivery;
+// internal topics, disabled endpoints and other tenants' endpoints get none.
+func TestFanoutOncePerEventAndEndpoint(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{Work: true})
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	mine, secret, err := env.Webhooks.Create(ctx, env.Tenant.ID, webhook.Params{URL: rcv.srv.URL, AlertEmail: "a@tenant.test"})
+	require.NoError(t, err)
+	rcv.trust(secret)
+	off, _, err := env.Webhooks.Create(ctx, env.Tenant.ID, webhook.Params{URL: rcv.srv.URL, AlertEmail: "a@tenant.test"})
+	require.NoError(t, err)
+	no := false
+	_, err = env.Webhooks.Update(ctx, env.Tenant.ID, off.ID, webhook.Change{Enabled: &no})
+	require.NoError(t, err)
+	other := env.NewTenant(t)
+	theirs, _, err := env.Webhooks.Create(ctx, other.ID, webhook.Params{URL: rcv.srv.URL, AlertEmail: "b@tenant.test",
+		EventTypes: []string{"order.confirmed"}})
+	require.NoError(t, err)
+
+	events := []outbox.Event{
+		{ID: 1, TenantID: env.Tenant.ID, Topic: "product.sold_out", Payload: json.RawMessage(`{"productId":"x"}`), CreatedAt: time.Now()},
+		{ID: 2, TenantID: env.Tenant.ID, Topic: "holds.created", Payload: json.RawMessage(`{}`), CreatedAt: time.Now()},
+		{ID: 3, TenantID: other.ID, Topic: "product.sold_out", Payload: json.RawMessage(`{}`), CreatedAt: time.Now()},
+		{ID: 4, TenantID: env.Tenant.ID, Topic: "order.refunded", Payload: json.RawMessage(`{"orderStatus":"CANCELLED"}`), CreatedAt: time.Now()},
+	}
+	for range 2 {
+		require.NoError(t, pgx.BeginFunc(ctx, env.Schema.Pool, func(tx pgx.Tx) error {
+			return webhook.Fanout(ctx, tx, env.River, events)
+		}))
+	}
+	got := deliveries(t, env, env.Tenant.ID, mine.ID)
+	require.Len(t, got, 2)
+	assert.ElementsMatch(t, []string{"product.sold_out", "order.cancelled"}, []string{got[0].EventType, got[1].EventType})
+	assert.Empty(t, deliveries(t, env, env.Tenant.ID, off.ID))
+	assert.Empty(t, deliveries(t, env, other.ID, theirs.ID), "not subscribed to product.sold_out")
+	require.Eventually(t, func() bool { return len(rcv.events()) == 2 }, 10*time.Second, 20*time.Millisecond)
 }
