@@ -69,8 +69,13 @@ func TestConsoleWebhooks(t *testing.T) {
 	browsertest.Step(t, b, "2-deliveries")
 
 	err = chromedp.Do(b, chromedp.Click(chromedp.CSS(`tr.delivery .redeliver`)),
-		browsertest.WaitJS(`document.querySelector('tr.delivery .attempts')?.textContent === '2'`))
+		browsertest.WaitJS(`document.querySelector('tr.delivery .attempts')?.textContent === '2'`),
+		// The delivery opened: its body as sent and both attempts.
+		chromedp.Click(chromedp.CSS(`tr.delivery .show-delivery`)),
+		waitText(`tr.delivery-detail`, "(redelivery)"))
 	require.NoError(t, err)
+	require.Contains(t, browsertest.Text(t, b, `tr.delivery-detail pre.body`), `"type": "order.confirmed"`)
+	browsertest.Step(t, b, "3-delivery")
 	mu.Lock()
 	defer mu.Unlock()
 	require.Len(t, seen, 2, "two events")

@@ -1,6 +1,7 @@
 // Package jobs holds BoxOffice's periodic jobs, inserted by River's elected
 // leader: the hold sweeper, the invariant auditor, the queue-gap repair, the
-// payment reconciler, the outbox relay and the waiting lists' offers, each
+// payment reconciler, the outbox relay, the waiting lists' offers and the
+// webhook log's pruning, each
 // unique while it waits or runs and with a Timeout. (The waiting rooms' admission is no job: every
 // work process runs it, see waitingroom.Service.RunAdmission.)
 package jobs
@@ -86,6 +87,8 @@ type Deps struct {
 	// Events, when set (the SQS backend), receives the outbox instead of
 	// River jobs.
 	Events outbox.Publisher
+	// Webhooks, when set, has its delivery log pruned.
+	Webhooks *webhook.Service
 	// MaxSweep caps the holds expired per product per transaction. Default 10,000.
 	MaxSweep int
 	// BeforeRun, when set, is called as each periodic job starts (tests
@@ -112,11 +115,15 @@ func Register(workers *river.Workers, d Deps) {
 	if d.Checkout != nil {
 		river.AddWorker(workers, &ReconcileWorker{deps: d})
 	}
+	if d.Webhooks != nil {
+		river.AddWorker(workers, &PruneWebhooksWorker{deps: d})
+	}
 }
 
 // Periodic returns the schedule of the periodic jobs; withCheckout adds the
-// payment reconciler. (Admission is not one: see waitingroom.Service.RunAdmission.)
-func Periodic(c Config, withCheckout bool) []*river.PeriodicJob {
+// payment reconciler, withWebhooks the webhook log's pruning. (Admission
+// is not one: see waitingroom.Service.RunAdmission.)
+func Periodic(c Config, withCheckout, withWebhooks bool) []*river.PeriodicJob {
 	// Queue, uniqueness and attempts come from each job's InsertOpts.
 	every := func(d time.Duration, args river.JobArgs) *river.PeriodicJob {
 		return river.NewPeriodicJob(river.PeriodicInterval(d),
@@ -132,6 +139,9 @@ func Periodic(c Config, withCheckout bool) []*river.PeriodicJob {
 		every(cmp.Or(c.WaitlistInterval, time.Second), WaitlistArgs{}))
 	if withCheckout {
 		out = append(out, every(cmp.Or(c.ReconcileInterval, 30*time.Second), ReconcileArgs{}))
+	}
+	if withWebhooks {
+		out = append(out, every(time.Hour, PruneWebhooksArgs{}))
 	}
 	return out
 }
@@ -329,6 +339,33 @@ type ReconcileWorker struct {
 func (w *ReconcileWorker) Work(ctx context.Context, _ *river.Job[ReconcileArgs]) error {
 	w.deps.beforeRun(ctx, "reconcile_payments")
 	_, err := w.deps.Checkout.Reconcile(ctx)
+	return err
+}
+
+// PruneWebhooksArgs prunes the webhook delivery log.
+type PruneWebhooksArgs struct{}
+
+func (PruneWebhooksArgs) Kind() string { return "prune_webhook_log" }
+
+// InsertOpts puts the job on its queue, unique while it waits or runs.
+func (PruneWebhooksArgs) InsertOpts() river.InsertOpts { return periodicOpts(QueueMaintenance) }
+
+// Timeout bounds one run of the job.
+func (*PruneWebhooksWorker) Timeout(*river.Job[PruneWebhooksArgs]) time.Duration { return 2 * queryTimeout }
+
+// PruneWebhooksWorker deletes deliveries older than webhook.LogRetention.
+type PruneWebhooksWorker struct {
+	river.WorkerDefaults[PruneWebhooksArgs]
+	deps Deps
+}
+
+// Work runs one pass.
+func (w *PruneWebhooksWorker) Work(ctx context.Context, _ *river.Job[PruneWebhooksArgs]) error {
+	w.deps.beforeRun(ctx, "prune_webhook_log")
+	n, err := w.deps.Webhooks.Prune(ctx, time.Now().Add(-webhook.LogRetention))
+	if n > 0 {
+		w.deps.Logger.InfoContext(ctx, "webhook log pruned", "deliveries", n)
+	}
 	return err
 }
 

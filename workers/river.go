@@ -128,7 +128,7 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 	if o.Work {
 		w := river.NewWorkers()
 		river.AddWorker(w, &ClaimWorker{Claimer: o.Claimer, BatchSize: o.BatchSize, Logger: o.Logger, Stopping: o.Stopping, Pool: pool})
-		jobs.Register(w, jobs.Deps{Pool: pool, Claimer: o.Claimer, Enqueuer: o.Enqueuer, Checkout: o.Checkout, Events: o.Events,
+		jobs.Register(w, jobs.Deps{Pool: pool, Claimer: o.Claimer, Enqueuer: o.Enqueuer, Checkout: o.Checkout, Events: o.Events, Webhooks: o.Webhooks,
 			Metrics: o.Metrics, Logger: o.Logger, Config: o.Jobs, BeforeRun: o.BeforeJob})
 		cfg.Workers = w
 		cfg.Queues = map[string]river.QueueConfig{
@@ -143,7 +143,7 @@ func NewRiverClient(pool *pgxpool.Pool, o RiverOptions) (*river.Client[pgx.Tx], 
 			jobs.QueueMaintenance: {MaxWorkers: 2},
 			jobs.QueueTicks:       {MaxWorkers: 2},
 		}
-		cfg.PeriodicJobs = jobs.Periodic(o.Jobs, o.Checkout != nil)
+		cfg.PeriodicJobs = jobs.Periodic(o.Jobs, o.Checkout != nil, o.Webhooks != nil)
 		river.AddWorker(w, &webhook.DeliverWorker{Service: o.Webhooks})
 		// Endpoints mostly wait on the network: many at once, as payments.
 		cfg.Queues[webhook.QueueWebhooks] = river.QueueConfig{MaxWorkers: 20}

@@ -1138,12 +1138,26 @@ async function webhookPage(id) {
   const shown = h('div', {id: 'shown-secret'}, secret ? [h('p', {class: 'notice'}, 'The signing secret, shown once: copy it to your receiver now.'),
     h('p', {class: 'secret', id: 'new-secret'}, secret)] : null);
   const logBox = h('section', {id: 'deliveries'});
+  // Deliveries opened to read their body and attempts, kept open (and
+  // read again) as the log refreshes.
+  const opened = new Map(); // delivery id -> its detail
+  const detailRow = (d) => h('tr', {class: 'delivery-detail'}, h('td', {colspan: 8},
+    h('pre', {class: 'body'}, JSON.stringify(d.body, null, 2)),
+    table(['Attempt', 'When', 'Answer', 'Latency', 'Response'], d.attemptLog.map((a, i) => h('tr', {},
+      h('td', {class: 'num'}, `${i + 1}${a.manual ? ' (redelivery)' : ''}`), h('td', {}, when(a.at)),
+      h('td', {}, a.statusCode ? `HTTP ${a.statusCode}` : a.error), h('td', {class: 'num'}, `${n(a.durationMs)} ms`),
+      h('td', {}, a.excerpt ? h('code', {class: 'excerpt'}, a.excerpt) : ''))))));
   const drawLog = (deliveries) => logBox.replaceChildren(h('h2', {}, 'Deliveries'), deliveries.length === 0 ?
     h('p', {class: 'muted', id: 'no-deliveries'}, 'Nothing sent yet: send a test event.') :
-    table(['When', 'Event', 'Status', 'Attempts', 'Answer', 'Latency', 'Response', ''], deliveries.map((d) => {
+    table(['When', 'Event', 'Status', 'Attempts', 'Answer', 'Latency', 'Response', ''], deliveries.flatMap((d) => {
       const a = d.lastAttempt;
-      return h('tr', {class: 'delivery', dataset: {id: d.id, status: d.status}},
-        h('td', {}, when(d.createdAt)), h('td', {}, h('code', {}, d.eventType), h('div', {class: 'muted'}, `#${d.sequence}`)),
+      const row = h('tr', {class: 'delivery', dataset: {id: d.id, status: d.status}},
+        h('td', {}, when(d.createdAt)),
+        h('td', {}, h('button', {class: 'link show-delivery', 'aria-expanded': String(opened.has(d.id)), onclick: guarded(async () => {
+          if (opened.has(d.id)) opened.delete(d.id);
+          else opened.set(d.id, await api('GET', `${path}/deliveries/${d.id}`));
+          drawLog(deliveries);
+        })}, h('code', {}, d.eventType)), h('div', {class: 'muted'}, `#${d.sequence}`)),
         h('td', {class: 'delivery-status'}, d.status), h('td', {class: 'num attempts'}, d.attempts),
         h('td', {class: 'answer'}, a ? (a.statusCode ? `HTTP ${a.statusCode}` : a.error) : '—'),
         h('td', {class: 'num'}, a ? `${n(a.durationMs)} ms` : '—'),
@@ -1153,7 +1167,13 @@ async function webhookPage(id) {
           await api('POST', `${path}/deliveries/${d.id}/redeliver`);
           ev.target.textContent = 'Queued';
         })}, 'Redeliver') : ''));
+      return opened.has(d.id) ? [row, detailRow(opened.get(d.id))] : [row];
     })));
+  const refresh = async () => {
+    const {deliveries} = await api('GET', `${path}/deliveries?limit=50`);
+    for (const id of opened.keys()) opened.set(id, await api('GET', `${path}/deliveries/${id}`));
+    drawLog(deliveries);
+  };
   drawLog(log.deliveries);
   const overlap = h('input', {id: 'w-overlap', type: 'number', min: 0, max: 604800, value: 86400});
   const toggle = h('button', {id: 'w-toggle', class: e.enabled ? '' : 'primary', onclick: guarded(async () => {
@@ -1171,7 +1191,7 @@ async function webhookPage(id) {
     h('div', {class: 'row panel'},
       h('button', {class: 'primary', id: 'send-test', disabled: !e.enabled, onclick: guarded(async () => {
         await api('POST', `${path}/test`);
-        drawLog((await api('GET', `${path}/deliveries?limit=50`)).deliveries);
+        await refresh();
       })}, 'Send a test event'),
       toggle,
       h('button', {class: 'danger', id: 'w-delete', onclick: confirmed('Delete it and its log? Click again', async () => {
@@ -1186,7 +1206,7 @@ async function webhookPage(id) {
     logBox);
   // The log follows deliveries as they are tried.
   const timer = setInterval(async () => {
-    try { drawLog((await api('GET', `${path}/deliveries?limit=50`)).deliveries); } catch { /* the next tick tries again */ }
+    try { await refresh(); } catch { /* the next tick tries again */ }
   }, 2000);
   stopPage = () => clearInterval(timer);
 }
