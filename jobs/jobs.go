@@ -351,7 +351,9 @@ func (PruneWebhooksArgs) Kind() string { return "prune_webhook_log" }
 func (PruneWebhooksArgs) InsertOpts() river.InsertOpts { return periodicOpts(QueueMaintenance) }
 
 // Timeout bounds one run of the job.
-func (*PruneWebhooksWorker) Timeout(*river.Job[PruneWebhooksArgs]) time.Duration { return 2 * queryTimeout }
+func (*PruneWebhooksWorker) Timeout(*river.Job[PruneWebhooksArgs]) time.Duration {
+	return 2 * queryTimeout
+}
 
 // PruneWebhooksWorker deletes deliveries older than webhook.LogRetention.
 type PruneWebhooksWorker struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
 )
 
 // LogRetention is how long the delivery log keeps a delivery and its
