@@ -1,14 +1,9 @@
 package api_test
 
 import (
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/browsertest"
@@ -22,38 +17,21 @@ import (
 // library), and a redelivery sends one again under its webhook-id.
 func TestConsoleWebhooks(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var secret string
-	seen := map[string]int{}
-	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		defer mu.Unlock()
-		wh, err := standardwebhooks.NewWebhook(secret)
-		if err != nil || wh.Verify(body, r.Header) != nil {
-			http.Error(w, "signature does not verify", http.StatusUnauthorized)
-			return
-		}
-		seen[r.Header.Get("webhook-id")]++
-		_, _ = io.WriteString(w, `{"received":true}`)
-	}))
-	t.Cleanup(rcv.Close)
-
+	rcv := newWebhookReceiver(t)
 	d := newDeployment(t, deploymentOpts{Work: true})
 	p := d.env.Product(t, testfix.ProductOpts{Capacity: 20})
 	b := browsertest.Browser(t)
 	err := chromedp.Do(b, d.signIn(d.env.Tenant.APIKey), d.open("#/webhooks"), chromedp.WaitVisible(chromedp.CSS(`#no-webhooks`)),
-		chromedp.SendKeys(chromedp.CSS(`#w-url`), rcv.URL+"/boxoffice-events"),
+		chromedp.SendKeys(chromedp.CSS(`#w-url`), rcv.srv.URL+"/boxoffice-events"),
 		chromedp.SendKeys(chromedp.CSS(`#w-description`), "Our CRM"),
 		chromedp.SendKeys(chromedp.CSS(`#w-email`), "dev-team@tenant.test"),
 		chromedp.Click(chromedp.CSS(`.w-type[value="order.confirmed"]`)),
 		chromedp.Click(chromedp.CSS(`#create-webhook`)),
 		chromedp.WaitVisible(chromedp.CSS(`#new-secret`)))
 	require.NoError(t, err)
-	mu.Lock()
-	secret = browsertest.Text(t, b, `#new-secret`)
-	mu.Unlock()
+	secret := browsertest.Text(t, b, `#new-secret`)
 	require.Regexp(t, `^whsec_`, secret)
+	rcv.trust(secret)
 	browsertest.Step(t, b, "1-endpoint")
 
 	err = chromedp.Do(b, chromedp.Click(chromedp.CSS(`#send-test`)),
@@ -76,8 +54,10 @@ func TestConsoleWebhooks(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, browsertest.Text(t, b, `tr.delivery-detail pre.body`), `"type": "order.confirmed"`)
 	browsertest.Step(t, b, "3-delivery")
-	mu.Lock()
-	defer mu.Unlock()
+	seen := map[string]int{}
+	for _, id := range rcv.received() {
+		seen[id]++
+	}
 	require.Len(t, seen, 2, "two events")
 	counts := []int{}
 	for _, n := range seen {

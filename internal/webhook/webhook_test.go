@@ -106,6 +106,17 @@ func (r *receiver) trust(secret string) {
 	r.secrets = append(r.secrets, secret)
 }
 
+// subscribe makes an endpoint of env's tenant (p's URL is the receiver's
+// with p.URL as its path) and trusts its secret.
+func (r *receiver) subscribe(t *testing.T, env *testfix.Env, p webhook.Params) (*webhook.Endpoint, string) {
+	t.Helper()
+	p.URL = r.srv.URL + p.URL
+	e, secret, err := env.Webhooks.Create(context.Background(), env.Tenant.ID, p)
+	require.NoError(t, err)
+	r.trust(secret)
+	return e, secret
+}
+
 func (r *receiver) distrust() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -128,11 +139,9 @@ func TestDeliveriesSignedRetriedDeduplicated(t *testing.T) {
 	env := testfix.New(t, testfix.Options{Work: true})
 	ctx := context.Background()
 	rcv := newReceiver(t, http.StatusInternalServerError)
-	e, secret, err := env.Webhooks.Create(ctx, env.Tenant.ID, webhook.Params{URL: rcv.srv.URL + "/hooks",
-		EventTypes: []string{"product.sold_out", "hold.released"}, AlertEmail: "ops@tenant.test"})
-	require.NoError(t, err)
+	e, secret := rcv.subscribe(t, env, webhook.Params{URL: "/hooks", EventTypes: []string{"product.sold_out", "hold.released"},
+		AlertEmail: "ops@tenant.test"})
 	require.True(t, strings.HasPrefix(secret, "whsec_"))
-	rcv.trust(secret)
 
 	// Two numbers of two: a sold-out product, then a released hold.
 	p := env.Product(t, testfix.ProductOpts{Capacity: 2, PerBuyerLimit: 2})
@@ -140,7 +149,7 @@ func TestDeliveriesSignedRetriedDeduplicated(t *testing.T) {
 	env.Drain(t, p, 100)
 	held := env.Get(t, p, req.ID)
 	require.Equal(t, reservation.StatusHeld, held.Status)
-	_, err = env.Service.Release(ctx, p.TenantID, "ana", *held.HoldID)
+	_, err := env.Service.Release(ctx, p.TenantID, "ana", *held.HoldID)
 	require.NoError(t, err)
 
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
@@ -234,9 +243,7 @@ func TestFailingEndpointDisabledAndMailed(t *testing.T) {
 	env := testfix.New(t, testfix.Options{Work: true, SMTPAddr: sink.Addr(), WebhookDisableAfter: time.Second})
 	ctx := context.Background()
 	rcv := newReceiver(t, 503, 503, 503, 503, 503, 503, 503, 503, 503, 503, 503, 503)
-	e, secret, err := env.Webhooks.Create(ctx, env.Tenant.ID, webhook.Params{URL: rcv.srv.URL, AlertEmail: "ops@tenant.test"})
-	require.NoError(t, err)
-	rcv.trust(secret)
+	e, _ := rcv.subscribe(t, env, webhook.Params{AlertEmail: "ops@tenant.test"})
 	id, err := env.Webhooks.SendTest(ctx, env.Tenant.ID, e.ID)
 	require.NoError(t, err)
 
@@ -329,9 +336,7 @@ func TestFanoutOncePerEventAndEndpoint(t *testing.T) {
 	env := testfix.New(t, testfix.Options{Work: true})
 	ctx := context.Background()
 	rcv := newReceiver(t)
-	mine, secret, err := env.Webhooks.Create(ctx, env.Tenant.ID, webhook.Params{URL: rcv.srv.URL, AlertEmail: "a@tenant.test"})
-	require.NoError(t, err)
-	rcv.trust(secret)
+	mine, _ := rcv.subscribe(t, env, webhook.Params{AlertEmail: "a@tenant.test"})
 	off, _, err := env.Webhooks.Create(ctx, env.Tenant.ID, webhook.Params{URL: rcv.srv.URL, AlertEmail: "a@tenant.test"})
 	require.NoError(t, err)
 	no := false
@@ -368,9 +373,7 @@ func TestPruneKeepsThirtyDays(t *testing.T) {
 	env := testfix.New(t, testfix.Options{Work: true})
 	ctx := context.Background()
 	rcv := newReceiver(t)
-	e, secret, err := env.Webhooks.Create(ctx, env.Tenant.ID, webhook.Params{URL: rcv.srv.URL, AlertEmail: "a@tenant.test"})
-	require.NoError(t, err)
-	rcv.trust(secret)
+	e, _ := rcv.subscribe(t, env, webhook.Params{AlertEmail: "a@tenant.test"})
 	old, err := env.Webhooks.SendTest(ctx, env.Tenant.ID, e.ID)
 	require.NoError(t, err)
 	recent, err := env.Webhooks.SendTest(ctx, env.Tenant.ID, e.ID)
