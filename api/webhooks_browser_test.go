@@ -64,4 +64,11 @@ func TestConsoleWebhooks(t *testing.T) {
 		counts = append(counts, n)
 	}
 	require.ElementsMatch(t, []int{1, 2}, counts, "the redelivered one came twice under its webhook-id")
+
+	// A problem's type URI leads to the reference's word on its code.
+	err = chromedp.Do(b, chromedp.Navigate(d.base+"/docs#problem-ENDPOINT_DISABLED"),
+		waitText(`#problem-ENDPOINT_DISABLED`, "Operations that describe it"))
+	require.NoError(t, err)
+	require.Contains(t, browsertest.Text(t, b, `#problem-ENDPOINT_DISABLED`), "POST /v1/tenants/{id}/webhooks/{endpointId}/test")
+	browsertest.Step(t, b, "4-problem-type")
 }

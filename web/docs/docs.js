@@ -131,6 +131,37 @@ function render(doc) {
   }
 }
 
+// problemSection explains a problem type URI (/docs#problem-CODE, the
+// "type" of every problem+json answer): what the answer holds, and the
+// operations whose description names the code.
+function problemSection(doc, code) {
+  const ops = [];
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    for (const method of METHODS) {
+      const op = item[method];
+      if (op && JSON.stringify(op).includes(code)) {
+        const id = "op-" + (op.operationId ?? method + path).replace(/[^a-zA-Z0-9-]/g, "-");
+        ops.push(el("li", {}, el("a", { href: "#" + id }, `${method.toUpperCase()} ${path}`), " — ", op.summary ?? ""));
+      }
+    }
+  }
+  return el("section", { class: "op problem", id: "problem-" + code },
+    el("h2", {}, "Problem ", el("code", {}, code)),
+    el("p", {}, "An error answer (application/problem+json): ", el("code", {}, `{"type": "/docs#problem-${code}", "title", "status", "code": "${code}", "detail"}`),
+      ". The code is stable: program against it. The detail says, in words, what was wrong with this request."),
+    ops.length ? [el("p", {}, "Operations that describe it:"), el("ul", {}, ops)] :
+      el("p", {}, "Any operation may answer it; its responses list the statuses it gives."));
+}
+
+function showProblem(doc) {
+  const code = decodeURIComponent(location.hash).match(/^#problem-([A-Z0-9_]+)$/)?.[1];
+  document.querySelector("section.problem")?.remove();
+  if (!code) return;
+  const sec = problemSection(doc, code);
+  document.getElementById("main").prepend(sec);
+  sec.scrollIntoView();
+}
+
 function filter(text) {
   const q = text.trim().toLowerCase();
   for (const node of document.querySelectorAll("[data-search]")) {
@@ -142,8 +173,11 @@ async function start() {
   try {
     const resp = await fetch("/openapi.json");
     if (!resp.ok) throw new Error(`GET /openapi.json: ${resp.status}`);
-    render(await resp.json());
-    if (location.hash) document.getElementById(location.hash.slice(1))?.scrollIntoView();
+    const doc = await resp.json();
+    render(doc);
+    if (location.hash.startsWith("#problem-")) showProblem(doc);
+    else if (location.hash) document.getElementById(location.hash.slice(1))?.scrollIntoView();
+    window.addEventListener("hashchange", () => showProblem(doc));
   } catch (err) {
     document.getElementById("main").replaceChildren(el("p", {}, "Could not load the API description: " + err.message));
   }
