@@ -278,7 +278,8 @@ func TestRefundAPI(t *testing.T) {
 
 	code, first := b.call(t, "POST", path, key, body, "Idempotency-Key", "r3")
 	require.Equal(t, 202, code)
-	require.Equal(t, "REFUND_PENDING", first["status"])
+	// Where it stands when answered: the provider's call may already be done.
+	require.Contains(t, []any{"REFUND_PENDING", "REFUNDED"}, first["status"])
 	code, again := b.call(t, "POST", path, key, body, "Idempotency-Key", "r3")
 	require.Equal(t, 200, code, "a replayed key answers the same refund")
 	require.Equal(t, first["id"], again["id"])
