@@ -47,9 +47,13 @@ if ! fresh "$golang"; then
   goroot=$(go env GOROOT)
   mkdir -p "$work/golang"
   cp -a "$goroot" "$work/golang/go"
+  # This machine's trust store: where the network reaches the module proxy
+  # through a TLS-inspecting gateway, its CA is in it.
+  cp /etc/ssl/certs/ca-certificates.crt "$work/golang/"
   cat >"$work/golang/Containerfile" <<CF
 FROM $debian
 COPY go /usr/local/go
+COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 ENV GOPATH=/go PATH=/go/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 WORKDIR /go
 CF
@@ -60,21 +64,20 @@ fi
 # zones, a passwd with nonroot (65532) and /tmp.
 runtime=$prefix/distroless-static:nonroot
 if ! fresh "$runtime"; then
-  mkdir -p "$work/static/etc/ssl/certs" "$work/static/tmp" "$work/static/home/nonroot"
-  chmod 1777 "$work/static/tmp"
-  cp /etc/ssl/certs/ca-certificates.crt "$work/static/etc/ssl/certs/"
-  [ -d /usr/share/zoneinfo ] && mkdir -p "$work/static/usr/share" && cp -a /usr/share/zoneinfo "$work/static/usr/share/"
-  printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >"$work/static/etc/passwd"
-  printf 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n' >"$work/static/etc/group"
+  # One tree copied whole, so /tmp keeps its mode (1777).
+  fs=$work/static/fs
+  mkdir -p "$fs/etc/ssl/certs" "$fs/tmp" "$fs/home/nonroot" "$fs/usr/share"
+  chmod 1777 "$fs/tmp"
+  chown 65532:65532 "$fs/home/nonroot"
+  cp /etc/ssl/certs/ca-certificates.crt "$fs/etc/ssl/certs/"
+  if [ -d /usr/share/zoneinfo ]; then cp -a /usr/share/zoneinfo "$fs/usr/share/"; fi
+  printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >"$fs/etc/passwd"
+  printf 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n' >"$fs/etc/group"
   cat >"$work/static/Containerfile" <<'CF'
 FROM scratch
-COPY etc /etc
-COPY tmp /tmp
-COPY home /home
-COPY usr /usr
+COPY fs/ /
 USER 65532:65532
 CF
-  mkdir -p "$work/static/usr"
   build "$runtime" "$work/static"
 fi
 
@@ -130,4 +133,6 @@ CF
   build "$mailpit" "$work/mailpit"
 fi
 
+# Earlier versions of the stand-ins and build stages, no longer named.
+podman image prune -f >/dev/null
 echo "GO_IMAGE=$golang RUNTIME_IMAGE=$runtime POSTGRES_IMAGE=$postgres NGINX_IMAGE=$nginx MAILPIT_IMAGE=$mailpit"

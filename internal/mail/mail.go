@@ -3,6 +3,7 @@
 package mail
 
 import (
+	"errors"
 	"bufio"
 	"bytes"
 	"context"
@@ -106,9 +107,20 @@ func (s *Sender) Deliver(id string, l Letter) error {
 	if _, d, ok := strings.Cut(s.From, "@"); ok && d != "" {
 		domain = d
 	}
-	// 8bit, not quoted-printable: the lines are short, and a reader of the
-	// raw message (a log, a catcher) sees the text as written.
-	m := gomail.NewMsg(gomail.WithEncoding(gomail.NoEncoding), gomail.WithCharset(gomail.CharsetUTF8))
+	// 8bit where the server takes it (8BITMIME): the lines are short, and a
+	// reader of the raw message (a log, a catcher) sees the text as written.
+	// A server without it (Mailpit, some relays) is sent quoted-printable.
+	err := s.deliver(id, domain, l, gomail.NoEncoding)
+	var sendErr *gomail.SendError
+	if errors.As(err, &sendErr) && sendErr.Reason == gomail.ErrNoUnencoded {
+		err = s.deliver(id, domain, l, gomail.EncodingQP)
+	}
+	return err
+}
+
+// deliver sends l once, its text parts in enc.
+func (s *Sender) deliver(id, domain string, l Letter, enc gomail.Encoding) error {
+	m := gomail.NewMsg(gomail.WithEncoding(enc), gomail.WithCharset(gomail.CharsetUTF8))
 	from := m.From(s.From)
 	if l.FromName != "" {
 		from = m.FromFormat(strings.Map(noControl, l.FromName), s.From)
@@ -247,6 +259,9 @@ type SinkOptions struct {
 	// Username and Password, when set, are required (AUTH PLAIN or LOGIN,
 	// and only over TLS when TLS is set) before any mail is taken.
 	Username, Password string
+	// No8BitMIME leaves 8BITMIME out of the extensions offered, as
+	// Mailpit and some relays do: 8bit mail must then be encoded.
+	No8BitMIME bool
 }
 
 // NewSink listens for SMTP on addr (e.g. 127.0.0.1:0) and takes any mail.
@@ -330,7 +345,10 @@ func (s *Sink) session(conn net.Conn) {
 		cmd := strings.ToUpper(line)
 		switch {
 		case strings.HasPrefix(cmd, "EHLO"), strings.HasPrefix(cmd, "HELO"):
-			ext := []string{"boxoffice", "8BITMIME"}
+			ext := []string{"boxoffice"}
+			if !s.opts.No8BitMIME {
+				ext = append(ext, "8BITMIME")
+			}
 			if s.opts.TLS != nil && !secure {
 				ext = append(ext, "STARTTLS")
 			}

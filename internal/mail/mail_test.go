@@ -88,6 +88,26 @@ func TestRelayWithLoginOverSTARTTLS(t *testing.T) {
 	require.Empty(t, open.Messages())
 }
 
+// A server that does not offer 8BITMIME (Mailpit does not) gets the
+// letter quoted-printable, which reads the same once decoded.
+func TestServerWithout8BitMIME(t *testing.T) {
+	t.Parallel()
+	sink, err := mailer.NewSinkWith("127.0.0.1:0", slog.New(slog.DiscardHandler), mailer.SinkOptions{No8BitMIME: true})
+	require.NoError(t, err)
+	t.Cleanup(sink.Close)
+	s := &mailer.Sender{Addr: sink.Addr(), From: "tickets@boxoffice.local"}
+	require.NoError(t, s.SendLetter(mailer.Letter{To: "buyer@example.com", Subject: "Your tickets · Gala",
+		Text: "Row A · Seat 7", HTML: "<p>Row A · Seat 7</p>"}))
+	require.Len(t, sink.Messages(), 1)
+	m := sink.Messages()[0]
+	require.Contains(t, m.Data, "Content-Transfer-Encoding: quoted-printable")
+	require.NotContains(t, m.Data, "·", "no 8bit byte on the wire")
+	parts, err := m.Parts()
+	require.NoError(t, err)
+	require.Contains(t, parts.Text, "Row A · Seat 7")
+	require.Contains(t, parts.HTML, "Row A · Seat 7")
+}
+
 // selfSigned makes a certificate for 127.0.0.1 and the pool that trusts it.
 func selfSigned(t *testing.T) (*tls.Config, *x509.CertPool) {
 	t.Helper()

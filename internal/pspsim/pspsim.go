@@ -109,9 +109,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/payments/{id}/refunds", s.refund)
 	mux.HandleFunc("GET /v1/refunds", s.lookupRefund)
 	mux.HandleFunc("POST /v1/payments/{id}/webhooks/resend", s.resend)
-	// Its container's health check (the image has no shell: the boxoffice
-	// binary's healthcheck asks).
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	// Its container's health check: the image's asks /livez (compose runs
+	// the simulator on the port the other roles' metrics use).
+	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.inFlight.Add(1)
 		defer s.inFlight.Add(-1)
