@@ -100,12 +100,16 @@ bench: ## run the benchmark scenarios and print figures and ratios
 build: ## build the production boxoffice binary (without dev and bench), stamped with the commit
 	go build -ldflags "-X main.version=$$(git describe --always --dirty 2>/dev/null || echo unknown)" -o boxoffice .
 
-# The production image, tagged with the commit, with docker or else podman
-# (in docker's format, which keeps the health check).
-ENGINE := $(shell command -v docker 2>/dev/null || command -v podman 2>/dev/null || echo docker)
+# The production image, tagged with the commit: with docker when its
+# daemon answers, else with podman (in docker's format, which keeps the
+# health check; the sandbox's containers.conf). GO_IMAGE and RUNTIME_IMAGE,
+# when set, name the base images (infra/deploy/standins.sh prints them).
 .PHONY: image
-image: ## build the container image boxoffice:<commit> (docker or podman)
-	$(ENGINE) build $(if $(findstring podman,$(ENGINE)),--format docker) --build-arg VERSION=$$(git rev-parse HEAD) \
+image: ## build the container image boxoffice:<commit> (docker, or podman)
+	@if docker info >/dev/null 2>&1; then engine=docker; format=; \
+	else export CONTAINERS_CONF="$${CONTAINERS_CONF:-$$(infra/dev/containers.sh)}"; engine=podman; format="--format docker"; fi; \
+	set -x; $$engine build $$format $${GO_IMAGE:+--build-arg GO_IMAGE=$$GO_IMAGE} \
+	  $${RUNTIME_IMAGE:+--build-arg RUNTIME_IMAGE=$$RUNTIME_IMAGE} --build-arg VERSION=$$(git rev-parse HEAD) \
 	  -t boxoffice:$$(git rev-parse HEAD) .
 
 # The deploy test: podman (installed when missing), stand-ins for the base

@@ -27,7 +27,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"boxoffice/internal/tenant"
+	"boxoffice/internal/fleet"
 )
 
 const (
@@ -35,25 +35,24 @@ const (
 	version  = "deploytest"
 	api      = "http://127.0.0.1:8080"
 	inbox    = "http://127.0.0.1:8025"
-	adminKey = "deploy-test-admin-key"
 	maxImage = 70 << 20
 )
 
-// fleet is the machine's container engine with the project's compose file.
-type fleet struct {
+// engine is the machine's container engine with the project's compose file.
+type engine struct {
 	t    *testing.T
 	root string
 	env  []string // CONTAINERS_CONF and the stand-ins' names
 }
 
-func (f *fleet) cmd(name string, args ...string) *exec.Cmd {
+func (f *engine) cmd(name string, args ...string) *exec.Cmd {
 	c := exec.Command(name, args...)
 	c.Dir, c.Env = f.root, append(os.Environ(), f.env...)
 	return c
 }
 
 // run runs a command in the project's root and returns its output.
-func (f *fleet) run(name string, args ...string) (string, error) {
+func (f *engine) run(name string, args ...string) (string, error) {
 	var out bytes.Buffer
 	c := f.cmd(name, args...)
 	c.Stdout, c.Stderr = &out, &out
@@ -61,14 +60,14 @@ func (f *fleet) run(name string, args ...string) (string, error) {
 	return out.String(), err
 }
 
-func (f *fleet) must(name string, args ...string) string {
+func (f *engine) must(name string, args ...string) string {
 	f.t.Helper()
 	out, err := f.run(name, args...)
 	require.NoError(f.t, err, "%s %s:\n%s", name, strings.Join(args, " "), out)
 	return out
 }
 
-func (f *fleet) compose(args ...string) string {
+func (f *engine) compose(args ...string) string {
 	f.t.Helper()
 	return f.must("podman-compose", append([]string{"-p", project, "-f", "compose.yaml"}, args...)...)
 }
@@ -81,7 +80,7 @@ func TestDeploy(t *testing.T) {
 	}
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
-	f := &fleet{t: t, root: root}
+	f := &engine{t: t, root: root}
 	started := time.Now()
 
 	// The engine: podman as this sandbox needs it, or a clear skip.
@@ -95,7 +94,7 @@ func TestDeploy(t *testing.T) {
 	}
 	standins := f.must("infra/deploy/standins.sh")
 	f.env = append(f.env, strings.Fields(lastLine(standins))...)
-	f.env = append(f.env, "BOXOFFICE_VERSION="+version, "BOXOFFICE_ADMIN_KEY="+adminKey)
+	f.env = append(f.env, "BOXOFFICE_VERSION="+version, "BOXOFFICE_ADMIN_KEY="+fleet.AdminKey)
 	t.Logf("engine and stand-ins ready in %s", time.Since(started).Round(time.Second))
 
 	// The image, from the project's Dockerfile.
@@ -132,9 +131,10 @@ func TestDeploy(t *testing.T) {
 	out := f.must("podman", "inspect", "--format", "{{.State.ExitCode}} {{.State.Status}}", container("migrate"))
 	require.Equal(t, "0 exited", strings.TrimSpace(out), "migrate ran once and finished")
 
-	c := &client{t: t}
-	sale := c.newSale()
-	order := c.buy(sale, "ana", "ana@example.test")
+	c := &client{t: t, Fleet: fleet.Remote(t, api)}
+	c.Tenant()
+	product := c.Product(100)
+	order := c.buy(product, "ana", "ana@example.test")
 	c.waitMail("ana@example.test")
 	t.Logf("ticket bought through nginx: order %s", order)
 
@@ -147,7 +147,7 @@ func TestDeploy(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				if err := c.tryGet(fmt.Sprintf("/v1/products/%s/availability", sale.product)); err != nil {
+				if err := c.tryGet(fmt.Sprintf("/v1/products/%s/availability", product)); err != nil {
 					failed.Add(1)
 					t.Logf("load %d: %v", i, err)
 				} else {
@@ -173,13 +173,13 @@ func TestDeploy(t *testing.T) {
 
 	// A worker killed: the other decides what comes next.
 	f.must("podman", "kill", "-s", "KILL", container("work-1"))
-	c.buy(sale, "bea", "bea@example.test")
+	c.buy(product, "bea", "bea@example.test")
 	t.Logf("decisions resumed after work-1 was killed; deploy test took %s", time.Since(started).Round(time.Second))
 }
 
 // checkImage checks what production expects of the image: a non-root
 // user, no shell, its labels and health check, at most 70 MB.
-func checkImage(t *testing.T, f *fleet, image string) {
+func checkImage(t *testing.T, f *engine, image string) {
 	out := f.must("podman", "image", "inspect", image)
 	var info []struct {
 		Size   int64
@@ -213,7 +213,7 @@ func checkImage(t *testing.T, f *fleet, image string) {
 
 // waitHealthy runs the container's own health check (podman runs it on a
 // systemd timer, which this sandbox has not) until it passes.
-func waitHealthy(t *testing.T, f *fleet, name string) {
+func waitHealthy(t *testing.T, f *engine, name string) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
@@ -253,46 +253,12 @@ func lastLine(s string) string {
 
 // client calls the fleet through nginx, as a tenant and its buyers do.
 type client struct {
-	t    *testing.T
-	http http.Client
-}
-
-type sale struct {
-	tenant  uuid.UUID
-	key     string
-	secret  string
-	product string
-}
-
-func (c *client) call(method, path, token string, body any, headers ...string) (int, map[string]any) {
-	c.t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		require.NoError(c.t, err)
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, api+path, r)
-	require.NoError(c.t, err)
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := c.http.Do(req)
-	require.NoError(c.t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(c.t, err)
-	var out map[string]any
-	_ = json.Unmarshal(raw, &out)
-	return resp.StatusCode, out
+	t *testing.T
+	*fleet.Fleet
 }
 
 func (c *client) tryGet(path string) error {
-	resp, err := c.http.Get(api + path)
+	resp, err := c.HTTP.Get(api + path)
 	if err != nil {
 		return err
 	}
@@ -304,33 +270,17 @@ func (c *client) tryGet(path string) error {
 	return nil
 }
 
-// newSale makes a tenant and a numbered product on sale now.
-func (c *client) newSale() sale {
-	slug := fmt.Sprintf("deploy-%d", time.Now().UnixNano())
-	status, tn := c.call(http.MethodPost, "/v1/tenants", adminKey, map[string]any{"slug": slug, "name": "Deploy Test"})
-	require.Equal(c.t, http.StatusCreated, status, "%v", tn)
-	s := sale{tenant: uuid.MustParse(tn["id"].(string)), key: tn["apiKey"].(string), secret: tn["buyerTokenSecret"].(string)}
-	status, p := c.call(http.MethodPost, "/v1/products", s.key, map[string]any{"slug": "raffle", "name": "Deploy Raffle",
-		"kind": "numbered", "capacity": 100, "priceCents": 1000, "currency": "EUR"})
-	require.Equal(c.t, http.StatusCreated, status, "%v", p)
-	s.product = p["id"].(string)
-	return s
-}
-
 // buy reserves one number and pays for it, and returns the order's id
 // once it is confirmed.
-func (c *client) buy(s sale, buyer, email string) string {
+func (c *client) buy(product uuid.UUID, buyer, email string) string {
 	c.t.Helper()
-	token, err := tenant.SignBuyerToken([]byte(s.secret), s.tenant, buyer, time.Hour)
-	require.NoError(c.t, err)
-	status, res := c.call(http.MethodPost, "/v1/products/"+s.product+"/reservations", token, map[string]any{"quantity": 1},
-		"Idempotency-Key", uuid.NewString())
-	require.Equal(c.t, http.StatusAccepted, status, "%v", res)
+	token := c.BuyerToken(buyer)
+	res := c.MustCall(http.StatusAccepted, http.MethodPost, "/v1/products/"+product.String()+"/reservations", token,
+		map[string]any{"quantity": 1}, "Idempotency-Key", uuid.NewString())
 	held := c.poll(res["statusUrl"].(string), token, "HELD", "REJECTED")
 	require.Equal(c.t, "HELD", held["status"], "%v", held)
-	status, order := c.call(http.MethodPost, "/v1/orders", token, map[string]any{"holdId": held["holdId"],
+	order := c.MustCall(http.StatusAccepted, http.MethodPost, "/v1/orders", token, map[string]any{"holdId": held["holdId"],
 		"paymentMethod": "sim_ok", "email": email}, "Idempotency-Key", uuid.NewString())
-	require.Equal(c.t, http.StatusAccepted, status, "%v", order)
 	done := c.poll("/v1/orders/"+order["id"].(string), token, "CONFIRMED", "FAILED", "EXPIRED")
 	require.Equal(c.t, "CONFIRMED", done["status"], "%v", done)
 	return order["id"].(string)
@@ -340,8 +290,8 @@ func (c *client) poll(path, token string, final ...string) map[string]any {
 	c.t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		status, body := c.call(http.MethodGet, path, token, nil)
-		if status == http.StatusOK {
+		status, body, err := c.Call(http.MethodGet, path, token, nil)
+		if err == nil && status == http.StatusOK {
 			for _, f := range final {
 				if body["status"] == f {
 					return body
@@ -360,7 +310,7 @@ func (c *client) waitMail(to string) {
 	c.t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		resp, err := c.http.Get(inbox + "/api/v1/search?query=" + "to:" + to)
+		resp, err := c.HTTP.Get(inbox + "/api/v1/search?query=" + "to:" + to)
 		if err == nil {
 			var out struct {
 				Messages []struct{ Subject string } `json:"messages"`
@@ -374,7 +324,7 @@ func (c *client) waitMail(to string) {
 		}
 		if time.Now().After(deadline) {
 			all := ""
-			if resp, err := c.http.Get(inbox + "/api/v1/messages"); err == nil {
+			if resp, err := c.HTTP.Get(inbox + "/api/v1/messages"); err == nil {
 				b, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
 				all = string(b)

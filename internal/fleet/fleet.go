@@ -91,6 +91,12 @@ func NewOn(t T, c *proctest.Cluster, url string, env proctest.Env) *Fleet {
 	return f
 }
 
+// Remote is a deployment started by other means (the compose fleet of the
+// deploy test), driven over HTTP at api with AdminKey.
+func Remote(t T, api string) *Fleet {
+	return &Fleet{t: t, API: api, HTTP: &http.Client{Timeout: 30 * time.Second}}
+}
+
 // With returns the fleet's environment plus more.
 func (f *Fleet) With(more proctest.Env) proctest.Env {
 	env := proctest.Env{}

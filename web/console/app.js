@@ -774,7 +774,12 @@ async function queuePage(id) {
               await api('DELETE', `/v1/products/${id}/queue/entries/${e.id}`);
               await draw();
             })}, 'Remove') : null)))));
-    timer = setTimeout(() => draw().catch((e) => live.append(errorBox(e))), 2000);
+    // Redrawn every 2 s, but not under a Remove that asks to be pressed
+    // again: a redraw would put back an unarmed button.
+    const next = () => {
+      timer = setTimeout(() => (live.querySelector('[data-armed]') ? next() : draw().catch((e) => live.append(errorBox(e)))), 2000);
+    };
+    next();
   };
   page('Waiting room', h('p', {}, admin ? h('a', {href: `#/products/${id}`}, 'Back to the product') : null, ' ', h('a', {href: `#/sales/${id}`}, 'Live view')),
     control, live, find);
