@@ -19,6 +19,7 @@ import (
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/waitingroom"
+	"boxoffice/internal/webhook"
 )
 
 // Problem is an RFC 9457 problem document with a stable machine code.
@@ -199,6 +200,16 @@ func (s *Server) toProblem(err error) error {
 		return problem(http.StatusUnprocessableEntity, "INVALID_DATES", err.Error())
 	case errors.Is(err, product.ErrOnSaleInPast):
 		return problem(http.StatusUnprocessableEntity, "ON_SALE_IN_PAST", err.Error())
+	case errors.Is(err, webhook.ErrInvalidURL):
+		return problem(http.StatusUnprocessableEntity, "INVALID_WEBHOOK_URL", err.Error())
+	case errors.Is(err, webhook.ErrUnknownType):
+		return problem(http.StatusUnprocessableEntity, "UNKNOWN_EVENT_TYPE", err.Error())
+	case errors.Is(err, webhook.ErrInvalidEmail):
+		return problem(http.StatusUnprocessableEntity, "INVALID_EMAIL", err.Error())
+	case errors.Is(err, webhook.ErrTooManyEndpoints):
+		return problem(http.StatusConflict, "TOO_MANY_ENDPOINTS", err.Error())
+	case errors.Is(err, webhook.ErrDisabled):
+		return problem(http.StatusConflict, "ENDPOINT_DISABLED", err.Error())
 	case errors.Is(err, product.ErrNoWaitingRoom):
 		return problem(http.StatusConflict, "NO_WAITING_ROOM", err.Error())
 	case errors.Is(err, product.ErrDateCancelled):

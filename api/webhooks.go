@@ -2,31 +2,12 @@ package api
 
 import (
 	"context"
-	"errors"
-	"net/http"
 	"time"
 
 	"github.com/google/uuid"
 
 	"boxoffice/internal/webhook"
 )
-
-// webhookProblem turns the webhook service's refusals into problems.
-func (s *Server) webhookProblem(err error) error {
-	switch {
-	case errors.Is(err, webhook.ErrInvalidURL):
-		return problem(http.StatusUnprocessableEntity, "INVALID_WEBHOOK_URL", err.Error())
-	case errors.Is(err, webhook.ErrUnknownType):
-		return problem(http.StatusUnprocessableEntity, "UNKNOWN_EVENT_TYPE", err.Error())
-	case errors.Is(err, webhook.ErrInvalidEmail):
-		return problem(http.StatusUnprocessableEntity, "INVALID_EMAIL", err.Error())
-	case errors.Is(err, webhook.ErrTooManyEndpoints):
-		return problem(http.StatusConflict, "TOO_MANY_ENDPOINTS", err.Error())
-	case errors.Is(err, webhook.ErrDisabled):
-		return problem(http.StatusConflict, "ENDPOINT_DISABLED", err.Error())
-	}
-	return s.toProblem(err)
-}
 
 // WebhookEndpointBody is a new endpoint.
 type WebhookEndpointBody struct {
@@ -81,7 +62,7 @@ func (s *Server) createWebhookEndpoint(ctx context.Context, in *struct {
 	e, secret, err := s.Webhooks.Create(ctx, in.ID, webhook.Params{URL: in.Body.URL, Description: in.Body.Description,
 		EventTypes: in.Body.EventTypes, AlertEmail: in.Body.AlertEmail})
 	if err != nil {
-		return nil, s.webhookProblem(err)
+		return nil, s.toProblem(err)
 	}
 	return shownOnce(WebhookEndpointCreated{Endpoint: *e, Secret: secret}), nil
 }
@@ -133,7 +114,7 @@ func (s *Server) updateWebhookEndpoint(ctx context.Context, in *struct {
 	e, err := s.Webhooks.Update(ctx, in.ID, in.EndpointID, webhook.Change{URL: b.URL, Description: b.Description,
 		AlertEmail: b.AlertEmail, EventTypes: b.EventTypes, Enabled: b.Enabled})
 	if err != nil {
-		return nil, s.webhookProblem(err)
+		return nil, s.toProblem(err)
 	}
 	return &struct{ Body *webhook.Endpoint }{e}, nil
 }
@@ -186,7 +167,7 @@ func (s *Server) testWebhookEndpoint(ctx context.Context, in *EndpointPath) (*st
 	}
 	id, err := s.Webhooks.SendTest(ctx, in.ID, in.EndpointID)
 	if err != nil {
-		return nil, s.webhookProblem(err)
+		return nil, s.toProblem(err)
 	}
 	return &struct{ Body DeliveryQueued }{DeliveryQueued{id}}, nil
 }
@@ -239,7 +220,7 @@ func (s *Server) redeliverWebhook(ctx context.Context, in *DeliveryPath) (*struc
 		return nil, err
 	}
 	if err := s.Webhooks.Redeliver(ctx, in.ID, in.EndpointID, in.DeliveryID); err != nil {
-		return nil, s.webhookProblem(err)
+		return nil, s.toProblem(err)
 	}
 	return &struct{ Body DeliveryQueued }{DeliveryQueued{in.DeliveryID}}, nil
 }
