@@ -277,18 +277,20 @@ func (c *client) buy(product uuid.UUID, buyer, email string) string {
 	token := c.BuyerToken(buyer)
 	res := c.MustCall(http.StatusAccepted, http.MethodPost, "/v1/products/"+product.String()+"/reservations", token,
 		map[string]any{"quantity": 1}, "Idempotency-Key", uuid.NewString())
-	held := c.poll(res["statusUrl"].(string), token, "HELD", "REJECTED")
+	held := c.poll(res["statusUrl"].(string), token, time.Minute, "HELD", "REJECTED")
 	require.Equal(c.t, "HELD", held["status"], "%v", held)
 	order := c.MustCall(http.StatusAccepted, http.MethodPost, "/v1/orders", token, map[string]any{"holdId": held["holdId"],
 		"paymentMethod": "sim_ok", "email": email}, "Idempotency-Key", uuid.NewString())
-	done := c.poll("/v1/orders/"+order["id"].(string), token, "CONFIRMED", "FAILED", "EXPIRED")
+	// A provider call that times out leaves the payment UNKNOWN until the
+	// reconciler asks the provider (BOXOFFICE_PAYMENT_RESOLVE_AFTER, 1 min).
+	done := c.poll("/v1/orders/"+order["id"].(string), token, 3*time.Minute, "CONFIRMED", "FAILED", "EXPIRED")
 	require.Equal(c.t, "CONFIRMED", done["status"], "%v", done)
 	return order["id"].(string)
 }
 
-func (c *client) poll(path, token string, final ...string) map[string]any {
+func (c *client) poll(path, token string, within time.Duration, final ...string) map[string]any {
 	c.t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(within)
 	for {
 		status, body, err := c.Call(http.MethodGet, path, token, nil)
 		if err == nil && status == http.StatusOK {
