@@ -19,7 +19,7 @@ import (
 var owners = map[string][]string{
 	"internal/tenant":      {"tenants", "api_keys"},
 	"internal/product":     {"products", "events"},
-	"internal/inventory":   {"inventory"},
+	"internal/inventory":   {"inventory", "inventory_pages"},
 	"internal/reservation": {"reservation_requests", "holds", "claims", "buyer_limits", "claim_queues"},
 	"internal/waitlist":    {"waitlist_entries"},
 	"internal/codes":       {"code_lists", "codes", "code_uses", "presale_uses"},

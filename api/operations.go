@@ -17,8 +17,13 @@ var operations = map[string]opDoc{
 	"list-products":    {"List the tenant's products, newest first", ""},
 	"get-product": {"Get a product with its seat layout",
 		"Tenant admins and the tenant's buyers may read it."},
-	"get-availability": {"Availability bitmap and counters (public, cached up to 1 s)",
-		"Advisory: the claim transaction decides. Send If-None-Match with the last ETag to get 304."},
+	"get-availability": {"Availability: counters, the page index and the bitmap (public, cached up to 1 s)",
+		"Advisory: the claim transaction decides. Send If-None-Match with the last ETag to get 304. " +
+			"The whole bitmap comes with products of up to 1,000,000 numbers; every product lists its pages " +
+			"(16,384 numbers each) with their versions, to be read with get-availability-page."},
+	"get-availability-page": {"One page of the availability bitmap (public, cached up to 1 s)",
+		"A page changes only when one of its numbers does: send If-None-Match with its last ETag to get 304. " +
+			"404 NOT_FOUND past the product's last page."},
 	"get-store": {"A store's public profile: name, theme, domains",
 		"Public and cacheable (60 s); send If-None-Match with the last ETag to get 304."},
 	"list-store-products": {"A store's products with their counters and sale status",

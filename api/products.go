@@ -51,25 +51,97 @@ type ProductList struct {
 
 // Availability is a product's advisory availability.
 type Availability struct {
+	ProductID uuid.UUID        `json:"productId"`
+	Capacity  int              `json:"capacity"`
+	Available int              `json:"available"`
+	Held      int              `json:"held"`
+	Sold      int              `json:"sold"`
+	Version   int64            `json:"version" doc:"Increases with every change"`
+	Bitmap    string           `json:"bitmap,omitempty" doc:"Base64 of ceil(capacity/8) bytes; number n is bit (n-1)%8 (least significant first) of byte (n-1)/8; set = held or sold. Only for products of up to 1,000,000 numbers: larger ones are read page by page"`
+	PageSize  int              `json:"pageSize" doc:"Numbers per page of the bitmap (16384)"`
+	Pages     []AvailabilityRef `json:"pages" doc:"Every page of the bitmap: a client showing some numbers fetches their pages, again only when their version moved"`
+}
+
+// AvailabilityRef is one page in the availability's index.
+type AvailabilityRef struct {
+	Page    int    `json:"page" doc:"Page p holds numbers p*pageSize+1 .. (p+1)*pageSize"`
+	First   int    `json:"first"`
+	Last    int    `json:"last"`
+	Version int64  `json:"version" doc:"The availability version that last changed the page"`
+	Taken   int    `json:"taken" doc:"Numbers of the page held or sold"`
+	Href    string `json:"href" doc:"The page's bitmap"`
+}
+
+// AvailabilityPage is one page of a product's bitmap.
+type AvailabilityPage struct {
 	ProductID uuid.UUID `json:"productId"`
-	Capacity  int       `json:"capacity"`
-	Available int       `json:"available"`
-	Held      int       `json:"held"`
-	Sold      int       `json:"sold"`
-	Version   int64     `json:"version" doc:"Increases with every change"`
-	Bitmap    string    `json:"bitmap" doc:"Base64 of ceil(capacity/8) bytes; number n is bit (n-1)%8 (least significant first) of byte (n-1)/8; set = held or sold"`
+	Page      int       `json:"page"`
+	First     int       `json:"first"`
+	Last      int       `json:"last"`
+	Version   int64     `json:"version"`
+	Taken     int       `json:"taken"`
+	Bitmap    string    `json:"bitmap" doc:"Base64 of ceil((last-first+1)/8) bytes; number first+i is bit i%8 (least significant first) of byte i/8; set = held or sold"`
 }
 
 func newAvailabilityView(s *inventory.Snapshot) (*availabilityView, error) {
-	body, err := encode(&Availability{
+	a := &Availability{
 		ProductID: s.ProductID, Capacity: s.Capacity, Available: s.Available, Held: s.Held, Sold: s.Sold,
-		Version: s.Version, Bitmap: base64.StdEncoding.EncodeToString(s.Bitmap),
-	}, gzip.BestSpeed)
+		Version: s.Version, PageSize: inventory.PageBits, Pages: make([]AvailabilityRef, len(s.Pages)),
+	}
+	versions := make([]int64, len(s.Pages))
+	for i, p := range s.Pages {
+		a.Pages[i] = AvailabilityRef{Page: p.Index, First: p.First(), Last: p.Last(s.Capacity), Version: p.Version,
+			Taken: p.Taken, Href: fmt.Sprintf("/v1/products/%s/availability/pages/%d", s.ProductID, p.Index)}
+		versions[i] = p.Version
+	}
+	if s.Capacity <= inventory.WholeBitmapUpTo {
+		a.Bitmap = base64.StdEncoding.EncodeToString(s.Bitmap())
+	}
+	body, err := encode(a, gzip.BestSpeed)
 	if err != nil {
 		return nil, err
 	}
-	return &availabilityView{body: body, held: s.Held, sold: s.Sold,
+	return &availabilityView{body: body, held: s.Held, sold: s.Sold, pages: versions,
 		etag: fmt.Sprintf(`"%s-%d"`, s.ProductID, s.Version)}, nil
+}
+
+// pageKey names one version of one page of a product's bitmap.
+type pageKey struct {
+	product uuid.UUID
+	page    int
+	version int64
+}
+
+// pageView is a cached, ready-to-send page of a bitmap.
+type pageView struct {
+	body *encoded
+	etag string
+}
+
+func (v *pageView) size() int { return v.body.size() + len(v.etag) + 64 }
+
+// loadAvailabilityPage reads a page at the version the product's cached
+// index names, or a newer one: the page answers with its own version.
+func (s *Server) loadAvailabilityPage(ctx context.Context, key pageKey) (*pageView, error) {
+	pages, err := inventory.ReadPages(ctx, s.Pool, key.product, []int{key.page})
+	if err != nil {
+		return nil, err
+	}
+	if len(pages) == 0 {
+		return nil, db.ErrNotFound
+	}
+	prod, err := s.productCache.Get(ctx, key.product)
+	if err != nil {
+		return nil, err
+	}
+	p := pages[0]
+	body, err := encode(&AvailabilityPage{ProductID: key.product, Page: p.Index, First: p.First(),
+		Last: p.Last(prod.Capacity), Version: p.Version, Taken: p.Taken,
+		Bitmap: base64.StdEncoding.EncodeToString(p.Bits)}, gzip.BestSpeed)
+	if err != nil {
+		return nil, err
+	}
+	return &pageView{body: body, etag: fmt.Sprintf(`"%s-p%d-%d"`, key.product, p.Index, p.Version)}, nil
 }
 
 type ProductPath struct {
@@ -211,6 +283,32 @@ func (s *Server) getAvailability(ctx context.Context, in *struct {
 		return nil, err
 	}
 	v, err := s.availability.Get(ctx, in.ID)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	return v.body.reply(v.etag, "public, max-age=1", in.IfNoneMatch, in.AcceptEncoding), nil
+}
+
+// getAvailabilityPage serves GET /v1/products/{id}/availability/pages/{page}:
+// the product's cached index names the page's version, and each version of
+// a page is read and encoded once.
+func (s *Server) getAvailabilityPage(ctx context.Context, in *struct {
+	ProductPath
+	Page           int    `path:"page" minimum:"0" doc:"Page number, from 0"`
+	IfNoneMatch    string `header:"If-None-Match"`
+	AcceptEncoding string `header:"Accept-Encoding"`
+}) (*encodedOutput, error) {
+	if _, err := s.publicProduct(ctx, in.ID); err != nil {
+		return nil, err
+	}
+	idx, err := s.availability.Get(ctx, in.ID)
+	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	if in.Page >= len(idx.pages) {
+		return nil, problem(http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("the product has pages 0 to %d", len(idx.pages)-1))
+	}
+	v, err := s.availabilityPages.Get(ctx, pageKey{in.ID, in.Page, idx.pages[in.Page]})
 	if err != nil {
 		return nil, s.toProblem(err)
 	}

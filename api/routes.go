@@ -41,6 +41,7 @@ func (s *Server) routes() {
 	route(s, "Products", get, "/v1/products", "list-products", s.listProducts, by(schemeAPI), errs(401, 403))
 	route(s, "Products", get, "/v1/products/{id}", "get-product", s.getProduct, by(schemeAPI, schemeBuyer), errs(401, 403, 404))
 	route(s, "Products", get, "/v1/products/{id}/availability", "get-availability", s.getAvailability, responses(encodedResponse[Availability](s, "The counters and bitmap (gzipped when the request accepts gzip)")), errs(404), conditional())
+	route(s, "Products", get, "/v1/products/{id}/availability/pages/{page}", "get-availability-page", s.getAvailabilityPage, responses(encodedResponse[AvailabilityPage](s, "One page of the bitmap (gzipped when the request accepts gzip)")), errs(404), conditional())
 
 	// Stores (store.go): public catalog, the tenant admin's store settings
 	// and product changes

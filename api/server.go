@@ -157,6 +157,7 @@ type Server struct {
 	stopOnce       sync.Once
 	domains        storeDomains
 	availability   *cache.Cache[uuid.UUID, *availabilityView]
+	availabilityPages *cache.Cache[pageKey, *pageView]
 	riverUIHandler *riverui.Handler
 	sales          *ops.Live // the console's live sale views and reports
 }
@@ -223,8 +224,10 @@ func New(d Deps) *Server {
 	s.uploads = &fixedWindow{max: uploadsPerHour, window: time.Hour, counts: map[string]int{}}
 	s.layouts = cache.NewSized(time.Hour, 1000, 256<<20, (*layoutView).size, s.loadLayout)
 	// Bounded by bytes: one 10,000,000-number product's view is ~1.7 MB.
-	s.availability = cache.NewSized(time.Second, 10_000, cmp.Or(d.AvailabilityCacheBytes, 128<<20),
-		(*availabilityView).size, s.loadAvailability)
+	// The whole views and the pages share the bound: half each.
+	availabilityBytes := cmp.Or(d.AvailabilityCacheBytes, 128<<20) / 2
+	s.availability = cache.NewSized(time.Second, 10_000, availabilityBytes, (*availabilityView).size, s.loadAvailability)
+	s.availabilityPages = cache.NewSized(time.Minute, 100_000, availabilityBytes, (*pageView).size, s.loadAvailabilityPage)
 
 	s.app = fiber.New(fiber.Config{
 		AppName: "boxoffice",
@@ -392,13 +395,20 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 type availabilityView struct {
 	body       *encoded
 	held, sold int
+	pages      []int64 // every page's version
 	etag       string
 }
 
-func (v *availabilityView) size() int { return v.body.size() + len(v.etag) + 64 }
+func (v *availabilityView) size() int { return v.body.size() + len(v.etag) + 8*len(v.pages) + 64 }
 
+// loadAvailability reads a product's counters and page index, with the
+// whole bitmap when it is served whole.
 func (s *Server) loadAvailability(ctx context.Context, id uuid.UUID) (*availabilityView, error) {
-	snap, err := inventory.Get(ctx, s.Pool, id)
+	read := inventory.Get
+	if n, err := s.productCache.Get(ctx, id); err == nil && n.Capacity > inventory.WholeBitmapUpTo {
+		read = inventory.Index
+	}
+	snap, err := read(ctx, s.Pool, id)
 	if err != nil {
 		return nil, err
 	}

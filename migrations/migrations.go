@@ -75,6 +75,15 @@ func (m *Migrator) Up(ctx context.Context) error {
 	return nil
 }
 
+// DownTo rolls migrations back until version is the last applied: tests of
+// a migration move an existing database back before it and up again.
+func (m *Migrator) DownTo(ctx context.Context, version int64) error {
+	if _, err := m.provider.DownTo(ctx, version); err != nil {
+		return fmt.Errorf("migrate down to %d: %w", version, err)
+	}
+	return nil
+}
+
 // Current reports whether the database has every migration this binary knows.
 func (m *Migrator) Current(ctx context.Context) (bool, error) {
 	pending, err := m.provider.HasPending(ctx)

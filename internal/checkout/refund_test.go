@@ -15,6 +15,7 @@ import (
 
 	"boxoffice/internal/checkout"
 	"boxoffice/internal/db"
+	"boxoffice/internal/inventory"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/product"
 	"boxoffice/internal/pspsim"
@@ -454,5 +455,31 @@ func TestRefundedSeatsGoToTheWaitingList(t *testing.T) {
 	held := b.env.Get(t, p, mine.ID)
 	require.Equal(t, reservation.StatusHeld, held.Status, "reason %s", held.Reason)
 	require.ElementsMatch(t, o.Numbers, held.Numbers)
+	b.requireSafe(t)
+}
+
+func TestRefundAcrossPages(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, true)
+	ctx := context.Background()
+	p := b.env.Product(t, testfix.ProductOpts{Capacity: 2 * inventory.PageBits})
+	r := b.env.Reserve(t, p, "pat", reservation.Params{Numbers: testfix.Nums(inventory.PageBits, inventory.PageBits+1)})
+	b.env.Drain(t, p, 10)
+	got := b.env.Get(t, p, r.ID)
+	require.Equal(t, reservation.StatusHeld, got.Status, got.Reason)
+	o := b.wait(t, b.order(t, "pat", *got.HoldID, pspsim.MethodOK).ID, settled)
+	require.Equal(t, checkout.StatusConfirmed, o.Status)
+
+	taken := func() []int {
+		idx, err := inventory.Index(ctx, b.env.Schema.Pool, p.ID)
+		require.NoError(t, err)
+		return []int{idx.Pages[0].Taken, idx.Pages[1].Taken}
+	}
+	require.Equal(t, []int{1, 1}, taken())
+	ref, _, err := b.env.Checkout.RequestRefund(ctx, checkout.RefundParams{TenantID: p.TenantID, OrderID: o.ID,
+		Reason: "moved", RequestedBy: "test", IdempotencyKey: uuid.NewString()})
+	require.NoError(t, err)
+	b.waitRefund(t, ref.ID, checkout.StatusRefunded)
+	require.Equal(t, []int{0, 0}, taken(), "both seats back on sale")
 	b.requireSafe(t)
 }

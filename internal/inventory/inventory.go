@@ -1,8 +1,10 @@
-// Package inventory owns each product's availability row: the bitmap (one bit
-// per number, set = held or sold) and the counters beside it: held, sold,
-// offered (free numbers withheld for the waiting list's offers) and
-// available = capacity - held - sold - offered. Apply is the only code that
-// writes the row.
+// Package inventory owns each product's availability: the counters in its
+// inventory row (held, sold, offered — free numbers withheld for the
+// waiting list's offers — and available = capacity - held - sold - offered,
+// with a version that increases with every change) and the bitmap beside
+// them (one bit per number, set = held or sold), split into pages of
+// PageBits numbers so a change rewrites only the pages it touches. Apply is
+// the only code that writes them.
 package inventory
 
 import (
@@ -10,6 +12,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/bits-and-blooms/bitset"
@@ -19,7 +23,41 @@ import (
 	"boxoffice/internal/db"
 )
 
-// Snapshot is the inventory row of one product at one moment.
+// PageBits is how many numbers one page of the bitmap holds: 2,048 bytes,
+// which stay in the table's row (docs/architecture.md, "The paged bitmap").
+const PageBits = 16384
+
+// PageBytes is the size of a full page.
+const PageBytes = PageBits / 8
+
+// WholeBitmapUpTo is the largest product whose whole bitmap is served in
+// one answer (125 KB); larger ones are read page by page.
+const WholeBitmapUpTo = 1_000_000
+
+// PageOf returns the page holding number n.
+func PageOf(n int32) int { return int(n-1) / PageBits }
+
+// PageCount is how many pages a product of capacity numbers has.
+func PageCount(capacity int) int { return (capacity + PageBits - 1) / PageBits }
+
+// Page is one page of a product's bitmap.
+type Page struct {
+	// Index: page i holds numbers i*PageBits+1 .. (i+1)*PageBits.
+	Index int
+	// Version is the inventory version that last changed the page.
+	Version int64
+	// Taken counts its set bits.
+	Taken int
+	// Bits as in Snapshot.Bitmap, from the page's first number (the last
+	// page is shorter when the capacity ends inside it); nil in an index.
+	Bits []byte
+}
+
+// First and Last are the numbers the page holds, for a product of capacity.
+func (p Page) First() int            { return p.Index*PageBits + 1 }
+func (p Page) Last(capacity int) int { return min((p.Index+1)*PageBits, capacity) }
+
+// Snapshot is the inventory of one product at one moment.
 type Snapshot struct {
 	ProductID uuid.UUID
 	Capacity  int
@@ -30,21 +68,49 @@ type Snapshot struct {
 	// waiting list's outstanding offers.
 	Offered int
 	Version int64
-	// Bitmap holds bit n-1 for number n: byte i, bit j (least significant
-	// first) is number 8*i+j+1.
-	Bitmap    []byte
+	// Pages in page order: every page from Get, those changed since the
+	// version asked from Changed, every page without its bits from Index.
+	Pages     []Page
 	UpdatedAt time.Time
 }
 
-// Bits decodes the bitmap into a bit set indexed by number-1.
-func (s *Snapshot) Bits() *bitset.BitSet { return Decode(s.Bitmap, s.Capacity) }
+// Bitmap assembles the pages into the product's whole bitmap: bit n-1 for
+// number n, byte i, bit j (least significant first) is number 8*i+j+1.
+// Pages not in the snapshot read as zeros.
+func (s *Snapshot) Bitmap() []byte {
+	out := make([]byte, (s.Capacity+7)/8)
+	for _, p := range s.Pages {
+		copy(out[p.Index*PageBytes:], p.Bits)
+	}
+	return out
+}
+
+// Bits decodes the pages into a bit set indexed by number-1 (pages not in
+// the snapshot read as clear).
+func (s *Snapshot) Bits() *bitset.BitSet {
+	words := make([]uint64, (s.Capacity+63)/64)
+	for _, p := range s.Pages {
+		decodeInto(words[p.Index*PageBits/64:], p.Bits)
+	}
+	return bitset.FromWithLength(uint(s.Capacity), words)
+}
 
 // Decode turns stored bitmap bytes into a bit set of capacity bits.
 func Decode(b []byte, capacity int) *bitset.BitSet {
 	words := make([]uint64, (capacity+63)/64)
+	decodeInto(words, b)
+	return bitset.FromWithLength(uint(capacity), words)
+}
+
+// DecodePage writes a page's bits into words, the words of a bit set of
+// the product's whole capacity.
+func DecodePage(words []uint64, p Page) { decodeInto(words[p.Index*PageBits/64:], p.Bits) }
+
+// decodeInto fills the first ceil(len(b)/8) words from b.
+func decodeInto(words []uint64, b []byte) {
 	var tail [8]byte
-	for i := range words {
-		chunk := b[min(i*8, len(b)):min(i*8+8, len(b))]
+	for i := 0; i*8 < len(b) && i < len(words); i++ {
+		chunk := b[i*8 : min(i*8+8, len(b))]
 		if len(chunk) < 8 {
 			tail = [8]byte{}
 			copy(tail[:], chunk)
@@ -52,7 +118,6 @@ func Decode(b []byte, capacity int) *bitset.BitSet {
 		}
 		words[i] = binary.LittleEndian.Uint64(chunk)
 	}
-	return bitset.FromWithLength(uint(capacity), words)
 }
 
 // Encode writes a bit set as bitmap bytes (ceil(capacity/8) of them) into buf,
@@ -69,42 +134,85 @@ func Encode(bits *bitset.BitSet, capacity int, buf []byte) []byte {
 	return buf[:n]
 }
 
-// Create inserts the empty inventory row of a new product.
+// Create inserts the inventory of a new product: its counters and its
+// empty pages.
 func Create(ctx context.Context, tx pgx.Tx, productID uuid.UUID, capacity int) error {
 	_, err := tx.Exec(ctx, `
-		INSERT INTO inventory (product_id, capacity, available, bitmap)
-		VALUES ($1, $2, $2, $3)`, productID, capacity, make([]byte, (capacity+7)/8))
+		INSERT INTO inventory (product_id, capacity, available) VALUES ($1, $2, $2)`, productID, capacity)
 	if err != nil {
 		return fmt.Errorf("insert inventory of %s: %w", productID, err)
+	}
+	_, err = tx.Exec(ctx, `
+		INSERT INTO inventory_pages (product_id, page, bits)
+		SELECT $1, g, decode(repeat('00', least($3, ($2 + 7) / 8 - g * $3)), 'hex')
+		FROM generate_series(0, ($2 - 1) / $4) AS g`, productID, capacity, PageBytes, PageBits)
+	if err != nil {
+		return fmt.Errorf("insert inventory pages of %s: %w", productID, err)
 	}
 	return nil
 }
 
-// Get reads the current row without locking it: the read path and the claim
-// transaction's planning step use it; only Apply decides.
-func Get(ctx context.Context, q db.DBTX, productID uuid.UUID) (*Snapshot, error) {
-	s := &Snapshot{ProductID: productID}
-	err := q.QueryRow(ctx, `
-		SELECT capacity, available, held, sold, offered, version, bitmap, updated_at
-		FROM inventory WHERE product_id = $1`, productID).
-		Scan(&s.Capacity, &s.Available, &s.Held, &s.Sold, &s.Offered, &s.Version, &s.Bitmap, &s.UpdatedAt)
+// read is Get, Changed and Index: the counters and the pages changed after
+// since (all of them for -1), with their bits or not, in one statement so
+// that they are of one moment.
+func read(ctx context.Context, q db.DBTX, productID uuid.UUID, since int64, withBits bool, pages []int) (*Snapshot, error) {
+	rows, err := q.Query(ctx, `
+		SELECT i.capacity, i.available, i.held, i.sold, i.offered, i.version, i.updated_at,
+		       p.page, p.version, p.taken, CASE WHEN $3 THEN p.bits END
+		FROM inventory i
+		LEFT JOIN inventory_pages p ON p.product_id = i.product_id AND p.version > $2
+		                              AND ($4::int[] IS NULL OR p.page = ANY($4))
+		WHERE i.product_id = $1
+		ORDER BY p.page`, productID, since, withBits, pages)
 	if err != nil {
-		return nil, fmt.Errorf("read inventory of %s: %w", productID, db.NotFound(err))
+		return nil, fmt.Errorf("read inventory of %s: %w", productID, err)
+	}
+	defer rows.Close()
+	s := &Snapshot{ProductID: productID}
+	var page, taken *int
+	var version *int64
+	var bits []byte
+	found := false
+	for rows.Next() {
+		if err := rows.Scan(&s.Capacity, &s.Available, &s.Held, &s.Sold, &s.Offered, &s.Version, &s.UpdatedAt,
+			&page, &version, &taken, &bits); err != nil {
+			return nil, fmt.Errorf("read inventory of %s: %w", productID, err)
+		}
+		found = true
+		if page != nil {
+			s.Pages = append(s.Pages, Page{Index: *page, Version: *version, Taken: *taken, Bits: bits})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read inventory of %s: %w", productID, err)
+	}
+	if !found {
+		return nil, fmt.Errorf("read inventory of %s: %w", productID, db.ErrNotFound)
 	}
 	return s, nil
 }
 
-// Changed reads the product's row if its version differs from since (-1:
-// always), in one primary-key read that fetches the bitmap only then;
-// changed is false, with a nil snapshot, when nothing moved.
+// Get reads the counters and every page without locking them: the read
+// path, the audit and the claim's planning on small products use it; only
+// Apply decides.
+func Get(ctx context.Context, q db.DBTX, productID uuid.UUID) (*Snapshot, error) {
+	return read(ctx, q, productID, -1, true, nil)
+}
+
+// Index reads the counters and every page's number, version and count of
+// taken numbers, without the bits.
+func Index(ctx context.Context, q db.DBTX, productID uuid.UUID) (*Snapshot, error) {
+	return read(ctx, q, productID, -1, false, nil)
+}
+
+// Changed reads the counters and the pages changed since version since
+// (-1: always, every page), in one primary-key read that fetches pages
+// only when they moved; changed is false, with a nil snapshot, when
+// nothing moved.
 func Changed(ctx context.Context, q db.DBTX, productID uuid.UUID, since int64) (snap *Snapshot, changed bool, err error) {
-	s := &Snapshot{ProductID: productID}
-	err = q.QueryRow(ctx, `
-		SELECT capacity, available, held, sold, offered, version, CASE WHEN version <> $2 THEN bitmap END, updated_at
-		FROM inventory WHERE product_id = $1`, productID, since).
-		Scan(&s.Capacity, &s.Available, &s.Held, &s.Sold, &s.Offered, &s.Version, &s.Bitmap, &s.UpdatedAt)
+	s, err := read(ctx, q, productID, since, true, nil)
 	if err != nil {
-		return nil, false, fmt.Errorf("read inventory of %s: %w", productID, db.NotFound(err))
+		return nil, false, err
 	}
 	if s.Version == since {
 		return nil, false, nil
@@ -112,6 +220,30 @@ func Changed(ctx context.Context, q db.DBTX, productID uuid.UUID, since int64) (
 	return s, true, nil
 }
 
+// GetPages is Get of the listed pages only (every page when nil).
+func GetPages(ctx context.Context, q db.DBTX, productID uuid.UUID, pages []int) (*Snapshot, error) {
+	return read(ctx, q, productID, -1, true, pages)
+}
+
+// ReadPages reads the given pages of a product (with their bits), in page
+// order, without locking them.
+func ReadPages(ctx context.Context, q db.DBTX, productID uuid.UUID, pages []int) ([]Page, error) {
+	rows, err := q.Query(ctx, `
+		SELECT page, version, taken, bits FROM inventory_pages
+		WHERE product_id = $1 AND page = ANY($2) ORDER BY page`, productID, pages)
+	if err != nil {
+		return nil, fmt.Errorf("read pages of %s: %w", productID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Page, error) {
+		var p Page
+		err := row.Scan(&p.Index, &p.Version, &p.Taken, &p.Bits)
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read pages of %s: %w", productID, err)
+	}
+	return out, nil
+}
 // Available returns how many of the product's numbers are neither held,
 // sold nor offered, without reading the bitmap.
 func Available(ctx context.Context, q db.DBTX, productID uuid.UUID) (int64, error) {
@@ -187,12 +319,14 @@ type Change struct {
 // under the row lock.
 var ErrOverCommitted = errors.New("inventory: more numbers held, sold and offered than the capacity")
 
-// Apply locks the product's inventory row, applies the change to the bitmap
-// and counters and writes the row back, in the caller's transaction. Callers
-// run it last, just before commit, so the hot row is locked for as short a
-// time as possible. Setting a bit that is already set, or clearing one that
-// is clear, means the claims and the bitmap disagree: Apply refuses, and the
-// caller's transaction rolls back rather than record a double sale.
+// Apply locks the product's inventory row, applies the change to the
+// counters and to the pages it touches, in the caller's transaction.
+// Callers run it last, just before commit, so the hot row is locked for as
+// short a time as possible. The pages are locked after the row, in page
+// order, so writers never wait on each other in opposite orders. Setting
+// a bit that is already set, or clearing one that is clear, means the
+// claims and the bitmap disagree: Apply refuses, and the caller's
+// transaction rolls back rather than record a double sale.
 func Apply(ctx context.Context, tx pgx.Tx, productID uuid.UUID, c Change) error {
 	_, err := ApplyAvailable(ctx, tx, productID, c)
 	return err
@@ -205,44 +339,119 @@ func ApplyAvailable(ctx context.Context, tx pgx.Tx, productID uuid.UUID, c Chang
 	if len(c.Set) == 0 && len(c.Clear) == 0 && c.HeldDelta == 0 && c.SoldDelta == 0 && c.OfferedDelta == 0 {
 		return -1, nil
 	}
-	var capacity int
-	var raw []byte
-	err := tx.QueryRow(ctx, `SELECT capacity, bitmap FROM inventory WHERE product_id = $1 FOR UPDATE`, productID).
-		Scan(&capacity, &raw)
-	if err != nil {
-		return 0, fmt.Errorf("lock inventory of %s: %w", productID, db.NotFound(err))
+	touched := make([]int, 0, len(c.Set)+len(c.Clear))
+	for _, n := range c.Set {
+		touched = append(touched, PageOf(n))
 	}
-	var bitmap []byte
-	if len(c.Set) > 0 || len(c.Clear) > 0 {
-		bits := Decode(raw, capacity)
-		for _, n := range c.Set {
-			if n < 1 || int(n) > capacity || bits.Test(uint(n-1)) {
-				return 0, fmt.Errorf("inventory of %s: number %d already taken in bitmap", productID, n)
-			}
-			bits.Set(uint(n - 1))
-		}
-		for _, n := range c.Clear {
-			if n < 1 || int(n) > capacity || !bits.Test(uint(n-1)) {
-				return 0, fmt.Errorf("inventory of %s: number %d already free in bitmap", productID, n)
-			}
-			bits.Clear(uint(n - 1))
-		}
-		bitmap = Encode(bits, capacity, raw[:0])
+	for _, n := range c.Clear {
+		touched = append(touched, PageOf(n))
 	}
-	var available int
-	err = tx.QueryRow(ctx, `
+	slices.Sort(touched)
+	touched = slices.Compact(touched)
+
+	// The counters' update takes the row lock; the pages' read locks them
+	// after it. One round trip for both.
+	b := &pgx.Batch{}
+	b.Queue(`
 		UPDATE inventory
-		SET bitmap = coalesce($2, bitmap), held = held + $3, sold = sold + $4, offered = offered + $5,
-		    available = available - $3 - $4 - $5, version = version + 1, updated_at = now()
-		WHERE product_id = $1 AND available - $3 - $4 - $5 >= 0
-		RETURNING available`, productID, bitmap, c.HeldDelta, c.SoldDelta, c.OfferedDelta).Scan(&available)
-	if errors.Is(err, pgx.ErrNoRows) {
+		SET held = held + $2, sold = sold + $3, offered = offered + $4,
+		    available = available - $2 - $3 - $4, version = version + 1, updated_at = now()
+		WHERE product_id = $1 AND available - $2 - $3 - $4 >= 0
+		RETURNING available, capacity, version`, productID, c.HeldDelta, c.SoldDelta, c.OfferedDelta)
+	if len(touched) > 0 {
+		b.Queue(`SELECT page, bits FROM inventory_pages WHERE product_id = $1 AND page = ANY($2) ORDER BY page FOR UPDATE`,
+			productID, touched)
+	}
+	var available, capacity int
+	var version int64
+	pages := make(map[int][]byte, len(touched))
+	err := func() error {
+		br := tx.SendBatch(ctx, b)
+		defer br.Close()
+		err := br.QueryRow().Scan(&available, &capacity, &version)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrOverCommitted // or no such product: told apart below
+		}
+		if err != nil || len(touched) == 0 {
+			return err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		var page int
+		var bits []byte
+		_, err = pgx.ForEachRow(rows, []any{&page, &bits}, func() error { pages[page] = slices.Clone(bits); return nil })
+		return err
+	}()
+	if errors.Is(err, ErrOverCommitted) {
+		if _, err := Available(ctx, tx, productID); err != nil {
+			return 0, fmt.Errorf("update inventory: %w", err)
+		}
 		return 0, fmt.Errorf("update inventory of %s: %w", productID, ErrOverCommitted)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("update inventory of %s: %w", productID, err)
 	}
+	if len(touched) == 0 {
+		return available, nil
+	}
+
+	flip := func(n int32, set bool) error {
+		if n < 1 || int(n) > capacity {
+			return fmt.Errorf("inventory of %s: number %d is not between 1 and %d", productID, n, capacity)
+		}
+		page := pages[PageOf(n)]
+		i := int(n-1) % PageBits
+		mask := byte(1) << (i % 8)
+		if (page[i/8]&mask != 0) == set {
+			if set {
+				return fmt.Errorf("inventory of %s: number %d already taken in bitmap", productID, n)
+			}
+			return fmt.Errorf("inventory of %s: number %d already free in bitmap", productID, n)
+		}
+		page[i/8] ^= mask
+		return nil
+	}
+	if len(pages) != len(touched) {
+		return 0, fmt.Errorf("inventory of %s: %d of %d pages missing", productID, len(touched)-len(pages), len(touched))
+	}
+	for _, n := range c.Set {
+		if err := flip(n, true); err != nil {
+			return 0, err
+		}
+	}
+	for _, n := range c.Clear {
+		if err := flip(n, false); err != nil {
+			return 0, err
+		}
+	}
+	bitsOut := make([][]byte, len(touched))
+	takenOut := make([]int32, len(touched))
+	for i, p := range touched {
+		bitsOut[i] = pages[p]
+		takenOut[i] = int32(popcount(pages[p]))
+	}
+	_, err = tx.Exec(ctx, `
+		UPDATE inventory_pages p SET bits = u.bits, taken = u.taken, version = $2
+		FROM unnest($3::int[], $4::bytea[], $5::int[]) AS u(page, bits, taken)
+		WHERE p.product_id = $1 AND p.page = u.page`, productID, version, touched, bitsOut, takenOut)
+	if err != nil {
+		return 0, fmt.Errorf("update inventory pages of %s: %w", productID, err)
+	}
 	return available, nil
+}
+
+func popcount(b []byte) int {
+	n := 0
+	for len(b) >= 8 {
+		n += bits.OnesCount64(binary.LittleEndian.Uint64(b))
+		b = b[8:]
+	}
+	for _, x := range b {
+		n += bits.OnesCount8(x)
+	}
+	return n
 }
 
 // Lock takes the product's inventory row lock for the rest of tx: the
@@ -254,8 +463,8 @@ func Lock(ctx context.Context, tx pgx.Tx, productID uuid.UUID) error {
 	return nil
 }
 
-// Purge deletes a product's inventory row, in tx: a rehearsal's shadow,
-// once it has ended. Never for a real product.
+// Purge deletes a product's inventory (its pages go with the row), in tx:
+// a rehearsal's shadow, once it has ended. Never for a real product.
 func Purge(ctx context.Context, tx pgx.Tx, productID uuid.UUID) error {
 	if _, err := tx.Exec(ctx, `DELETE FROM inventory WHERE product_id = $1`, productID); err != nil {
 		return fmt.Errorf("purge inventory of %s: %w", productID, err)

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,7 +48,27 @@ type Snapshot struct {
 	Available int       `json:"available"`
 	Held      int       `json:"held"`
 	Sold      int       `json:"sold"`
-	Bitmap    string    `json:"bitmap" doc:"As in GET /availability: base64, number n is bit (n-1)%8 of byte (n-1)/8, set = taken"`
+	Bitmap    string    `json:"bitmap,omitempty" doc:"As in GET /availability: base64, number n is bit (n-1)%8 of byte (n-1)/8, set = taken; only for products of up to 1,000,000 numbers"`
+	PageSize  int       `json:"pageSize" doc:"Numbers per page of the bitmap"`
+	Pages     []PageRef `json:"pages" doc:"Every page's version and count of taken numbers, as GET /availability lists them"`
+}
+
+// PageRef is one page of the bitmap in a snapshot or a delta: a client
+// holding the page at an older version fetches it again (or applies the
+// delta's numbers).
+type PageRef struct {
+	Page    int   `json:"page"`
+	Version int64 `json:"version"`
+	Taken   int   `json:"taken"`
+}
+
+// PageRefs lists a snapshot's pages.
+func PageRefs(pages []inventory.Page) []PageRef {
+	out := make([]PageRef, len(pages))
+	for i, p := range pages {
+		out[i] = PageRef{Page: p.Index, Version: p.Version, Taken: p.Taken}
+	}
+	return out
 }
 
 // Delta is what changed between two versions.
@@ -55,9 +76,10 @@ type Delta struct {
 	Version   int64   `json:"version"`
 	Taken     []int32 `json:"taken"`
 	Freed     []int32 `json:"freed"`
-	Available int     `json:"available"`
-	Held      int     `json:"held"`
-	Sold      int     `json:"sold"`
+	Available int       `json:"available"`
+	Held      int       `json:"held"`
+	Sold      int       `json:"sold"`
+	Pages     []PageRef `json:"pages" doc:"The pages that changed, at their new versions"`
 }
 
 // Options tune a Hub.
@@ -232,7 +254,7 @@ type feed struct {
 	stopped  bool
 	idleFrom time.Time
 
-	snap *inventory.Snapshot // last state read
+	snap *inventory.Snapshot // last state read, every page
 }
 
 // since returns the deltas after version, or nil when the history does
@@ -350,14 +372,18 @@ func (f *feed) read(ctx context.Context, first bool) error {
 		return err
 	}
 	now := time.Now()
-	snapEv := Event{Name: "snapshot", Version: snap.Version, Read: now,
-		Data: mustJSON(Snapshot{ProductID: f.product, Version: snap.Version, Capacity: snap.Capacity, Available: snap.Available,
-			Held: snap.Held, Sold: snap.Sold, Bitmap: base64.StdEncoding.EncodeToString(snap.Bitmap)})}
 	var delta *Event
 	if !first && f.snap != nil {
-		delta = &Event{Name: "delta", Version: snap.Version, From: f.snap.Version, Read: now, Data: mustJSON(diff(f.snap, snap))}
+		d := merge(f.snap, snap)
+		delta = &Event{Name: "delta", Version: snap.Version, From: f.snap.Version, Read: now, Data: mustJSON(d)}
 	}
 	f.snap = snap
+	ev := Snapshot{ProductID: f.product, Version: snap.Version, Capacity: snap.Capacity, Available: snap.Available,
+		Held: snap.Held, Sold: snap.Sold, PageSize: inventory.PageBits, Pages: PageRefs(snap.Pages)}
+	if snap.Capacity <= inventory.WholeBitmapUpTo {
+		ev.Bitmap = base64.StdEncoding.EncodeToString(snap.Bitmap())
+	}
+	snapEv := Event{Name: "snapshot", Version: snap.Version, Read: now, Data: mustJSON(ev)}
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -394,13 +420,26 @@ func (f *feed) unsubscribe(s *Subscription) {
 	}
 }
 
-// diff lists the numbers taken and freed between two states.
-func diff(before, after *inventory.Snapshot) Delta {
+// merge lists the numbers taken and freed between the feed's last state
+// (every page) and a read of the pages changed since, and completes the
+// read with the unchanged pages.
+func merge(before, after *inventory.Snapshot) Delta {
 	d := Delta{Version: after.Version, Available: after.Available, Held: after.Held, Sold: after.Sold,
-		Taken: []int32{}, Freed: []int32{}}
-	a, b := before.Bits(), after.Bits()
-	d.Taken = numbers(b.Difference(a))
-	d.Freed = numbers(a.Difference(b))
+		Taken: []int32{}, Freed: []int32{}, Pages: PageRefs(after.Pages)}
+	pages := slices.Clone(before.Pages)
+	for _, p := range after.Pages {
+		old := pages[p.Index].Bits
+		a, b := inventory.Decode(old, len(old)*8), inventory.Decode(p.Bits, len(p.Bits)*8)
+		base := int32(p.Index * inventory.PageBits)
+		for _, n := range numbers(b.Difference(a)) {
+			d.Taken = append(d.Taken, base+n)
+		}
+		for _, n := range numbers(a.Difference(b)) {
+			d.Freed = append(d.Freed, base+n)
+		}
+		pages[p.Index] = p
+	}
+	after.Pages = pages
 	return d
 }
 

@@ -27,6 +27,7 @@ func (v Violation) String() string {
 // one consistent snapshot (it lives here, with the claims, and reads the
 // inventory row through its owner):
 //   - popcount(bitmap) = held + sold = number of claims rows,
+//   - the bitmap has every page, each of its size and counting its set bits,
 //   - held and sold equal the claims rows in each state,
 //   - available = capacity - held - sold - offered,
 //   - offered = the numbers the waiting list's outstanding offers withhold,
@@ -89,6 +90,17 @@ func Audit(ctx context.Context, tx pgx.Tx, productID uuid.UUID) ([]Violation, er
 	}
 	if withheld != snap.Offered {
 		add("offered", "offered %d != %d numbers in outstanding offers", snap.Offered, withheld)
+	}
+	if len(snap.Pages) != inventory.PageCount(snap.Capacity) {
+		add("pages", "%d bitmap pages for %d numbers, want %d", len(snap.Pages), snap.Capacity, inventory.PageCount(snap.Capacity))
+	}
+	for i, p := range snap.Pages {
+		want := (p.Last(snap.Capacity) - p.First() + 8) / 8
+		if p.Index != i || len(p.Bits) != want {
+			add("pages", "page %d (at %d) has %d bytes, want %d", p.Index, i, len(p.Bits), want)
+		} else if n := int(inventory.Decode(p.Bits, len(p.Bits)*8).Count()); n != p.Taken {
+			add("pages", "page %d counts %d taken, its bits %d", p.Index, p.Taken, n)
+		}
 	}
 	if missing > 0 {
 		add("claims_without_bit", "%d claimed numbers have a clear bit", missing)

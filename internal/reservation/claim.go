@@ -1,16 +1,19 @@
 package reservation
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/bits-and-blooms/bitset"
 	"github.com/google/uuid"
 	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
@@ -320,7 +323,7 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 	if err != nil {
 		return BatchResult{}, err
 	}
-	pick, err := c.newPicker(ctx, tx, productID, capacity, terms.LayoutVersion)
+	pick, err := c.newPicker(ctx, tx, productID, capacity, terms.LayoutVersion, reqs)
 	if err != nil {
 		return BatchResult{}, err
 	}
@@ -514,13 +517,44 @@ func planForExpiredHolds(ctx context.Context, tx pgx.Tx, productID uuid.UUID) er
 }
 
 // newPicker snapshots the bitmap (without locking it) and frees in it the
-// numbers whose holds have expired, which a claim may take over.
-func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID, capacity, layoutVersion int) (*picker, error) {
-	snap, err := inventory.Get(ctx, tx, productID)
+// numbers whose holds have expired, which a claim may take over. A large
+// numbered product's snapshot holds only the pages the batch needs (see
+// pagesToRead); the others count as taken for this batch.
+func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID, capacity, layoutVersion int, reqs []*queuedRequest) (*picker, error) {
+	rowsLayout, err := c.layout(ctx, tx, productID, layoutVersion)
 	if err != nil {
 		return nil, err
 	}
-	taken := snap.Bits()
+	c.rngMu.Lock()
+	seed := c.rng.Uint64()
+	c.rngMu.Unlock()
+	rng := rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))
+	var pages []int // nil: all
+	if len(rowsLayout) == 0 {
+		if pages, err = pagesToRead(ctx, tx, productID, capacity, reqs, rng); err != nil {
+			return nil, err
+		}
+	}
+	snap, err := inventory.GetPages(ctx, tx, productID, pages)
+	if err != nil {
+		return nil, err
+	}
+	words := make([]uint64, (capacity+63)/64)
+	if pages != nil {
+		for i := range words {
+			words[i] = ^uint64(0)
+		}
+		if r := capacity % 64; r != 0 {
+			words[len(words)-1] = 1<<r - 1
+		}
+		for _, p := range snap.Pages {
+			clear(words[p.Index*inventory.PageBits/64 : min((p.Index+1)*inventory.PageBits/64, len(words))])
+		}
+	}
+	for _, p := range snap.Pages {
+		inventory.DecodePage(words, p)
+	}
+	taken := bitset.FromWithLength(uint(capacity), words)
 	// The first condition is a one-time filter on the earliest expiry (an
 	// index probe): in a burst no hold has expired, and the holds table
 	// grows faster than its statistics — the planner, thinking it small,
@@ -543,21 +577,84 @@ func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID,
 	for _, n := range expired {
 		taken.Clear(uint(n - 1))
 	}
-	rowsLayout, err := c.layout(ctx, tx, productID, layoutVersion)
-	if err != nil {
-		return nil, err
-	}
-	c.rngMu.Lock()
-	seed := c.rng.Uint64()
-	c.rngMu.Unlock()
 	return &picker{
 		taken:    taken,
 		withheld: snap.Offered,
-		free:     capacity - int(taken.Count()),
+		// Clear bits: neither held nor sold, plus the expired holds'.
+		free:     snap.Available + snap.Offered + len(expired),
+		visible:  capacity - int(taken.Count()),
 		capacity: capacity,
 		rows:     rowsLayout,
-		rng:      rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano()))),
+		rng:      rng,
 	}, nil
+}
+
+// allPagesUpTo is how many pages a numbered product may have for its claims
+// to read them all (131,072 numbers, 16 KB); larger ones read the pages of
+// the numbers asked and, for requests of a quantity, enough pages with free
+// numbers to fill them.
+const allPagesUpTo = 8
+
+// pagesToRead lists the pages a claim batch of a large numbered product
+// needs (nil: all of them). The pages for requests of a quantity are
+// chosen from the page index: the lowest pages with free numbers (the
+// lowest free numbers are the best), or for random picks pages drawn at
+// random weighted by their free numbers, until they hold twice the
+// quantity asked, so that claims racing this one leave enough.
+func pagesToRead(ctx context.Context, tx pgx.Tx, productID uuid.UUID, capacity int, reqs []*queuedRequest, rng *rand.Rand) ([]int, error) {
+	if inventory.PageCount(capacity) <= allPagesUpTo {
+		return nil, nil
+	}
+	need := map[int]bool{}
+	quantity, random := 0, false
+	for _, r := range reqs {
+		if r.quantity != nil {
+			quantity += int(*r.quantity)
+			random = random || (r.mode != nil && *r.mode == ModeRandom)
+			continue
+		}
+		for _, n := range r.numbers {
+			if n >= 1 && int(n) <= capacity {
+				need[inventory.PageOf(n)] = true
+			}
+		}
+	}
+	if quantity > 0 {
+		idx, err := inventory.Index(ctx, tx, productID)
+		if err != nil {
+			return nil, err
+		}
+		type candidate struct {
+			page int
+			free int
+			key  float64
+		}
+		var cands []candidate
+		for _, p := range idx.Pages {
+			if free := p.Last(capacity) - p.First() + 1 - p.Taken; free > 0 {
+				// Weighted sampling without replacement: the largest
+				// u^(1/w) are a sample weighted by w (Efraimidis–Spirakis).
+				cands = append(cands, candidate{page: p.Index, free: free, key: math.Pow(rng.Float64(), 1/float64(free))})
+			}
+		}
+		if random {
+			slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(b.key, a.key) })
+		}
+		got := 0
+		for _, cd := range cands {
+			if got >= 2*quantity {
+				break
+			}
+			need[cd.page] = true
+			got += cd.free
+		}
+	}
+	pages := make([]int, 0, len(need))
+	for p := range need {
+		pages = append(pages, p)
+	}
+	slices.Sort(pages)
+	return pages, nil
 }
 
 // layoutKey names one version of a product's seat map.
@@ -688,6 +785,15 @@ func (c *Claimer) decide(r *queuedRequest, pick *picker, live map[string]int, pe
 			got = pick.random(want)
 		} else {
 			got = pick.best(want)
+		}
+		// A large product's batch sees only some of its pages: claims
+		// racing it may have left them fewer free numbers than it chose
+		// them for.
+		if len(got) == 0 {
+			return reject(ReasonSoldOut)
+		}
+		if len(got) < want && !r.acceptFewer {
+			return reject(ReasonNotEnoughLeft)
 		}
 	}
 	pick.take(got)

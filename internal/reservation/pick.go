@@ -10,11 +10,14 @@ import (
 )
 
 // picker chooses numbers for one claim batch. taken has bit n-1 set when
-// number n is unavailable to this batch (held, sold, or already given to an
-// earlier request of the batch); free counts the clear bits.
+// number n is unavailable to this batch (held, sold, already given to an
+// earlier request of the batch, or on a page the batch did not read);
+// free counts the product's free numbers, visible those the batch may
+// pick (its clear bits).
 type picker struct {
-	taken *bitset.BitSet
-	free  int
+	taken   *bitset.BitSet
+	free    int
+	visible int
 	// withheld are free numbers the waiting list's offers keep from sale
 	// (or, while people wait in line, every free number).
 	withheld int
@@ -43,6 +46,7 @@ func (p *picker) take(nums []int32) {
 		p.taken.Set(uint(n - 1))
 	}
 	p.free -= len(nums)
+	p.visible -= len(nums)
 }
 
 // lowest returns the q lowest free numbers, in row order for seated products.
@@ -102,12 +106,13 @@ func (p *picker) rowOf(i uint) product.Row {
 	return p.rows[k]
 }
 
-// random picks q free numbers uniformly. Dense stock uses rejection sampling;
-// sparse stock lists the free numbers and draws from them, so the cost stays
-// bounded either way. The caller ensures free >= q.
+// random picks q free numbers uniformly (at most the visible ones). Dense
+// stock uses rejection sampling; sparse stock lists the free numbers and
+// draws from them, so the cost stays bounded either way.
 func (p *picker) random(q int) []int32 {
+	q = min(q, p.visible)
 	out := make([]int32, 0, q)
-	if p.free*8 >= p.capacity {
+	if p.visible*8 >= p.capacity {
 		chosen := make(map[int32]struct{}, q)
 		for len(out) < q {
 			n := int32(p.rng.IntN(p.capacity)) + 1
@@ -119,7 +124,7 @@ func (p *picker) random(q int) []int32 {
 		}
 		return out
 	}
-	all := p.lowest(p.free)
+	all := p.lowest(p.visible)
 	for i := 0; i < q; i++ {
 		j := i + p.rng.IntN(len(all)-i)
 		all[i], all[j] = all[j], all[i]

@@ -15,7 +15,7 @@ func newTestPicker(capacity int, taken []int32, rows []product.Row) *picker {
 	for _, n := range taken {
 		bits.Set(uint(n - 1))
 	}
-	return &picker{taken: bits, free: capacity - len(taken), capacity: capacity, rows: rows,
+	return &picker{taken: bits, free: capacity - len(taken), visible: capacity - len(taken), capacity: capacity, rows: rows,
 		rng: rand.New(rand.NewPCG(1, 2))}
 }
 
