@@ -333,6 +333,50 @@ func TestRaffleSearchAndBuy(t *testing.T) {
 	browsertest.Step(t, ctx, "2-bought")
 }
 
+// A ten-million-number raffle: the page reads the bitmap pages under the
+// ranges it shows and the page of the number searched, not all 611.
+func TestTenMillionRaffleReadsItsPages(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := w.env.Product(t, testfix.ProductOpts{Capacity: 10_000_000})
+	r := w.env.Reserve(t, p, "early", reservation.Params{Numbers: testfix.Nums(7_654_321)})
+	w.env.Drain(t, p, 10)
+	require.Equal(t, reservation.StatusHeld, w.env.Get(t, p, r.ID).Status)
+	store := w.publish(t, w.env.Tenant.Slug)
+	ctx := w.shopper(t, w.env.Tenant, store, "gus")
+	search := func(n string) chromedp.Action[chromedp.Void] {
+		return chromedp.Steps(
+			chromedp.SetValue(chromedp.CSS(`#number`), ""),
+			chromedp.SendKeys(chromedp.CSS(`#number`), n),
+			chromedp.Click(chromedp.CSS(`form.search button`)),
+			browsertest.WaitJS(`document.querySelector('#number-result').textContent.includes('`+n+`')`),
+		)
+	}
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#number`)),
+		browsertest.WaitJS(`document.querySelector('ul.ranges').textContent.includes('1–10000: 10000 free')`),
+		search("7654321"),
+	))
+	require.Contains(t, browsertest.Text(t, ctx, "#number-result"), "Number 7654321 is taken")
+	require.NoError(t, chromedp.Do(ctx, search("7654322")))
+	require.Contains(t, browsertest.Text(t, ctx, "#number-result"), "Number 7654322 is free")
+	pages, err := chromedp.Run(ctx, chromedp.Evaluate[int](
+		`performance.getEntriesByType('resource').filter((e) => e.name.includes('/availability/pages/')).length`))
+	require.NoError(t, err)
+	// Ranges 1–500,000 are pages 0–30; both numbers are on page 467.
+	require.Equal(t, 32, pages)
+	browsertest.Step(t, ctx, "1-found")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#number-result button`)),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		pay("gus@example.test", pspsim.MethodOK), tickets(1),
+	))
+	require.Contains(t, browsertest.Text(t, ctx, ".tickets"), "Number 7654322")
+}
+
 // holdTwoAndPay picks the map's first two seats, holds them, pays with
 // sim_ok and waits for the two tickets.
 func holdTwoAndPay(email string) chromedp.Action[chromedp.Void] {

@@ -318,39 +318,86 @@ async function home() {
 
 // ---------- availability: the stream, with a polling fallback ----------
 
-function decodeBitmap(b64, capacity) {
+function decodeBitmap(b64, size) {
   const raw = atob(b64);
-  const bits = new Uint8Array(Math.ceil(capacity / 8));
+  const bits = new Uint8Array(size);
   for (let i = 0; i < raw.length; i++) bits[i] = raw.charCodeAt(i);
   return bits;
 }
 
+// Products of over a million numbers come without their whole bitmap: the
+// snapshot lists pages of PAGE numbers with their versions, and the page
+// fetches only the pages it shows (want), again when their version moves.
+const PAGE = 16384;
+const WHOLE_UP_TO = 1000000;
+
 function watchAvailability(productId, capacity, onChange) {
-  const state = { bits: new Uint8Array(Math.ceil(capacity / 8)), version: -1 };
-  const taken = (n) => (state.bits[(n - 1) >> 3] >> ((n - 1) & 7)) & 1;
+  const paged = capacity > WHOLE_UP_TO;
+  const state = { bits: new Uint8Array(paged ? 0 : Math.ceil(capacity / 8)), pages: new Map(), index: [], version: -1 };
+  const wanted = new Set();
+  // locate returns the bytes holding number n and its bit index there
+  // (null while its page is not loaded: shown as free, the claim decides).
+  const locate = (n) => {
+    if (!paged) return [state.bits, n - 1];
+    const pg = state.pages.get(Math.floor((n - 1) / PAGE));
+    return pg ? [pg.bits, (n - 1) % PAGE] : [null, 0];
+  };
+  const taken = (n) => {
+    const [bits, i] = locate(n);
+    return bits ? (bits[i >> 3] >> (i & 7)) & 1 : 0;
+  };
   const set = (n, on) => {
-    const i = (n - 1) >> 3, m = 1 << ((n - 1) & 7);
-    state.bits[i] = on ? state.bits[i] | m : state.bits[i] & ~m;
+    const [bits, i] = locate(n);
+    if (!bits) return;
+    const m = 1 << (i & 7);
+    bits[i >> 3] = on ? bits[i >> 3] | m : bits[i >> 3] & ~m;
+  };
+  // refresh loads the wanted pages the client lacks or holds at an older
+  // version than the index names.
+  const refresh = async () => {
+    const stale = state.index.filter((r) => wanted.has(r.page) && (state.pages.get(r.page)?.version ?? -1) < r.version);
+    if (!stale.length) return;
+    await Promise.all(stale.map(async (r) => {
+      const pg = await api("GET", `/v1/products/${productId}/availability/pages/${r.page}`);
+      state.pages.set(r.page, { bits: decodeBitmap(pg.bitmap, Math.ceil((pg.last - pg.first + 1) / 8)), version: pg.version });
+    }));
+    onChange(state, null);
+  };
+  const want = (pages) => {
+    const before = wanted.size;
+    pages.forEach((pg) => wanted.add(pg));
+    return wanted.size > before ? refresh().catch(() => {}) : Promise.resolve();
   };
   let es, poll, failures = 0;
+  const snapshot = (d) => {
+    state.version = d.version;
+    if (!paged) state.bits = decodeBitmap(d.bitmap, Math.ceil(capacity / 8));
+    else state.index = d.pages;
+  };
   const apply = (ev, kind) => {
     const d = JSON.parse(ev.data);
-    if (kind === "snapshot") state.bits = decodeBitmap(d.bitmap, capacity);
+    if (kind === "snapshot") snapshot(d);
     else {
       d.taken.forEach((n) => set(n, true));
       d.freed.forEach((n) => set(n, false));
+      state.version = d.version;
+      for (const r of d.pages || []) {
+        const pg = state.pages.get(r.page);
+        if (pg) pg.version = r.version;
+        if (paged) state.index[r.page] = r;
+      }
     }
-    state.version = d.version;
     onChange(state, kind === "snapshot" ? null : d);
+    if (paged && kind === "snapshot") refresh().catch(() => {});
   };
   const startPolling = () => {
     const tick = async () => {
       try {
         const a = await api("GET", `/v1/products/${productId}/availability`);
         if (a.version !== state.version) {
-          state.bits = decodeBitmap(a.bitmap, capacity);
-          state.version = a.version;
-          onChange(state, null);
+          snapshot(a);
+          if (paged) await refresh();
+          else onChange(state, null);
         }
       } catch { /* next tick */ }
     };
@@ -369,7 +416,9 @@ function watchAvailability(productId, capacity, onChange) {
     };
   } else startPolling();
   cleanup.push(() => { es?.close(); clearInterval(poll); });
-  return { state, taken };
+  // ready says whether number n's state is known (its page loaded).
+  const ready = (n) => !paged || state.pages.has(Math.floor((n - 1) / PAGE));
+  return { state, taken, want, ready };
 }
 
 // ---------- product page ----------
@@ -1104,22 +1153,28 @@ async function numberedPage(p, head, notice) {
   };
   const input = h("input", { type: "number", min: 1, max: p.capacity, id: "number", inputmode: "numeric" });
   const result = h("p", { "aria-live": "polite", id: "number-result" });
-  const search = (e) => {
+  const search = async (e) => {
     e.preventDefault();
     const n = Number(input.value);
     if (!Number.isInteger(n) || n < 1 || n > p.capacity) return result.replaceChildren(t("numberOut", { n: input.value }));
+    await avail.want([Math.floor((n - 1) / PAGE)]);
     if (avail.taken(n)) return result.replaceChildren(t("numberTaken", { n }));
     result.replaceChildren(t("numberFree", { n }), " ", h("button", { onclick: () => add(n) }, t("pick")));
   };
   const block = p.capacity > 100000 ? 10000 : p.capacity > 1000 ? 100 : 10;
   const ranges = h("ul", { class: "ranges" });
   let shown = 0;
+  // The ranges shown are the first 50 blocks: a large raffle's store
+  // fetches the pages under them only.
+  const shownTo = Math.min(p.capacity, 50 * block);
+  avail.want(Array.from({ length: Math.floor((shownTo - 1) / PAGE) + 1 }, (_, i) => i));
   function renderRanges() {
     const items = [];
-    for (let from = 1; from <= Math.min(p.capacity, 50 * block) && items.length < 50; from += block) {
+    for (let from = 1; from <= shownTo && items.length < 50; from += block) {
       const to = Math.min(p.capacity, from + block - 1);
       let free = 0;
       for (let n = from; n <= to; n++) if (!avail.taken(n)) free++;
+      if (!avail.ready(from) || !avail.ready(to)) free = "…";
       items.push(h("li", {}, h("button", {
         onclick: () => {
           for (let n = from; n <= to; n++) if (!avail.taken(n) && !picked.has(n)) return add(n);
