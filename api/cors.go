@@ -30,8 +30,8 @@ const (
 	// corsHeaders are every request header the store sends
 	// (TestCORSHeadersCoverTheStore reads them from its modules).
 	corsHeaders = "Authorization, Content-Type, Idempotency-Key, X-Access-Token, X-Queue-Challenge, X-Queue-Solution, " +
-		"If-None-Match, Last-Event-ID"
-	corsExpose = "ETag, Location, Retry-After"
+		"If-None-Match, Last-Event-ID, Prefer"
+	corsExpose = "ETag, Location, Retry-After, Preference-Applied"
 )
 
 // domainsTTL bounds how long a new store domain waits for other API

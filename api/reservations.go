@@ -3,7 +3,9 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,8 +75,9 @@ type reservationOutput struct {
 
 // pollOutput lets browsers and proxies reuse a status for a second.
 type pollOutput struct {
-	CacheControl string `header:"Cache-Control"`
-	Body         ReservationView
+	CacheControl      string `header:"Cache-Control"`
+	PreferenceApplied string `header:"Preference-Applied"`
+	Body              ReservationView
 }
 
 // HoldView is a hold with its seats named.
@@ -168,16 +171,89 @@ func (s *Server) createReservation(ctx context.Context, in *struct {
 	return out, nil
 }
 
-// getReservation serves GET /v1/reservations/{id}.
+// maxDecisionWait caps Prefer: wait on a status read.
+const maxDecisionWait = 20 * time.Second
+
+// getReservation serves GET /v1/reservations/{id}. With Prefer: wait=N a
+// QUEUED request's read waits up to N seconds for the decision, woken by
+// the claim's commit (reservation.Waiters), and answers with the status
+// it has then.
 func (s *Server) getReservation(ctx context.Context, in *struct {
-	ID uuid.UUID `path:"id" format:"uuid"`
+	ID     uuid.UUID `path:"id" format:"uuid"`
+	Prefer string    `header:"Prefer" doc:"wait=N (RFC 7240): answer as soon as the request is decided, or after N seconds (at most 20) with its status then"`
 }) (*pollOutput, error) {
 	who := caller(ctx)
-	r, err := s.Reservations.Get(ctx, who.TenantID, in.ID, who.BuyerID)
+	read := func() (*reservation.Request, error) { return s.Reservations.Get(ctx, who.TenantID, in.ID, who.BuyerID) }
+	wait := preferredWait(in.Prefer)
+	if wait <= 0 {
+		r, err := read()
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		return &pollOutput{CacheControl: "private, max-age=1", Body: s.view(ctx, r)}, nil
+	}
+	r, applied, err := s.awaitDecision(ctx, in.ID, wait, read)
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	return &pollOutput{CacheControl: "private, max-age=1", Body: s.view(ctx, r)}, nil
+	out := &pollOutput{CacheControl: "private, max-age=1", Body: s.view(ctx, r)}
+	if applied {
+		out.PreferenceApplied = fmt.Sprintf("wait=%d", int(wait/time.Second))
+	}
+	return out, nil
+}
+
+// awaitDecision reads the request, and while it is QUEUED waits for the
+// notification of its decision (registered before each read, so a decision
+// committed in between is not missed) until wait has passed. applied is
+// false when the process could not wait (its listener down): the first
+// read is the answer.
+func (s *Server) awaitDecision(ctx context.Context, id uuid.UUID, wait time.Duration,
+	read func() (*reservation.Request, error)) (_ *reservation.Request, applied bool, _ error) {
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		decided, stop, err := s.decisions.Register(id)
+		if err != nil {
+			r, err := read()
+			return r, false, err
+		}
+		r, err := read()
+		if err != nil || r.Status != reservation.StatusQueued {
+			stop()
+			return r, true, err
+		}
+		select {
+		case <-decided:
+			stop()
+			continue
+		case <-deadline.C:
+		case <-ctx.Done():
+		case <-s.stopping:
+		}
+		stop()
+		r, err = read()
+		return r, true, err
+	}
+}
+
+// preferredWait reads wait=N from a Prefer header (RFC 7240: preferences
+// separated by commas, parameters by semicolons), capped at
+// maxDecisionWait; 0 when absent or malformed.
+func preferredWait(header string) time.Duration {
+	for _, pref := range strings.Split(header, ",") {
+		token, _, _ := strings.Cut(pref, ";")
+		name, value, ok := strings.Cut(strings.TrimSpace(token), "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(name), "wait") {
+			continue
+		}
+		n, err := strconv.Atoi(strings.Trim(strings.TrimSpace(value), `"`))
+		if err != nil || n <= 0 {
+			return 0
+		}
+		return min(time.Duration(n)*time.Second, maxDecisionWait)
+	}
+	return 0
 }
 
 // releaseHold serves DELETE /v1/holds/{id}.

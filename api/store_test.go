@@ -246,7 +246,7 @@ func TestCORSHeadersCoverTheStore(t *testing.T) {
 	require.Equal(t, http.StatusOK, b.do(t, http.MethodPut, "/v1/store", key, map[string]any{"name": "H",
 		"domains": []string{"shop.h.example"}}).status)
 	sent := map[string]bool{}
-	header := regexp.MustCompile(`["'](X-[A-Za-z-]+|Idempotency-Key|Authorization|Content-Type|If-None-Match|Last-Event-ID)["']`)
+	header := regexp.MustCompile(`["'](X-[A-Za-z-]+|Idempotency-Key|Authorization|Content-Type|If-None-Match|Last-Event-ID|Prefer)["']`)
 	files, err := filepath.Glob("../web/store/*.js")
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
@@ -258,6 +258,7 @@ func TestCORSHeadersCoverTheStore(t *testing.T) {
 		}
 	}
 	require.Contains(t, sent, "X-Queue-Solution", "the scan finds the store's headers")
+	require.Contains(t, sent, "Prefer")
 	for h := range sent {
 		r := b.do(t, http.MethodOptions, "/v1/products/"+uuid.NewString()+"/queue", "", nil,
 			"Origin", "https://shop.h.example", "Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", h)

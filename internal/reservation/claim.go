@@ -896,12 +896,18 @@ func writeOutcomes(ctx context.Context, tx pgx.Tx, productID uuid.UUID, decision
 			return err
 		}
 	}
+	// The same statement announces the decisions on decidedChannel (the
+	// notifications leave at the commit, and not at all on a rollback),
+	// saving a round trip under the locks the batch holds: the
+	// materialized one-row CTE runs once.
 	_, err := tx.Exec(ctx, `
+		WITH notified AS MATERIALIZED (
+			SELECT count(pg_notify('`+decidedChannel+`', p)) FROM unnest($5::text[]) AS p)
 		UPDATE reservation_requests r
 		SET status = u.status, reason = u.reason, hold_id = u.hold_id,
 		    processed_at = clock_timestamp(), attempts = r.attempts + 1
-		FROM unnest($1::uuid[], $2::text[], $3::text[], $4::uuid[]) AS u(id, status, reason, hold_id)
-		WHERE r.id = u.id`, ids, statuses, reasons, holdIDs)
+		FROM unnest($1::uuid[], $2::text[], $3::text[], $4::uuid[]) AS u(id, status, reason, hold_id), notified
+		WHERE r.id = u.id`, ids, statuses, reasons, holdIDs, decidedPayloads(ids))
 	if err != nil {
 		return fmt.Errorf("record request outcomes: %w", err)
 	}

@@ -1309,15 +1309,20 @@ async function reservationPage(id, params) {
   show(box);
   let delay = 400, stopped = false;
   cleanup.push(() => (stopped = true));
+  // Each read waits at the server for the decision (Prefer: wait), so one
+  // read usually brings it; one that comes back at once still QUEUED
+  // (a server that could not wait) is followed by reads backing off.
   const poll = async () => {
     if (stopped) return;
     let r;
+    const asked = Date.now();
     try {
-      r = await api("GET", `/v1/reservations/${id}`, { auth: true });
+      r = await api("GET", `/v1/reservations/${id}`, { auth: true, fresh: true, headers: { "Prefer": "wait=15" } });
     } catch (err) {
       return errorView(err);
     }
     if (r.status === "QUEUED") {
+      if (Date.now() - asked > 1000) return poll();
       delay = Math.min(delay * 1.5, 3000);
       return setTimeout(poll, delay);
     }

@@ -1,0 +1,199 @@
+package reservation
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// decidedChannel is the PostgreSQL notification channel on which every
+// claim transaction names the requests it decided, delivered at its
+// commit: a status read waiting for a decision (Waiters) is woken by it
+// instead of asking the database again and again.
+const decidedChannel = "boxoffice_decided"
+
+// idsPerNotification keeps a notification's payload (16 bytes an id, in
+// base64) under PostgreSQL's 8,000-byte limit.
+const idsPerNotification = 300
+
+// decidedPayloads encodes ids as the payloads of the notifications that
+// announce them.
+func decidedPayloads(ids []uuid.UUID) []string {
+	var out []string
+	for len(ids) > 0 {
+		n := min(len(ids), idsPerNotification)
+		buf := make([]byte, 0, 16*n)
+		for _, id := range ids[:n] {
+			buf = append(buf, id[:]...)
+		}
+		out = append(out, base64.RawStdEncoding.EncodeToString(buf))
+		ids = ids[n:]
+	}
+	return out
+}
+
+// parseDecided reads a notification's payload back into ids.
+func parseDecided(payload string) ([]uuid.UUID, error) {
+	raw, err := base64.RawStdEncoding.DecodeString(payload)
+	if err != nil || len(raw)%16 != 0 {
+		return nil, fmt.Errorf("decided notification of %d bytes is not a list of ids", len(payload))
+	}
+	ids := make([]uuid.UUID, len(raw)/16)
+	for i := range ids {
+		copy(ids[i][:], raw[16*i:])
+	}
+	return ids, nil
+}
+
+// MaxWaiters bounds the status reads one process keeps waiting; past it a
+// read answers at once, as without a wait.
+const MaxWaiters = 100_000
+
+// Waiters wakes status reads waiting for their requests' decisions. One
+// connection per process listens on decidedChannel and hands each
+// notification's ids to the reads waiting for them: a waiting read costs
+// no query while it waits, only the one read of its answer.
+type Waiters struct {
+	connect func(ctx context.Context) (*pgx.Conn, error)
+	logger  *slog.Logger
+
+	mu        sync.Mutex
+	waiting   map[uuid.UUID][]chan struct{}
+	count     int
+	listening bool
+}
+
+// NewWaiters returns the process's waiters, listening on a connection of
+// its own to the pool's database once Run runs.
+func NewWaiters(pool *pgxpool.Pool, logger *slog.Logger) *Waiters {
+	cfg := pool.Config().ConnConfig.Copy()
+	return &Waiters{
+		connect: func(ctx context.Context) (*pgx.Conn, error) { return pgx.ConnectConfig(ctx, cfg) },
+		logger:  logger,
+		waiting: map[uuid.UUID][]chan struct{}{},
+	}
+}
+
+// Run listens until ctx ends, connecting again after a failure.
+func (w *Waiters) Run(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		start := time.Now()
+		err := w.listen(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(start) > time.Minute {
+			backoff = 100 * time.Millisecond
+		}
+		w.logger.Warn("decision listener lost its connection", "error", err, "retry_in", backoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+func (w *Waiters) listen(ctx context.Context) error {
+	conn, err := w.connect(ctx)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	if _, err := conn.Exec(ctx, "LISTEN "+decidedChannel); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	// Decisions made while no one listened were missed: whoever waits
+	// reads again.
+	w.setListening(true, true)
+	defer w.setListening(false, false)
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return fmt.Errorf("wait for notification: %w", err)
+		}
+		ids, err := parseDecided(n.Payload)
+		if err != nil {
+			w.logger.Warn("ignored a decision notification", "error", err)
+			continue
+		}
+		w.wake(ids)
+	}
+}
+
+func (w *Waiters) setListening(on, wakeAll bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.listening = on
+	if wakeAll {
+		for id, chans := range w.waiting {
+			for _, c := range chans {
+				close(c)
+			}
+			delete(w.waiting, id)
+		}
+		w.count = 0
+	}
+}
+
+func (w *Waiters) wake(ids []uuid.UUID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, id := range ids {
+		chans, ok := w.waiting[id]
+		if !ok {
+			continue
+		}
+		for _, c := range chans {
+			close(c)
+		}
+		w.count -= len(chans)
+		delete(w.waiting, id)
+	}
+}
+
+// ErrNotListening means a read cannot wait: the listener is not connected
+// (or the process has MaxWaiters already); it answers at once.
+var ErrNotListening = errors.New("reservation: not listening for decisions")
+
+// Register starts waiting for request id's decision, before the caller
+// reads its status (so a decision committed in between is not missed):
+// the channel is closed when a claim transaction decided it, or when the
+// listener reconnected and may have missed it. stop ends the wait.
+func (w *Waiters) Register(id uuid.UUID) (decided <-chan struct{}, stop func(), err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.listening || w.count >= MaxWaiters {
+		return nil, nil, ErrNotListening
+	}
+	c := make(chan struct{})
+	w.waiting[id] = append(w.waiting[id], c)
+	w.count++
+	return c, func() { w.unregister(id, c) }, nil
+}
+
+func (w *Waiters) unregister(id uuid.UUID, c chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	chans := w.waiting[id]
+	for i, x := range chans {
+		if x == c {
+			w.waiting[id] = append(chans[:i], chans[i+1:]...)
+			w.count--
+			break
+		}
+	}
+	if len(w.waiting[id]) == 0 {
+		delete(w.waiting, id)
+	}
+}
