@@ -35,7 +35,7 @@ const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|room|accept
   checkout    orders confirmed per second through the payment simulator at 2 s per call
   room        waiting-room joins and status polls per second, polls against a database-backed baseline
   accept      POST reservations over HTTP at 16/64/256 connections: micro-batched vs one transaction each
-  million     a 1,000,000-number raffle: memory, availability reads cached and uncached, random claims
+  million     the same claims on products of 10,000, 1,000,000 and 10,000,000 numbers; the cache of large ones
   onsale      the stadium on-sale end to end (waiting room, reservations, payments), oversold checked in the database
   stream      live availability (server-sent events) to 10,000 subscribers of one product on one process: commit-to-delta delay, memory, queries
   store       the store in headless Chromium: home page bytes, the 60,000-seat plan's first draw, live deltas to the map
@@ -88,7 +88,9 @@ func runBench(ctx context.Context, args []string) error {
 	ac := bench.HTTPAcceptConfig{Concurrency: []int{16, 64, 256}, Linger: defaults.AcceptLinger,
 		Transactions: defaults.AcceptTransactions}
 	fs.DurationVar(&ac.Duration, "accept-for", 3*time.Second, "accept: length of each step")
-	mc := bench.MillionConfig{Numbers: 1_000_000, Requests: 20_000, ReadFor: 2 * time.Second}
+	mc := bench.MillionConfig{ReadFor: 2 * time.Second}
+	fs.IntVar(&mc.Rounds, "million-rounds", 3, "million: rounds of every claim on every size")
+	fs.IntVar(&mc.Cached, "million-cached", 10, "million: 10,000,000-number products the API caches")
 	oc := bench.OnsaleConfig{PreOpenShare: 0.3, PSPLatency: 2 * time.Second, Deadline: 5 * time.Minute}
 	fs.IntVar(&oc.Seats, "onsale-seats", 6000, "onsale: seats (multiple of 3,000; the full stadium is 60000)")
 	fs.IntVar(&oc.Buyers, "onsale-buyers", 20_000, "onsale: buyers (the full stadium: 200000)")

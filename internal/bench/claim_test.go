@@ -61,15 +61,23 @@ func TestAcceptSmoke(t *testing.T) {
 	}
 }
 
-// A tiny raffle run: random claims keep the invariants; reads succeed.
+// A tiny run of the large-raffle scenario: every kind of claim on a
+// product of one page and one of nine keeps the invariants; reads succeed.
 func TestMillionSmoke(t *testing.T) {
 	t.Parallel()
 	schema := dbtest.NewSchema(t, 12)
-	res, err := bench.Million(context.Background(), schema.Pool,
-		bench.MillionConfig{Numbers: 10_000, Requests: 100, ReadFor: 50 * time.Millisecond}, io.Discard)
+	res, err := bench.Million(context.Background(), schema.Pool, bench.MillionConfig{Sizes: []int{1000, 9 * 16384},
+		Rounds: 1, Batches: 2, Batch: 50, Cached: 2, ReadFor: 50 * time.Millisecond}, io.Discard)
 	require.NoError(t, err)
 	require.Zero(t, res.Violations)
+	require.Len(t, res.Claims, 6)
+	for _, c := range res.Claims {
+		require.Equal(t, 100, c.Numbers, "%s on %d", c.Kind, c.Size)
+		require.Positive(t, c.WALPerBatch)
+	}
 	require.Positive(t, res.CachedPerSec)
+	require.Positive(t, res.PageReadsPerSec)
+	require.Positive(t, res.CacheBytes)
 }
 
 // A tiny on-sale: nothing oversold, invariants hold, seats sell.

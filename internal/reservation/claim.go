@@ -595,12 +595,16 @@ func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID,
 // numbers to fill them.
 const allPagesUpTo = 8
 
+// randomPagesAtLeast is how many pages a batch's random picks are drawn
+// from at the least.
+const randomPagesAtLeast = 4
+
 // pagesToRead lists the pages a claim batch of a large numbered product
 // needs (nil: all of them). The pages for requests of a quantity are
 // chosen from the page index: the lowest pages with free numbers (the
 // lowest free numbers are the best), or for random picks pages drawn at
-// random weighted by their free numbers, until they hold twice the
-// quantity asked, so that claims racing this one leave enough.
+// random weighted by their free numbers (a few at least), until they hold
+// twice the quantity asked, so that claims racing this one leave enough.
 func pagesToRead(ctx context.Context, tx pgx.Tx, productID uuid.UUID, capacity int, reqs []*queuedRequest, rng *rand.Rand) ([]int, error) {
 	if inventory.PageCount(capacity) <= allPagesUpTo {
 		return nil, nil
@@ -640,9 +644,15 @@ func pagesToRead(ctx context.Context, tx pgx.Tx, productID uuid.UUID, capacity i
 		if random {
 			slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(b.key, a.key) })
 		}
+		// Random picks spread over a few pages at least, not one page per
+		// batch.
+		minPages := 1
+		if random {
+			minPages = randomPagesAtLeast
+		}
 		got := 0
-		for _, cd := range cands {
-			if got >= 2*quantity {
+		for i, cd := range cands {
+			if got >= 2*quantity && i >= minPages {
 				break
 			}
 			need[cd.page] = true

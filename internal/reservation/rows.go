@@ -301,7 +301,9 @@ func BuyersWithRequests(ctx context.Context, q db.DBTX, tenantID, productID uuid
 
 // Queued is a quantity request to load into a backlog.
 type Queued struct {
-	BuyerID  string
+	BuyerID string
+	// Numbers asked, or else Quantity picked by Mode.
+	Numbers  []int32
 	Quantity int
 	Mode     string
 }
@@ -317,12 +319,16 @@ func ImportQueued(ctx context.Context, q db.DBTX, tenantID, productID uuid.UUID,
 	for i, r := range reqs {
 		id := db.NewID()
 		refs[i] = Ref{ID: id, ProductID: productID, TenantID: tenantID}
-		params := Params{Quantity: r.Quantity, Mode: r.Mode}
+		params := Params{Numbers: r.Numbers, Quantity: r.Quantity, Mode: r.Mode}
+		var quantity, mode any
+		if r.Numbers == nil {
+			quantity, mode = int32(r.Quantity), r.Mode
+		}
 		rows[i] = []any{id, tenantID, productID, r.BuyerID, uuid.NewString(), params.hash(productID),
-			int32(r.Quantity), r.Mode, base.Add(time.Duration(i) * time.Microsecond)}
+			r.Numbers, quantity, mode, base.Add(time.Duration(i) * time.Microsecond)}
 	}
 	_, err := q.CopyFrom(ctx, pgx.Identifier{"reservation_requests"},
-		[]string{"id", "tenant_id", "product_id", "buyer_id", "idempotency_key", "request_hash", "quantity", "mode", "created_at"},
+		[]string{"id", "tenant_id", "product_id", "buyer_id", "idempotency_key", "request_hash", "numbers", "quantity", "mode", "created_at"},
 		pgx.CopyFromRows(rows))
 	if err != nil {
 		return nil, fmt.Errorf("import %d queued requests: %w", len(reqs), err)

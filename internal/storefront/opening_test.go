@@ -194,6 +194,9 @@ func TestDemoStadiumIsDrawnAsAStadium(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	p := w.env.Product(t, testfix.ProductOpts{Layout: demo.Stadium()})
+	// In the catalog from the start: the store's catalog may be cached
+	// for seconds.
+	hall := w.env.Product(t, testfix.ProductOpts{Layout: demo.Hall()})
 	store := w.publish(t, w.env.Tenant.Slug)
 	ctx := w.shopper(t, w.env.Tenant, store, "fan")
 	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), openProduct(p.ID.String())))
@@ -214,8 +217,7 @@ func TestDemoStadiumIsDrawnAsAStadium(t *testing.T) {
 
 	// A concert hall too: stalls and a curved balcony, each drawn as its
 	// shape under its seats; the tooltip names the seat under the pointer.
-	hall := w.env.Product(t, testfix.ProductOpts{Layout: demo.Hall()})
-	browsertest.Do(t, ctx, chromedp.Navigate(w.publish(t, w.env.Tenant.Slug)+"#/"), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)),
+	browsertest.Do(t, ctx, chromedp.Navigate(store+"#/"), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)),
 		openProduct(hall.ID.String()), hover(40))
 	require.Regexp(t, `^Stalls · Row B · Seat \d+ · €\d+\.00$`, browsertest.Text(t, ctx, ".tip"))
 	browsertest.Step(t, ctx, "2-hall")

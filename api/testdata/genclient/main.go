@@ -93,7 +93,8 @@ func walk(ctx context.Context, base, adminKey string) error {
 		if time.Now().After(deadline) {
 			return errors.New("the reservation was never decided")
 		}
-		polled, err := c.GetReservationWithResponse(ctx, requestID, buyer)
+		wait := "wait=10" // answered when decided
+		polled, err := c.GetReservationWithResponse(ctx, requestID, &client.GetReservationParams{Prefer: &wait}, buyer)
 		if err != nil {
 			return err
 		}
