@@ -228,7 +228,10 @@ func New(d Deps) *Server {
 	// Bounded by bytes: one 10,000,000-number product's view is ~1.7 MB.
 	// The whole views and the pages share the bound: half each.
 	availabilityBytes := cmp.Or(d.AvailabilityCacheBytes, 128<<20) / 2
-	s.availability = cache.NewSized(time.Second, 10_000, availabilityBytes, (*availabilityView).size, s.loadAvailability)
+	// A product's view is reloaded in the background once a second while
+	// it is read: its readers never wait for the database.
+	s.availability = cache.NewSized(time.Second, 10_000, availabilityBytes, (*availabilityView).size, s.loadAvailability).
+		ServeStale(time.Second)
 	s.availabilityPages = cache.NewSized(time.Minute, 100_000, availabilityBytes, (*pageView).size, s.loadAvailabilityPage)
 
 	s.app = fiber.New(fiber.Config{

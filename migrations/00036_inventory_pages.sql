@@ -19,6 +19,28 @@ CREATE TABLE inventory_pages (
 -- for the updated row beside the old one (a HOT update: no index write).
 ALTER TABLE inventory_pages ALTER COLUMN bits SET STORAGE PLAIN;
 
+-- inventory_flip sets (to 1) or clears (to 0) the bits at offsets of a
+-- page (bit i is bit i%8, least significant first, of byte i/8). A bit
+-- already so means the claims and the bitmap disagree: it refuses, and the
+-- transaction rolls back rather than record a double sale. Flipping in the
+-- database spares the claim a round trip carrying the pages both ways.
+-- +goose StatementBegin
+CREATE FUNCTION inventory_flip(bits bytea, offsets integer[], to_value integer) RETURNS bytea
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    o integer;
+BEGIN
+    FOREACH o IN ARRAY offsets LOOP
+        IF get_bit(bits, o) = to_value THEN
+            RAISE EXCEPTION 'inventory: bit % of the page is already %', o, to_value;
+        END IF;
+        bits := set_bit(bits, o, to_value);
+    END LOOP;
+    RETURN bits;
+END
+$$;
+-- +goose StatementEnd
+
 INSERT INTO inventory_pages (product_id, page, version, taken, bits)
 SELECT i.product_id, g, i.version,
        bit_count(substring(i.bitmap FROM g * 2048 + 1 FOR 2048)),
@@ -35,3 +57,4 @@ UPDATE inventory i SET bitmap = (
 ALTER TABLE inventory ALTER COLUMN bitmap SET NOT NULL;
 ALTER TABLE inventory ALTER COLUMN bitmap SET STORAGE EXTERNAL;
 DROP TABLE inventory_pages;
+DROP FUNCTION inventory_flip(bytea, integer[], integer);

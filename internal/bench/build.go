@@ -31,6 +31,8 @@ func build(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, o app.O
 	// The load comes from one address and a few hundred buyers.
 	cfg.RateLimitPerIP, cfg.RateLimitPerBuyer, cfg.RateLimitAny, cfg.StreamsPerClient = 0, 0, 0, 0
 	cfg.LoginChallengeBits = 0
+	// The operator's access log is not what a scenario measures.
+	cfg.AccessLog = false
 	// Simulated provider timeouts must not pause checkout mid-measurement.
 	cfg.PauseAfterUnknown = 1 << 30
 	cfg.SecretsKey = secretsKey()

@@ -32,6 +32,11 @@ type Cache[K comparable, V any] struct {
 	// With isMiss, the errors it recognises are kept for missTTL.
 	isMiss  func(error) bool
 	missTTL time.Duration
+
+	// staleFor: past its TTL a value is still served this long while one
+	// load in the background replaces it.
+	staleFor   time.Duration
+	refreshing map[K]bool // keys reloading in the background
 }
 
 type entry[V any] struct {
@@ -56,13 +61,62 @@ func (c *Cache[K, V]) KeepMisses(isMiss func(error) bool, ttl time.Duration) *Ca
 	return c
 }
 
+// ServeStale makes Get answer, for window past a value's TTL, with the
+// value it has while one load in the background replaces it: the readers
+// of a busy key never wait for its reload. Call it once, on a new cache.
+func (c *Cache[K, V]) ServeStale(window time.Duration) *Cache[K, V] {
+	c.staleFor, c.refreshing = window, map[K]bool{}
+	return c
+}
+
 // Get returns the cached value for key, loading it when missing or older than
-// the TTL. Concurrent misses for one key share one load.
+// the TTL (see ServeStale). Concurrent misses for one key share one load.
 func (c *Cache[K, V]) Get(ctx context.Context, key K) (V, error) {
 	if v, err, ok := c.fresh(key); ok {
 		return v, err
 	}
-	v, err, _ := c.group.Do(keyString(key), func() (any, error) {
+	if v, ok := c.stale(key); ok {
+		return v, nil
+	}
+	v, err, _ := c.group.Do(keyString(key), c.loader(ctx, key))
+	if err != nil {
+		var zero V
+		return zero, err
+	}
+	return v.(V), nil
+}
+
+// stale returns key's value if it is past its TTL by less than staleFor,
+// and starts its reload in the background unless one runs.
+func (c *Cache[K, V]) stale(key K) (V, bool) {
+	var zero V
+	if c.staleFor <= 0 {
+		return zero, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if !ok || e.err != nil || c.now().Sub(e.loaded) >= c.ttl+c.staleFor {
+		return zero, false
+	}
+	if !c.refreshing[key] {
+		c.refreshing[key] = true
+		go func() {
+			// The reload outlives the request that noticed the value aged.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_, _, _ = c.group.Do(keyString(key), c.loader(ctx, key))
+			c.mu.Lock()
+			delete(c.refreshing, key)
+			c.mu.Unlock()
+		}()
+	}
+	return e.value, true
+}
+
+// loader loads key once into the cache (the one load of a singleflight).
+func (c *Cache[K, V]) loader(ctx context.Context, key K) func() (any, error) {
+	return func() (any, error) {
 		// A caller that missed while another's load was finishing joins
 		// after it: the value is there now, and loading again would be a
 		// second database read for nothing.
@@ -82,12 +136,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (V, error) {
 		c.put(key, v)
 		c.mu.Unlock()
 		return v, nil
-	})
-	if err != nil {
-		var zero V
-		return zero, err
 	}
-	return v.(V), nil
 }
 
 // fresh returns key's value (or kept miss) if it is cached and younger

@@ -115,3 +115,42 @@ func TestKeysFromReusedBuffersStayPut(t *testing.T) {
 	require.Len(t, c.entries, 1)
 	c.mu.Unlock()
 }
+
+// Past its TTL a value is served while one background load replaces it;
+// past the stale window, readers wait for the load again.
+func TestServeStale(t *testing.T) {
+	t.Parallel()
+	var loads atomic.Int32
+	release := make(chan struct{})
+	c := New(time.Second, 10, func(_ context.Context, k string) (string, error) {
+		n := loads.Add(1)
+		if n > 1 {
+			<-release
+		}
+		return fmt.Sprintf("%s-%d", k, n), nil
+	}).ServeStale(time.Second)
+	var now atomic.Int64
+	now.Store(1000)
+	c.now = func() time.Time { return time.Unix(now.Load(), 0) }
+	ctx := context.Background()
+
+	v, err := c.Get(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, "a-1", v)
+	c.mu.Lock()
+	c.entries["a"] = entry[string]{value: "a-1", loaded: time.Unix(1000, 0).Add(-1500 * time.Millisecond)}
+	c.mu.Unlock()
+	for range 50 {
+		v, err := c.Get(ctx, "a")
+		require.NoError(t, err)
+		require.Equal(t, "a-1", v, "served stale while it reloads")
+	}
+	close(release)
+	require.Eventually(t, func() bool { v, _ := c.Get(ctx, "a"); return v == "a-2" }, 5*time.Second, time.Millisecond)
+	require.Equal(t, int32(2), loads.Load(), "one background load")
+
+	now.Store(1003) // past the TTL and the window: a blocking load
+	v, err = c.Get(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, "a-3", v)
+}

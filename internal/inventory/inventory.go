@@ -12,8 +12,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/bits"
-	"slices"
 	"time"
 
 	"github.com/bits-and-blooms/bitset"
@@ -225,6 +223,24 @@ func GetPages(ctx context.Context, q db.DBTX, productID uuid.UUID, pages []int) 
 	return read(ctx, q, productID, -1, true, pages)
 }
 
+// TakenAmong returns which of numbers (each between 1 and the capacity)
+// are held or sold, reading their bits in the database: a claim of a few
+// numbers scattered over a large product reads no page whole.
+func TakenAmong(ctx context.Context, q db.DBTX, productID uuid.UUID, numbers []int32) ([]int32, error) {
+	rows, err := q.Query(ctx, `
+		SELECT n FROM unnest($2::int[]) AS n
+		JOIN inventory_pages p ON p.product_id = $1 AND p.page = (n - 1) / $3
+		WHERE get_bit(p.bits, (n - 1) % $3) = 1`, productID, numbers, PageBits)
+	if err != nil {
+		return nil, fmt.Errorf("read bits of %s: %w", productID, err)
+	}
+	taken, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return nil, fmt.Errorf("read bits of %s: %w", productID, err)
+	}
+	return taken, nil
+}
+
 // ReadPages reads the given pages of a product (with their bits), in page
 // order, without locking them.
 func ReadPages(ctx context.Context, q db.DBTX, productID uuid.UUID, pages []int) ([]Page, error) {
@@ -322,9 +338,9 @@ var ErrOverCommitted = errors.New("inventory: more numbers held, sold and offere
 // Apply locks the product's inventory row, applies the change to the
 // counters and to the pages it touches, in the caller's transaction.
 // Callers run it last, just before commit, so the hot row is locked for as
-// short a time as possible. The pages are locked after the row, in page
-// order, so writers never wait on each other in opposite orders. Setting
-// a bit that is already set, or clearing one that is clear, means the
+// short a time as possible. Pages are written only under that row lock,
+// so their writers never wait on each other in opposite orders. Setting a
+// bit that is already set, or clearing one that is clear, means the
 // claims and the bitmap disagree: Apply refuses, and the caller's
 // transaction rolls back rather than record a double sale.
 func Apply(ctx context.Context, tx pgx.Tx, productID uuid.UUID, c Change) error {
@@ -339,49 +355,60 @@ func ApplyAvailable(ctx context.Context, tx pgx.Tx, productID uuid.UUID, c Chang
 	if len(c.Set) == 0 && len(c.Clear) == 0 && c.HeldDelta == 0 && c.SoldDelta == 0 && c.OfferedDelta == 0 {
 		return -1, nil
 	}
-	touched := make([]int, 0, len(c.Set)+len(c.Clear))
-	for _, n := range c.Set {
-		touched = append(touched, PageOf(n))
-	}
-	for _, n := range c.Clear {
-		touched = append(touched, PageOf(n))
-	}
-	slices.Sort(touched)
-	touched = slices.Compact(touched)
-
-	// The counters' update takes the row lock; the pages' read locks them
-	// after it. One round trip for both.
+	// One round trip: the counters' update takes the row lock, then the
+	// pages touched are updated in the database (inventory_flip), always
+	// under that lock, so page writers never wait on each other.
 	b := &pgx.Batch{}
 	b.Queue(`
 		UPDATE inventory
 		SET held = held + $2, sold = sold + $3, offered = offered + $4,
 		    available = available - $2 - $3 - $4, version = version + 1, updated_at = now()
 		WHERE product_id = $1 AND available - $2 - $3 - $4 >= 0
-		RETURNING available, capacity, version`, productID, c.HeldDelta, c.SoldDelta, c.OfferedDelta)
-	if len(touched) > 0 {
-		b.Queue(`SELECT page, bits FROM inventory_pages WHERE product_id = $1 AND page = ANY($2) ORDER BY page FOR UPDATE`,
-			productID, touched)
+		RETURNING available`, productID, c.HeldDelta, c.SoldDelta, c.OfferedDelta)
+	flips := len(c.Set) + len(c.Clear)
+	pages := map[int]bool{}
+	if flips > 0 {
+		page, offset, value := make([]int32, 0, flips), make([]int32, 0, flips), make([]int32, 0, flips)
+		add := func(numbers []int32, v int32) {
+			for _, n := range numbers {
+				page, offset, value = append(page, int32(PageOf(n))), append(offset, (n-1)%PageBits), append(value, v)
+				pages[PageOf(n)] = true
+			}
+		}
+		add(c.Set, 1)
+		add(c.Clear, 0)
+		// The pages take the version the counters' update just made (this
+		// transaction's own row). A number past the capacity is past its
+		// page's bits, or on no page: the statement fails, or leaves a page
+		// unmatched.
+		b.Queue(`
+			WITH f AS (
+				SELECT page, coalesce(array_agg(off) FILTER (WHERE v = 1), '{}') AS sets,
+				       coalesce(array_agg(off) FILTER (WHERE v = 0), '{}') AS clears
+				FROM unnest($2::int[], $3::int[], $4::int[]) AS x(page, off, v)
+				GROUP BY page)
+			UPDATE inventory_pages p
+			SET bits = inventory_flip(inventory_flip(p.bits, f.sets, 1), f.clears, 0),
+			    taken = p.taken + cardinality(f.sets) - cardinality(f.clears),
+			    version = (SELECT i.version FROM inventory i WHERE i.product_id = $1)
+			FROM f
+			WHERE p.product_id = $1 AND p.page = f.page`,
+			productID, page, offset, value)
 	}
-	var available, capacity int
-	var version int64
-	pages := make(map[int][]byte, len(touched))
+	var available int
+	var updated int64
 	err := func() error {
 		br := tx.SendBatch(ctx, b)
 		defer br.Close()
-		err := br.QueryRow().Scan(&available, &capacity, &version)
+		err := br.QueryRow().Scan(&available)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrOverCommitted // or no such product: told apart below
 		}
-		if err != nil || len(touched) == 0 {
+		if err != nil || flips == 0 {
 			return err
 		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		var page int
-		var bits []byte
-		_, err = pgx.ForEachRow(rows, []any{&page, &bits}, func() error { pages[page] = slices.Clone(bits); return nil })
+		tag, err := br.Exec()
+		updated = tag.RowsAffected()
 		return err
 	}()
 	if errors.Is(err, ErrOverCommitted) {
@@ -393,65 +420,10 @@ func ApplyAvailable(ctx context.Context, tx pgx.Tx, productID uuid.UUID, c Chang
 	if err != nil {
 		return 0, fmt.Errorf("update inventory of %s: %w", productID, err)
 	}
-	if len(touched) == 0 {
-		return available, nil
-	}
-
-	flip := func(n int32, set bool) error {
-		if n < 1 || int(n) > capacity {
-			return fmt.Errorf("inventory of %s: number %d is not between 1 and %d", productID, n, capacity)
-		}
-		page := pages[PageOf(n)]
-		i := int(n-1) % PageBits
-		mask := byte(1) << (i % 8)
-		if (page[i/8]&mask != 0) == set {
-			if set {
-				return fmt.Errorf("inventory of %s: number %d already taken in bitmap", productID, n)
-			}
-			return fmt.Errorf("inventory of %s: number %d already free in bitmap", productID, n)
-		}
-		page[i/8] ^= mask
-		return nil
-	}
-	if len(pages) != len(touched) {
-		return 0, fmt.Errorf("inventory of %s: %d of %d pages missing", productID, len(touched)-len(pages), len(touched))
-	}
-	for _, n := range c.Set {
-		if err := flip(n, true); err != nil {
-			return 0, err
-		}
-	}
-	for _, n := range c.Clear {
-		if err := flip(n, false); err != nil {
-			return 0, err
-		}
-	}
-	bitsOut := make([][]byte, len(touched))
-	takenOut := make([]int32, len(touched))
-	for i, p := range touched {
-		bitsOut[i] = pages[p]
-		takenOut[i] = int32(popcount(pages[p]))
-	}
-	_, err = tx.Exec(ctx, `
-		UPDATE inventory_pages p SET bits = u.bits, taken = u.taken, version = $2
-		FROM unnest($3::int[], $4::bytea[], $5::int[]) AS u(page, bits, taken)
-		WHERE p.product_id = $1 AND p.page = u.page`, productID, version, touched, bitsOut, takenOut)
-	if err != nil {
-		return 0, fmt.Errorf("update inventory pages of %s: %w", productID, err)
+	if int(updated) != len(pages) {
+		return 0, fmt.Errorf("inventory of %s: %d of %d pages changed: a number is out of range", productID, updated, len(pages))
 	}
 	return available, nil
-}
-
-func popcount(b []byte) int {
-	n := 0
-	for len(b) >= 8 {
-		n += bits.OnesCount64(binary.LittleEndian.Uint64(b))
-		b = b[8:]
-	}
-	for _, x := range b {
-		n += bits.OnesCount8(x)
-	}
-	return n
 }
 
 // Lock takes the product's inventory row lock for the rest of tx: the

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -529,15 +530,22 @@ func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID,
 	seed := c.rng.Uint64()
 	c.rngMu.Unlock()
 	rng := rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))
-	var pages []int // nil: all
+	var pages []int    // nil: all
+	var asked []int32 // numbers asked off the pages read, read one by one
 	if len(rowsLayout) == 0 {
-		if pages, err = pagesToRead(ctx, tx, productID, capacity, reqs, rng); err != nil {
+		if pages, asked, err = pagesToRead(ctx, tx, productID, capacity, reqs, rng); err != nil {
 			return nil, err
 		}
 	}
 	snap, err := inventory.GetPages(ctx, tx, productID, pages)
 	if err != nil {
 		return nil, err
+	}
+	var askedTaken []int32
+	if len(asked) > 0 {
+		if askedTaken, err = inventory.TakenAmong(ctx, tx, productID, asked); err != nil {
+			return nil, err
+		}
 	}
 	words := make([]uint64, (capacity+63)/64)
 	if pages != nil {
@@ -555,6 +563,19 @@ func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID,
 		inventory.DecodePage(words, p)
 	}
 	taken := bitset.FromWithLength(uint(capacity), words)
+	for _, n := range asked {
+		taken.Clear(uint(n - 1))
+	}
+	for _, n := range askedTaken {
+		taken.Set(uint(n - 1))
+	}
+	var spans [][2]int
+	if pages != nil {
+		spans = make([][2]int, len(snap.Pages))
+		for i, p := range snap.Pages {
+			spans[i] = [2]int{p.First(), p.Last(capacity)}
+		}
+	}
 	// The first condition is a one-time filter on the earliest expiry (an
 	// index probe): in a burst no hold has expired, and the holds table
 	// grows faster than its statistics — the planner, thinking it small,
@@ -577,12 +598,25 @@ func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID,
 	for _, n := range expired {
 		taken.Clear(uint(n - 1))
 	}
+	visible := capacity - int(taken.Count())
+	if spans != nil {
+		// The free numbers on the pages read: random picks sample these.
+		visible = 0
+		for _, sp := range spans {
+			set := 0
+			for _, w := range words[(sp[0]-1)/64 : (sp[1]-1)/64+1] {
+				set += bits.OnesCount64(w)
+			}
+			visible += sp[1] - sp[0] + 1 - set
+		}
+	}
 	return &picker{
 		taken:    taken,
 		withheld: snap.Offered,
 		// Clear bits: neither held nor sold, plus the expired holds'.
 		free:     snap.Available + snap.Offered + len(expired),
-		visible:  capacity - int(taken.Count()),
+		visible:  visible,
+		spans:    spans,
 		capacity: capacity,
 		rows:     rowsLayout,
 		rng:      rng,
@@ -600,16 +634,18 @@ const allPagesUpTo = 8
 const randomPagesAtLeast = 4
 
 // pagesToRead lists the pages a claim batch of a large numbered product
-// needs (nil: all of them). The pages for requests of a quantity are
-// chosen from the page index: the lowest pages with free numbers (the
-// lowest free numbers are the best), or for random picks pages drawn at
-// random weighted by their free numbers (a few at least), until they hold
-// twice the quantity asked, so that claims racing this one leave enough.
-func pagesToRead(ctx context.Context, tx pgx.Tx, productID uuid.UUID, capacity int, reqs []*queuedRequest, rng *rand.Rand) ([]int, error) {
+// reads (nil: all of them), and the numbers asked, whose bits it reads one
+// by one. The pages for requests of a quantity are chosen from the page
+// index: the lowest pages with free numbers (the lowest free numbers are
+// the best), or for random picks pages drawn at random weighted by their
+// free numbers (a few at least), until they hold twice the quantity
+// asked, so that claims racing this one leave enough.
+func pagesToRead(ctx context.Context, tx pgx.Tx, productID uuid.UUID, capacity int, reqs []*queuedRequest, rng *rand.Rand) ([]int, []int32, error) {
 	if inventory.PageCount(capacity) <= allPagesUpTo {
-		return nil, nil
+		return nil, nil, nil
 	}
 	need := map[int]bool{}
+	var asked []int32
 	quantity, random := 0, false
 	for _, r := range reqs {
 		if r.quantity != nil {
@@ -619,14 +655,14 @@ func pagesToRead(ctx context.Context, tx pgx.Tx, productID uuid.UUID, capacity i
 		}
 		for _, n := range r.numbers {
 			if n >= 1 && int(n) <= capacity {
-				need[inventory.PageOf(n)] = true
+				asked = append(asked, n)
 			}
 		}
 	}
 	if quantity > 0 {
 		idx, err := inventory.Index(ctx, tx, productID)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		type candidate struct {
 			page int
@@ -664,7 +700,10 @@ func pagesToRead(ctx context.Context, tx pgx.Tx, productID uuid.UUID, capacity i
 		pages = append(pages, p)
 	}
 	slices.Sort(pages)
-	return pages, nil
+	// Asked numbers on pages read anyway come with them.
+	asked = slices.DeleteFunc(asked, func(n int32) bool { return need[inventory.PageOf(n)] })
+	slices.Sort(asked)
+	return pages, slices.Compact(asked), nil
 }
 
 // layoutKey names one version of a product's seat map.

@@ -18,6 +18,9 @@ type picker struct {
 	taken   *bitset.BitSet
 	free    int
 	visible int
+	// spans are the ranges of numbers the batch read (first and last,
+	// each a page of a large product); nil: all of them.
+	spans [][2]int
 	// withheld are free numbers the waiting list's offers keep from sale
 	// (or, while people wait in line, every free number).
 	withheld int
@@ -107,15 +110,17 @@ func (p *picker) rowOf(i uint) product.Row {
 }
 
 // random picks q free numbers uniformly (at most the visible ones). Dense
-// stock uses rejection sampling; sparse stock lists the free numbers and
-// draws from them, so the cost stays bounded either way.
+// stock uses rejection sampling over the numbers read; sparse stock lists
+// the free numbers and draws from them, so the cost stays bounded either
+// way.
 func (p *picker) random(q int) []int32 {
 	q = min(q, p.visible)
 	out := make([]int32, 0, q)
-	if p.visible*8 >= p.capacity {
+	span := p.spanned()
+	if p.visible*8 >= span {
 		chosen := make(map[int32]struct{}, q)
 		for len(out) < q {
-			n := int32(p.rng.IntN(p.capacity)) + 1
+			n := p.nth(p.rng.IntN(span))
 			if _, dup := chosen[n]; dup || !p.isFree(n) {
 				continue
 			}
@@ -125,12 +130,40 @@ func (p *picker) random(q int) []int32 {
 		return out
 	}
 	all := p.lowest(p.visible)
+	q = min(q, len(all))
 	for i := 0; i < q; i++ {
 		j := i + p.rng.IntN(len(all)-i)
 		all[i], all[j] = all[j], all[i]
 		out = append(out, all[i])
 	}
 	return out
+}
+
+// spanned counts the numbers the batch read.
+func (p *picker) spanned() int {
+	if p.spans == nil {
+		return p.capacity
+	}
+	n := 0
+	for _, s := range p.spans {
+		n += s[1] - s[0] + 1
+	}
+	return n
+}
+
+// nth returns the i-th number (from 0) the batch read.
+func (p *picker) nth(i int) int32 {
+	if p.spans == nil {
+		return int32(i + 1)
+	}
+	for _, s := range p.spans {
+		if size := s[1] - s[0] + 1; i >= size {
+			i -= size
+			continue
+		}
+		return int32(s[0] + i)
+	}
+	panic("picker: index past the numbers read")
 }
 
 func seq(from int32, n int) []int32 {
