@@ -28,7 +28,7 @@ import (
 	"boxoffice/internal/dbtest"
 )
 
-const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|room|accept|million|onsale|stream|store|burst|faults|all [flags]
+const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|room|accept|million|onsale|raffle|stream|store|burst|faults|all [flags]
 
   claim       drain queued requests: River batched vs batch size 1, and through SQS
   sqs-accept  accept with the SQS backend: SendMessageBatch vs one SendMessage per request
@@ -37,6 +37,7 @@ const benchUsage = `usage: boxoffice bench claim|sqs-accept|checkout|room|accept
   accept      POST reservations over HTTP at 16/64/256 connections: micro-batched vs one transaction each
   million     the same claims on products of 10,000, 1,000,000 and 10,000,000 numbers; the cache of large ones
   onsale      the stadium on-sale end to end (waiting room, reservations, payments), oversold checked in the database
+  raffle      a 10,000,000-number raffle's on-sale: the same journey, buyers asking numbers of their choosing
   stream      live availability (server-sent events) to 10,000 subscribers of one product on one process: commit-to-delta delay, memory, queries
   store       the store in headless Chromium: home page bytes, the 60,000-seat plan's first draw, live deltas to the map
   burst       a real opening: 30,000 reservations from 256 connections and distinct buyers against serve and work
@@ -61,7 +62,7 @@ func runBench(ctx context.Context, args []string) error {
 	if scenario == "stream-client" {
 		return runStreamClient(args[1:])
 	}
-	if scenario != "store" && scenario != "stream" && scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "room" && scenario != "accept" && scenario != "million" && scenario != "onsale" && scenario != "faults" && scenario != "burst" && scenario != "all" {
+	if scenario != "store" && scenario != "stream" && scenario != "claim" && scenario != "sqs-accept" && scenario != "checkout" && scenario != "room" && scenario != "accept" && scenario != "million" && scenario != "onsale" && scenario != "raffle" && scenario != "faults" && scenario != "burst" && scenario != "all" {
 		return errUsage("%s", benchUsage)
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -98,6 +99,15 @@ func runBench(ctx context.Context, args []string) error {
 	fs.IntVar(&oc.ActiveShoppers, "onsale-l", 1000, "onsale: waiting room L")
 	fs.IntVar(&oc.ShoppingSecs, "onsale-w", 5, "onsale: waiting room W (seconds)")
 	fs.IntVar(&oc.PaymentWorkers, "onsale-payment-workers", 500, "onsale: provider calls in flight at most")
+	// The raffle's on-sale: the same journey, its buyers asking numbers of
+	// their choosing; full size by flags (-raffle-buyers 200000
+	// -raffle-over 60s -raffle-l 20000).
+	ra := bench.OnsaleConfig{PreOpenShare: 0.3, PSPLatency: 2 * time.Second, Deadline: 10 * time.Minute, PayShare: 0.1, ShoppingSecs: 5}
+	fs.IntVar(&ra.Raffle, "raffle-numbers", 10_000_000, "raffle: numbers")
+	fs.IntVar(&ra.Buyers, "raffle-buyers", 20_000, "raffle: buyers (full size: 200000)")
+	fs.DurationVar(&ra.JoinOver, "raffle-over", 20*time.Second, "raffle: arrivals spread over (full size: 60s)")
+	fs.IntVar(&ra.ActiveShoppers, "raffle-l", 2000, "raffle: waiting room L (full size: 20000)")
+	fs.IntVar(&ra.PaymentWorkers, "raffle-payment-workers", 500, "raffle: provider calls in flight at most")
 	sc := bench.StreamConfig{Baseline: 100, Commits: 20}
 	fs.IntVar(&sc.Subscribers, "stream-subscribers", 10_000, "stream: subscribers of one product (opened by a client process)")
 	fs.DurationVar(&sc.Every, "stream-every", 500*time.Millisecond, "stream: time between claim commits")
@@ -203,6 +213,14 @@ func runBench(ctx context.Context, args []string) error {
 			return err
 		}
 		figures["onsale"] = map[string]any{"config": oc, "result": res}
+		violations += res.Violations + int(res.Oversold)
+	}
+	if scenario == "raffle" || scenario == "all" {
+		res, err := bench.Onsale(ctx, pool, ra, out)
+		if err != nil {
+			return err
+		}
+		figures["raffle"] = map[string]any{"config": ra, "result": res}
 		violations += res.Violations + int(res.Oversold)
 	}
 	if scenario == "room" || scenario == "all" {

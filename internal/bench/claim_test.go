@@ -94,6 +94,21 @@ func TestOnsaleSmoke(t *testing.T) {
 	require.Positive(t, res.OrdersConfirm)
 }
 
+// A tiny raffle on-sale: numbers of the buyers' choosing, a large
+// product, nothing oversold.
+func TestRaffleOnsaleSmoke(t *testing.T) {
+	t.Parallel()
+	schema := dbtest.NewSchema(t, 40)
+	res, err := bench.Onsale(context.Background(), schema.Pool, bench.OnsaleConfig{Raffle: 10_000_000, Buyers: 60,
+		JoinOver: time.Second, PreOpenShare: 0.5, ActiveShoppers: 60, ShoppingSecs: 1, PSPLatency: 10 * time.Millisecond,
+		PaymentWorkers: 20, PayShare: 0.5, Deadline: time.Minute}, testWriter{t})
+	require.NoError(t, err)
+	require.Zero(t, res.Oversold)
+	require.Zero(t, res.Violations)
+	require.Positive(t, res.Held)
+	require.Positive(t, res.OrdersConfirm)
+}
+
 type testWriter struct{ t *testing.T }
 
 func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }

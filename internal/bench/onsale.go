@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -28,8 +29,12 @@ import (
 	"boxoffice/internal/waitingroom"
 )
 
-// OnsaleConfig sizes the stadium on-sale.
+// OnsaleConfig sizes the stadium on-sale, or the raffle's.
 type OnsaleConfig struct {
+	// Raffle, when set, sells a numbered raffle of this many numbers whose
+	// buyers ask numbers of their choosing (random) instead of the stadium.
+	Raffle         int
+	PayShare       float64       // share of holders who pay (default 0.6)
 	Seats          int           // multiple of 3,000 (default 60,000)
 	Buyers         int           // default 200,000
 	JoinOver       time.Duration // arrivals spread over this (default 60s)
@@ -85,14 +90,22 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 		return nil, err
 	}
 	openAt := time.Now().Add(3 * time.Second)
-	layout := StadiumLayout(c.Seats)
-	p, err := newProducts(pool).Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "stadium-" + uuid.NewString()[:8],
-		Name: "Stadium night", Kind: product.KindSeated, Capacity: layout.Number(), Layout: layout, PriceCents: 9000,
-		Currency: "EUR", PerBuyerLimit: 2, OnSaleAt: openAt,
-		WaitingRoom: &waitingroom.Settings{Enabled: true, ActiveShoppers: c.ActiveShoppers, ShoppingSeconds: c.ShoppingSecs}})
+	room := &waitingroom.Settings{Enabled: true, ActiveShoppers: c.ActiveShoppers, ShoppingSeconds: c.ShoppingSecs}
+	var layout *product.Layout
+	params := product.CreateParams{TenantID: t.ID, Slug: "raffle-" + uuid.NewString()[:8], Name: "Grand raffle",
+		Kind: product.KindNumbered, Capacity: c.Raffle, PriceCents: 500, Currency: "EUR", PerBuyerLimit: 6,
+		OnSaleAt: openAt, WaitingRoom: room}
+	if c.Raffle == 0 {
+		layout = StadiumLayout(c.Seats)
+		params = product.CreateParams{TenantID: t.ID, Slug: "stadium-" + uuid.NewString()[:8],
+			Name: "Stadium night", Kind: product.KindSeated, Capacity: layout.Number(), Layout: layout, PriceCents: 9000,
+			Currency: "EUR", PerBuyerLimit: 2, OnSaleAt: openAt, WaitingRoom: room}
+	}
+	p, err := newProducts(pool).Create(ctx, params)
 	if err != nil {
 		return nil, err
 	}
+	payShare := cmp.Or(c.PayShare, 0.6)
 	a, err := build(ctx, pool, logger, app.Options{Work: true, Provider: payment.NewSim(simURL, c.PSPLatency+10*time.Second)},
 		func(cfg *config.Config) {
 			cfg.Workers, cfg.PaymentWorkers = 4, c.PaymentWorkers
@@ -113,14 +126,21 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 		_ = client.Stop(stop)
 	}()
 	defer a.StartAdmission()() // as a work process runs it
-	fmt.Fprintf(out, "onsale: %d seats, %d buyers over %s (%.0f%% before opening), L=%d W=%ds, payments %s per call\n",
-		c.Seats, c.Buyers, c.JoinOver, 100*c.PreOpenShare, c.ActiveShoppers, c.ShoppingSecs, c.PSPLatency)
+	what := fmt.Sprintf("onsale: %d seats", c.Seats)
+	if c.Raffle > 0 {
+		what = fmt.Sprintf("raffle: %d numbers, each buyer asking 1 to 3 of their choosing,", c.Raffle)
+	}
+	fmt.Fprintf(out, "%s %d buyers over %s (%.0f%% before opening), L=%d W=%ds, %.0f%% of holders pay, %s per provider call\n",
+		what, c.Buyers, c.JoinOver, 100*c.PreOpenShare, c.ActiveShoppers, c.ShoppingSecs, 100*payShare, c.PSPLatency)
 
 	res := &OnsaleResult{}
 	var accepted, held, rejected, seatTaken, explicit, confirmed atomic.Int64
 	var latMu sync.Mutex
 	var acceptLat []time.Duration
-	frontRows := layout.Rows()[:min(60, len(layout.Rows()))] // the first sections' rows
+	var frontRows []product.Row
+	if layout != nil {
+		frontRows = layout.Rows()[:min(60, len(layout.Rows()))] // the first sections' rows
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.Deadline)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -154,7 +174,16 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 				sleep(ctx, time.Duration(500+rng.IntN(500))*time.Millisecond)
 			}
 			params := reservation.Params{Quantity: 2, Mode: reservation.ModeBest}
-			if rng.Float64() < 0.3 {
+			if c.Raffle > 0 {
+				// Lucky numbers: 1 to 3 of them, anywhere.
+				params = reservation.Params{}
+				for range 1 + rng.IntN(3) {
+					if n := int32(1 + rng.IntN(c.Raffle)); !slices.Contains(params.Numbers, n) {
+						params.Numbers = append(params.Numbers, n)
+					}
+				}
+				explicit.Add(1)
+			} else if rng.Float64() < 0.3 {
 				row := frontRows[rng.IntN(len(frontRows))]
 				first := int32(row.First + rng.IntN(row.Seats-1))
 				params = reservation.Params{Numbers: []int32{first, first + 1}}
@@ -185,7 +214,7 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 				return
 			}
 			held.Add(1)
-			if rng.Float64() >= 0.6 {
+			if rng.Float64() >= payShare {
 				_ = rooms.Leave(ctx, qt)
 				return
 			}
