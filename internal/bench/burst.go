@@ -41,6 +41,9 @@ type BurstConfig struct {
 type BurstRun struct {
 	Mode           string         `json:"mode" doc:"pipeline (accept, queue, claim) or synchronous (claim in the request)"`
 	Ask            string         `json:"ask" doc:"numbers: one random number each; quantity: {\"quantity\":1}"`
+	Learn          string         `json:"learn,omitempty" doc:"how each client learns its decision after the answer: poll (GET again, backing off from 600 ms, as the store did) or wait (GET with Prefer: wait=15); none when empty"`
+	StatusReads    int            `json:"statusReads" doc:"GET /v1/reservations/{id} the clients made to learn their decisions"`
+	CPUPerDecided  CPUShare       `json:"cpuPerDecided" doc:"CPU per decided request, by process"`
 	Requests       int            `json:"requests"`
 	Errors         int            `json:"errors" doc:"answers other than 200/202 (5xx included)"`
 	Status5xx      int            `json:"status5xx"`
@@ -71,6 +74,14 @@ type BurstRun struct {
 	Statements     []Statement    `json:"statements" doc:"the database's busiest statements of the run (pg_stat_statements, when installed)"`
 }
 
+// CPUShare is CPU time per decided request of each process of a run.
+type CPUShare struct {
+	Serve    time.Duration `json:"serve"`
+	Work     time.Duration `json:"work"`
+	Database time.Duration `json:"database"`
+	Total    time.Duration `json:"total" doc:"serve + work + database (the load generator apart)"`
+}
+
 // Statement is one statement's share of a run's database time.
 type Statement struct {
 	Query  string        `json:"query"`
@@ -97,6 +108,9 @@ type BurstResult struct {
 	Runs []BurstRun `json:"runs"`
 	// Ratios, pipeline ÷ synchronous, for random numbers.
 	DecidedRatio float64 `json:"decidedRatio"`
+	// WaitCPURatio is the CPU per decided request, status reads included,
+	// of clients that wait for the decision ÷ of clients that poll.
+	WaitCPURatio float64 `json:"waitCpuRatio"`
 }
 
 // Burst plays a real opening against a deployment split as in production —
@@ -173,16 +187,26 @@ func burst(t proctest.T, out io.Writer, c BurstConfig) *BurstResult {
 		}
 		// Workers run long before an opening: wait until this one decides.
 		warmUp(t, f)
-		for _, ask := range []string{"numbers", "quantity"} {
+		// The pipeline's clients learn their decisions by reading the
+		// status: repeated polls, then one waiting read each.
+		kinds := [][2]string{{"numbers", ""}, {"quantity", ""}}
+		if mode == "pipeline" {
+			kinds = append(kinds, [2]string{"numbers", "poll"}, [2]string{"numbers", "wait"})
+		}
+		for _, kind := range kinds {
+			ask, learn := kind[0], kind[1]
 			if withStatements {
 				_, err := f.Pool.Exec(context.Background(), `SELECT pg_stat_statements_reset()`)
 				require.NoError(t, err)
 			}
-			run := burstRun(t, f, c, serve, work.Process, mode, ask)
+			run := burstRun(t, f, c, serve, work.Process, mode, ask, learn)
 			if withStatements {
 				run.Statements = busiestStatements(t, f, 8)
 			}
 			res.Runs = append(res.Runs, run)
+			if learn != "" {
+				ask += "+" + learn
+			}
 			fmt.Fprintf(out, "  %-11s %-8s answered %6.0f/s (p50 %s, p99 %s, p999 %s, errors %d, 5xx %d); decided %6.0f/s; request→decision p50 %s p99 %s, first second p50 %s p99 %s\n",
 				mode, ask, run.AnsweredPerSec, ms1(run.AnswerP50), ms1(run.AnswerP99), ms1(run.AnswerP999), run.Errors, run.Status5xx,
 				run.DecidedPerSec, ms1(run.DecisionP50), ms1(run.DecisionP99), ms1(run.FirstSecondP50), ms1(run.FirstSecondP99))
@@ -200,6 +224,9 @@ func burst(t proctest.T, out io.Writer, c BurstConfig) *BurstResult {
 				mode, ask, run.Held, run.Rejected, run.Undecided, run.Oversold, run.ServeCPU.Round(10*time.Millisecond),
 				run.WorkCPU.Round(10*time.Millisecond), run.LoadCPU.Round(10*time.Millisecond), run.DatabaseCPU.Round(10*time.Millisecond), run.DBTxPerSec, run.ClaimBatches, run.ClaimBatchMean, ms1(run.ClaimTxMean),
 				run.ClaimRetries, run.Checked)
+			cpu := run.CPUPerDecided
+			fmt.Fprintf(out, "  %-11s %-8s CPU per decided request: serve %s, work %s, database %s, total %s; %d status reads\n",
+				mode, ask, us(cpu.Serve), us(cpu.Work), us(cpu.Database), us(cpu.Total), run.StatusReads)
 			for _, st := range run.Statements {
 				fmt.Fprintf(out, "  %-11s %-8s   %7.0fms %7d calls %8d rows %6.1fµs/row  %s\n", mode, ask,
 					float64(st.Total.Microseconds())/1000, st.Calls, st.Rows, float64(st.PerRow.Nanoseconds())/1000, st.Query)
@@ -208,15 +235,30 @@ func burst(t proctest.T, out io.Writer, c BurstConfig) *BurstResult {
 		_ = serve.Stop(10 * time.Second)
 		_ = work.Stop(10 * time.Second)
 	}
-	if len(res.Runs) == 4 && res.Runs[2].DecidedPerSec > 0 {
-		res.DecidedRatio = res.Runs[0].DecidedPerSec / res.Runs[2].DecidedPerSec
+	find := func(mode, ask, learn string) *BurstRun {
+		for i := range res.Runs {
+			if r := &res.Runs[i]; r.Mode == mode && r.Ask == ask && r.Learn == learn {
+				return r
+			}
+		}
+		return nil
+	}
+	if p, s := find("pipeline", "numbers", ""), find("synchronous", "numbers", ""); p != nil && s != nil && s.DecidedPerSec > 0 {
+		res.DecidedRatio = p.DecidedPerSec / s.DecidedPerSec
 		fmt.Fprintf(out, "  ratio decided/s pipeline ÷ synchronous (random numbers): %.2fx (target ≥ 2x)\n", res.DecidedRatio)
+	}
+	if poll, wait := find("pipeline", "numbers", "poll"), find("pipeline", "numbers", "wait"); poll != nil && wait != nil && poll.CPUPerDecided.Total > 0 {
+		res.WaitCPURatio = float64(wait.CPUPerDecided.Total) / float64(poll.CPUPerDecided.Total)
+		fmt.Fprintf(out, "  CPU per decided request with the status reads, waiting ÷ repeated polls: %s ÷ %s = %.2fx (%d reads ÷ %d)\n",
+			us(wait.CPUPerDecided.Total), us(poll.CPUPerDecided.Total), res.WaitCPURatio, wait.StatusReads, poll.StatusReads)
 	}
 	f.RequireSound()
 	return res
 }
 
 func ms1(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }
+
+func us(d time.Duration) string { return fmt.Sprintf("%.0fµs", float64(d.Nanoseconds())/1000) }
 
 // warmUp reserves on a product of its own until the deployment decides,
 // so the burst meets running workers, as an opening does.
@@ -234,8 +276,8 @@ func warmUp(t proctest.T, f *fleet.Fleet) {
 }
 
 // burstRun sends the burst at a fresh product and measures it.
-func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest.Process, mode, ask string) BurstRun {
-	run := BurstRun{Mode: mode, Ask: ask, Requests: c.Requests, Rejected: map[string]int{}}
+func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest.Process, mode, ask, learn string) BurstRun {
+	run := BurstRun{Mode: mode, Ask: ask, Learn: learn, Requests: c.Requests, Rejected: map[string]int{}}
 	product := f.Product(c.Numbers)
 	path := f.API + "/v1/products/" + product.String() + "/reservations"
 	// Every buyer's token is signed before the burst: a shopper arrives with
@@ -253,6 +295,42 @@ func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest
 	client := &fasthttp.HostClient{Addr: addr, MaxConns: c.Conns, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 30 * time.Second, MaxIdleConnDuration: time.Minute}
 	defer client.CloseIdleConnections()
+
+	// The clients' status reads, each client on a connection of its own
+	// as a browser's would be (queued for one when all are taken).
+	readers := &fasthttp.HostClient{Addr: addr, MaxConns: 4096, MaxConnWaitTimeout: time.Minute,
+		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, MaxIdleConnDuration: time.Minute}
+	defer readers.CloseIdleConnections()
+	var learners sync.WaitGroup
+	var reads atomic.Int64
+	learnDecision := func(id, token, forwarded string) {
+		delay := 400 * time.Millisecond
+		for {
+			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+			req.SetRequestURI(f.API + "/v1/reservations/" + id)
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("X-Forwarded-For", forwarded)
+			if learn == "wait" {
+				req.Header.Set("Prefer", "wait=15")
+			}
+			err := readers.Do(req, resp)
+			reads.Add(1)
+			code := resp.StatusCode()
+			queued := err != nil || code != http.StatusOK || strings.Contains(string(resp.Body()), `"status":"QUEUED"`)
+			fasthttp.ReleaseRequest(req)
+			fasthttp.ReleaseResponse(resp)
+			if !queued {
+				return
+			}
+			if err != nil || code != http.StatusOK {
+				time.Sleep(100 * time.Millisecond) // refused or failed: not a hot loop
+			}
+			if learn == "poll" {
+				delay = min(delay*3/2, 3*time.Second)
+				time.Sleep(delay)
+			}
+		}
+	}
 
 	ctx := context.Background()
 	var txBefore int64
@@ -308,6 +386,9 @@ func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest
 				switch {
 				case code == http.StatusAccepted || code == http.StatusOK:
 					ids[i] = v.ID
+					if learn != "" {
+						learners.Go(func() { learnDecision(v.ID, tokens[i], forwarded) })
+					}
 				case code >= 500:
 					fivexx.Add(1)
 					errs.Add(1)
@@ -325,7 +406,9 @@ func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest
 	slices.Sort(latencies)
 	run.AnswerP50, run.AnswerP99, run.AnswerP999 = pct(latencies, 50), pct(latencies, 99), pct(latencies, 99.9)
 
-	// Wait for every accepted request to be decided.
+	// Wait for every accepted request to be decided (and learnt).
+	learners.Wait()
+	run.StatusReads = int(reads.Load())
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) && f.Count(`SELECT count(*) FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED'`, product) > 0 {
 		time.Sleep(20 * time.Millisecond)
@@ -348,6 +431,9 @@ func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest
 	if d := last.Sub(start); d > 0 {
 		run.DecidedPerSec = float64(c.Requests-run.Errors) / d.Seconds()
 	}
+	decided := time.Duration(max(c.Requests-run.Errors, 1))
+	run.CPUPerDecided = CPUShare{Serve: run.ServeCPU / decided, Work: run.WorkCPU / decided, Database: run.DatabaseCPU / decided,
+		Total: (run.ServeCPU + run.WorkCPU + run.DatabaseCPU) / decided}
 	var txAfter int64
 	_, _ = f.Pool.Exec(ctx, `SELECT pg_stat_clear_snapshot()`)
 	require.NoError(t, f.Pool.QueryRow(ctx, `SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()`).Scan(&txAfter))
