@@ -61,7 +61,8 @@ type Deps struct {
 	Products     *product.Store
 	Reservations *reservation.Service
 	Metrics      *metrics.Metrics
-	// AvailabilityCacheBytes bounds the availability cache (default 128 MiB).
+	// AvailabilityCacheBytes bounds the availability caches, views and pages
+	// half each (default 128 MiB).
 	AvailabilityCacheBytes int
 	Logger                 *slog.Logger
 	// AdminKey is the platform admin's bearer key.

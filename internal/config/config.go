@@ -48,7 +48,7 @@ type Config struct {
 	SMSDailyCap            int           `env:"BOXOFFICE_SMS_DAILY_CAP" default:"1000" min:"0" doc:"SMS login codes one store sends a day (UTC); SMS go only to the store's smsCountries"`
 	TenantMaxProducts      int           `env:"BOXOFFICE_TENANT_MAX_PRODUCTS" default:"1000" min:"0" doc:"quota of tenants without one of their own: products"`
 	TenantMaxCapacity      int           `env:"BOXOFFICE_TENANT_MAX_CAPACITY" default:"20000000" min:"0" doc:"quota of tenants without one of their own: numbers in all their products"`
-	AvailabilityCacheBytes int           `env:"BOXOFFICE_AVAILABILITY_CACHE_BYTES" default:"134217728" min:"1048576" doc:"bound of the API's availability cache (128 MiB: a 10,000,000-number view is about 1.7 MB); expired and then oldest views are evicted"`
+	AvailabilityCacheBytes int           `env:"BOXOFFICE_AVAILABILITY_CACHE_BYTES" default:"134217728" min:"1048576" doc:"bound of the API's availability caches, half for the products' views and half for their bitmap pages (128 MiB: every page of ten 10,000,000-number products takes about 43 MiB); expired and then oldest entries are evicted"`
 	ConsoleIdle            time.Duration `env:"BOXOFFICE_CONSOLE_IDLE" default:"30m" min:"1s" doc:"a console session ends after this long without a request"`
 	ConsoleMaxAge          time.Duration `env:"BOXOFFICE_CONSOLE_MAX_AGE" default:"12h" doc:"a console session ends this long after sign-in, whatever the use (at least BOXOFFICE_CONSOLE_IDLE)"`
 	ClaimInRequest         bool          `env:"BOXOFFICE_CLAIM_IN_REQUEST" default:"false" doc:"decide each reservation in the request, one transaction each, without the queue: the synchronous design the burst benchmark compares against; not for production"`
