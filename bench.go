@@ -102,12 +102,13 @@ func runBench(ctx context.Context, args []string) error {
 	// The raffle's on-sale: the same journey, its buyers asking numbers of
 	// their choosing; full size by flags (-raffle-buyers 200000
 	// -raffle-over 60s -raffle-l 20000).
-	ra := bench.OnsaleConfig{PreOpenShare: 0.3, PSPLatency: 2 * time.Second, Deadline: 10 * time.Minute, PayShare: 0.1, ShoppingSecs: 5}
+	ra := bench.OnsaleConfig{PreOpenShare: 0.3, PSPLatency: 2 * time.Second, PayShare: 0.1, ShoppingSecs: 5}
 	fs.IntVar(&ra.Raffle, "raffle-numbers", 10_000_000, "raffle: numbers")
 	fs.IntVar(&ra.Buyers, "raffle-buyers", 20_000, "raffle: buyers (full size: 200000)")
 	fs.DurationVar(&ra.JoinOver, "raffle-over", 20*time.Second, "raffle: arrivals spread over (full size: 60s)")
 	fs.IntVar(&ra.ActiveShoppers, "raffle-l", 2000, "raffle: waiting room L (full size: 20000)")
 	fs.IntVar(&ra.PaymentWorkers, "raffle-payment-workers", 500, "raffle: provider calls in flight at most")
+	fs.DurationVar(&ra.Deadline, "raffle-deadline", 10*time.Minute, "raffle: stop after")
 	sc := bench.StreamConfig{Baseline: 100, Commits: 20}
 	fs.IntVar(&sc.Subscribers, "stream-subscribers", 10_000, "stream: subscribers of one product (opened by a client process)")
 	fs.DurationVar(&sc.Every, "stream-every", 500*time.Millisecond, "stream: time between claim commits")

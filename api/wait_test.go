@@ -5,29 +5,19 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/api"
 	"boxoffice/internal/db"
+	"boxoffice/internal/dbtest"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/testfix"
 )
-
-// queryCounter counts the queries of a pool.
-type queryCounter struct{ n atomic.Int64 }
-
-func (c *queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-func (c *queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // Status reads with Prefer: wait are answered by the claim's commit: one
 // read each brings the decision, and while they wait they cost no query.
@@ -35,7 +25,7 @@ func TestStatusReadWaitsForTheDecision(t *testing.T) {
 	t.Parallel()
 	b := setup(t, testfix.Options{}) // no workers: the test decides when claims run
 	ctx := context.Background()
-	queries := &queryCounter{}
+	queries := &dbtest.QueryCounter{}
 	traced, err := db.Open(ctx, b.env.Schema.URL, db.PoolOptions{Schema: b.env.Schema.Name, Tracer: queries})
 	require.NoError(t, err)
 	t.Cleanup(traced.Close)
@@ -73,9 +63,9 @@ func TestStatusReadWaitsForTheDecision(t *testing.T) {
 		})
 	}
 	time.Sleep(time.Second) // every read has registered and read once
-	before := queries.n.Load()
+	before := queries.Count()
 	time.Sleep(time.Second)
-	require.Equal(t, before, queries.n.Load(), "waiting reads query nothing")
+	require.Equal(t, before, queries.Count(), "waiting reads query nothing")
 
 	b.env.Drain(t, b.product, 50)
 	wg.Wait()
@@ -85,7 +75,7 @@ func TestStatusReadWaitsForTheDecision(t *testing.T) {
 		require.Equal(t, "wait=8", a.applied)
 		require.Less(t, a.took, 7*time.Second, "answered by the decision, not at the end of the wait")
 	}
-	require.Equal(t, int64(waiters), queries.n.Load()-before, "one read of each answer")
+	require.Equal(t, int64(waiters), queries.Count()-before, "one read of each answer")
 
 	// Decided already, the read answers at once; without Prefer, as before.
 	start := time.Now()

@@ -3,7 +3,6 @@ package bench
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"fmt"
 	"io"
 	"log/slog"
@@ -237,7 +236,7 @@ func cachedPages(ctx context.Context, pool *pgxpool.Pool, client *http.Client, b
 		if err != nil {
 			return err
 		}
-		if err := fillPages(ctx, pool, p.ID, size); err != nil {
+		if err := inventory.FillRandom(ctx, pool, p.ID, size); err != nil {
 			return err
 		}
 		for i := range inventory.PageCount(size) {
@@ -284,25 +283,6 @@ func millionProduct(ctx context.Context, pool *pgxpool.Pool, size int) (*product
 	}
 	return newProducts(pool).Create(ctx, product.CreateParams{TenantID: t.ID, Slug: "m-" + uuid.NewString()[:8],
 		Name: "Raffle", Kind: product.KindNumbered, Capacity: size, PriceCents: 100, Currency: "EUR", PerBuyerLimit: 6})
-}
-
-// fillPages writes random bits into every page of a product.
-func fillPages(ctx context.Context, pool *pgxpool.Pool, productID uuid.UUID, size int) error {
-	pages := make([]int32, inventory.PageCount(size))
-	bits := make([][]byte, len(pages))
-	for i := range pages {
-		pages[i] = int32(i)
-		bits[i] = make([]byte, min(inventory.PageBytes, (size+7)/8-i*inventory.PageBytes))
-		_, _ = rand.Read(bits[i])
-	}
-	_, err := pool.Exec(ctx, `
-		UPDATE inventory_pages p SET bits = u.bits, version = 1
-		FROM unnest($2::int[], $3::bytea[]) AS u(page, bits)
-		WHERE p.product_id = $1 AND p.page = u.page`, productID, pages, bits)
-	if err != nil {
-		return fmt.Errorf("fill pages: %w", err)
-	}
-	return nil
 }
 
 func walLSN(ctx context.Context, pool *pgxpool.Pool) (string, error) {

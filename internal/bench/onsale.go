@@ -171,7 +171,11 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 				if st.Status == waitingroom.StatusAdmitted {
 					break
 				}
-				sleep(ctx, time.Duration(500+rng.IntN(500))*time.Millisecond)
+				// Once a second, or a quarter of a long wait (up to 10 s):
+				// the simulated buyers share the service's cores, and
+				// 200,000 of them polling every second would be the run.
+				wait := min(max(time.Second, time.Duration(st.ETASeconds*float64(time.Second)/4)), 10*time.Second)
+				sleep(ctx, wait/2+time.Duration(rng.Int64N(int64(wait))))
 			}
 			params := reservation.Params{Quantity: 2, Mode: reservation.ModeBest}
 			if c.Raffle > 0 {

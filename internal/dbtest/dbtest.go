@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -109,3 +110,17 @@ func (s *Schema) Drop(ctx context.Context) error {
 	_, err = conn.Exec(ctx, "DROP SCHEMA "+s.Name+" CASCADE")
 	return err
 }
+
+// QueryCounter is a pgx tracer that counts the queries of a pool (set it
+// as db.PoolOptions.Tracer): tests that promise "no query per poll" check it.
+type QueryCounter struct{ n atomic.Int64 }
+
+// Count is how many queries have started.
+func (c *QueryCounter) Count() int64 { return c.n.Load() }
+
+func (c *QueryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+
+func (c *QueryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -20,6 +19,7 @@ import (
 
 	"boxoffice/internal/admission"
 	"boxoffice/internal/db"
+	"boxoffice/internal/dbtest"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/testfix"
@@ -290,22 +290,13 @@ func TestAccessTokenAttacks(t *testing.T) {
 	}
 }
 
-// countingTracer counts queries.
-type countingTracer struct{ n atomic.Int64 }
-
-func (c *countingTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-func (c *countingTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
 func TestPollsDoNotQueryTheDatabase(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 100, waitingroom.Settings{ActiveShoppers: 5, ShoppingSeconds: 1}, time.Now().Add(time.Hour))
 	entries := b.drawn(t, 50)
 	b.tick(t, time.Second)
 
-	tracer := &countingTracer{}
+	tracer := &dbtest.QueryCounter{}
 	pool, err := db.Open(context.Background(), b.env.Schema.URL, db.PoolOptions{MaxConns: 2, Schema: b.env.Schema.Name, Tracer: tracer})
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
@@ -316,7 +307,7 @@ func TestPollsDoNotQueryTheDatabase(t *testing.T) {
 	}
 	_, err = svc.Poll(context.Background(), tokens[0]) // loads the room once
 	require.NoError(t, err)
-	warm := tracer.n.Load()
+	warm := tracer.Count()
 	require.NotZero(t, warm)
 
 	start := time.Now()
@@ -331,7 +322,7 @@ func TestPollsDoNotQueryTheDatabase(t *testing.T) {
 	// The room is read again at most once a second, however long the polls
 	// took (warm is what one read costs).
 	refreshes := int64(time.Since(start)/time.Second) + 1
-	require.LessOrEqual(t, tracer.n.Load()-warm, warm*refreshes, "5,000 polls, no query of their own")
+	require.LessOrEqual(t, tracer.Count()-warm, warm*refreshes, "5,000 polls, no query of their own")
 	require.Equal(t, 5*5000/len(tokens), admitted, "the 5 admitted see it on every poll")
 }
 
