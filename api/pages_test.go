@@ -59,7 +59,7 @@ func TestAvailabilityPages(t *testing.T) {
 	require.EqualValues(t, capacity-73*inventory.PageBits, tail.body["last"].(float64)-tail.body["first"].(float64)+1)
 
 	// A change on page 1 moves its ETag; page 0 is still the client's copy.
-	r = b.env.Reserve(t, p, "ben", reservation.Params{Numbers: testfix.Nums(inventory.PageBits + 2)})
+	b.env.Reserve(t, p, "ben", reservation.Params{Numbers: testfix.Nums(inventory.PageBits + 2)})
 	b.env.Drain(t, p, 10)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.Equal(c, http.StatusOK, b.do(c, http.MethodGet, base+"/pages/1", "", nil, "If-None-Match", oneTag).status)

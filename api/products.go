@@ -51,14 +51,14 @@ type ProductList struct {
 
 // Availability is a product's advisory availability.
 type Availability struct {
-	ProductID uuid.UUID        `json:"productId"`
-	Capacity  int              `json:"capacity"`
-	Available int              `json:"available"`
-	Held      int              `json:"held"`
-	Sold      int              `json:"sold"`
-	Version   int64            `json:"version" doc:"Increases with every change"`
-	Bitmap    string           `json:"bitmap,omitempty" doc:"Base64 of ceil(capacity/8) bytes; number n is bit (n-1)%8 (least significant first) of byte (n-1)/8; set = held or sold. Only for products of up to 1,000,000 numbers: larger ones are read page by page"`
-	PageSize  int              `json:"pageSize" doc:"Numbers per page of the bitmap (16384)"`
+	ProductID uuid.UUID         `json:"productId"`
+	Capacity  int               `json:"capacity"`
+	Available int               `json:"available"`
+	Held      int               `json:"held"`
+	Sold      int               `json:"sold"`
+	Version   int64             `json:"version" doc:"Increases with every change"`
+	Bitmap    string            `json:"bitmap,omitempty" doc:"Base64 of ceil(capacity/8) bytes; number n is bit (n-1)%8 (least significant first) of byte (n-1)/8; set = held or sold. Only for products of up to 1,000,000 numbers: larger ones are read page by page"`
+	PageSize  int               `json:"pageSize" doc:"Numbers per page of the bitmap (16384)"`
 	Pages     []AvailabilityRef `json:"pages" doc:"Every page of the bitmap: a client showing some numbers fetches their pages, again only when their version moved"`
 }
 

@@ -144,24 +144,24 @@ type Server struct {
 	secrets *cache.Cache[uuid.UUID, [][]byte]
 	// Identity providers' tokens: their keys, their tenants, and tokens
 	// already verified (each distinct token costs one signature check).
-	keySets        *tenant.KeySets
-	issuers        *cache.Cache[string, tenant.Issuer]
-	providerTokens *cache.Cache[string, verifiedToken]
-	productCache   *cache.Cache[uuid.UUID, *product.Product]
-	profiles       *cache.Cache[string, *profileView]
-	catalogs       *cache.Cache[string, *catalogView]
-	layouts        *cache.Cache[layoutKey, *layoutView]
-	uploads        *fixedWindow // presigned uploads (logos, pictures) per tenant and hour
-	streams        *perClient   // open event streams per client
-	live           *live.Hub
-	stopping       chan struct{} // closed when the server stops: streams end
-	stopOnce       sync.Once
-	domains        storeDomains
-	availability   *cache.Cache[uuid.UUID, *availabilityView]
+	keySets           *tenant.KeySets
+	issuers           *cache.Cache[string, tenant.Issuer]
+	providerTokens    *cache.Cache[string, verifiedToken]
+	productCache      *cache.Cache[uuid.UUID, *product.Product]
+	profiles          *cache.Cache[string, *profileView]
+	catalogs          *cache.Cache[string, *catalogView]
+	layouts           *cache.Cache[layoutKey, *layoutView]
+	uploads           *fixedWindow // presigned uploads (logos, pictures) per tenant and hour
+	streams           *perClient   // open event streams per client
+	live              *live.Hub
+	stopping          chan struct{} // closed when the server stops: streams end
+	stopOnce          sync.Once
+	domains           storeDomains
+	availability      *cache.Cache[uuid.UUID, *availabilityView]
 	availabilityPages *cache.Cache[pageKey, *pageView]
 	decisions         *reservation.Waiters // wakes status reads waiting for a decision
-	riverUIHandler *riverui.Handler
-	sales          *ops.Live // the console's live sale views and reports
+	riverUIHandler    *riverui.Handler
+	sales             *ops.Live // the console's live sale views and reports
 }
 
 // Body size caps: reservations and tenants are small; a stadium's layout is

@@ -260,6 +260,7 @@ func ReadPages(ctx context.Context, q db.DBTX, productID uuid.UUID, pages []int)
 	}
 	return out, nil
 }
+
 // Available returns how many of the product's numbers are neither held,
 // sold nor offered, without reading the bitmap.
 func Available(ctx context.Context, q db.DBTX, productID uuid.UUID) (int64, error) {

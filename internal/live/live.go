@@ -73,9 +73,9 @@ func PageRefs(pages []inventory.Page) []PageRef {
 
 // Delta is what changed between two versions.
 type Delta struct {
-	Version   int64   `json:"version"`
-	Taken     []int32 `json:"taken"`
-	Freed     []int32 `json:"freed"`
+	Version   int64     `json:"version"`
+	Taken     []int32   `json:"taken"`
+	Freed     []int32   `json:"freed"`
 	Available int       `json:"available"`
 	Held      int       `json:"held"`
 	Sold      int       `json:"sold"`

@@ -530,7 +530,7 @@ func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID,
 	seed := c.rng.Uint64()
 	c.rngMu.Unlock()
 	rng := rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))
-	var pages []int    // nil: all
+	var pages []int   // nil: all
 	var asked []int32 // numbers asked off the pages read, read one by one
 	if len(rowsLayout) == 0 {
 		if pages, asked, err = pagesToRead(ctx, tx, productID, capacity, reqs, rng); err != nil {

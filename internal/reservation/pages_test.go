@@ -51,7 +51,7 @@ func TestClaimsAcrossPages(t *testing.T) {
 	span := decided(t, env, p, "span", reservation.Params{Numbers: testfix.Nums(inventory.PageBits, inventory.PageBits+1)})
 	require.Equal(t, reservation.StatusHeld, span.Status, span.Reason)
 	// The last number, and a request of a quantity: the lowest free numbers.
-	last := decided(t, env, p, "last", reservation.Params{Numbers: testfix.Nums(capacity - 1, capacity)})
+	last := decided(t, env, p, "last", reservation.Params{Numbers: testfix.Nums(capacity-1, capacity)})
 	require.Equal(t, reservation.StatusHeld, last.Status, last.Reason)
 	best := decided(t, env, p, "best", reservation.Params{Quantity: 3})
 	require.Equal(t, []int32{1, 2, 3}, best.Numbers)
