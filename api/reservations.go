@@ -205,7 +205,8 @@ func (s *Server) getReservation(ctx context.Context, in *struct {
 
 // awaitDecision reads the request, and while it is QUEUED waits for the
 // notification of its decision (registered before each read, so a decision
-// committed in between is not missed) until wait has passed. applied is
+// committed in between is not missed) until wait has passed; a request the
+// process knows undecided is not read before it is. applied is
 // false when the process could not wait (its listener down): the first
 // read is the answer.
 func (s *Server) awaitDecision(ctx context.Context, id uuid.UUID, wait time.Duration,
@@ -213,15 +214,19 @@ func (s *Server) awaitDecision(ctx context.Context, id uuid.UUID, wait time.Dura
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	for {
-		decided, stop, err := s.decisions.Register(id)
+		decided, undecided, stop, err := s.decisions.Register(id)
 		if err != nil {
 			r, err := read()
 			return r, false, err
 		}
-		r, err := read()
-		if err != nil || r.Status != reservation.StatusQueued {
-			stop()
-			return r, true, err
+		// A request this process knows undecided (just accepted) is read
+		// once decided, not before.
+		if !undecided {
+			r, err := read()
+			if err != nil || r.Status != reservation.StatusQueued {
+				stop()
+				return r, true, err
+			}
 		}
 		select {
 		case <-decided:
@@ -232,7 +237,7 @@ func (s *Server) awaitDecision(ctx context.Context, id uuid.UUID, wait time.Dura
 		case <-s.stopping:
 		}
 		stop()
-		r, err = read()
+		r, err := read()
 		return r, true, err
 	}
 }

@@ -77,6 +77,23 @@ func TestStatusReadWaitsForTheDecision(t *testing.T) {
 	}
 	require.Equal(t, int64(waiters), queries.Count()-before, "one read of each answer")
 
+	// A request accepted well after the process started listening is
+	// known undecided until its notification: its waiting read reads it
+	// once, when decided.
+	time.Sleep(2 * time.Second) // past the allowance for another process's clock
+	late := b.env.Reserve(t, b.product, "alice", reservation.Params{Numbers: testfix.Nums(99)}).ID.String()
+	before = queries.Count()
+	done := make(chan string)
+	go func() {
+		r := c.do(testfix.InGoroutine(t), http.MethodGet, "/v1/reservations/"+late, b.buyer, nil, "Prefer", "wait=8")
+		done <- fmt.Sprint(r.body["status"])
+	}()
+	time.Sleep(500 * time.Millisecond)
+	require.Equal(t, before, queries.Count(), "not read before its decision")
+	b.env.Drain(t, b.product, 50)
+	require.Equal(t, "REJECTED", <-done, "alice is at her limit")
+	require.Equal(t, int64(1), queries.Count()-before)
+
 	// Decided already, the read answers at once; without Prefer, as before.
 	start := time.Now()
 	r := c.do(t, http.MethodGet, "/v1/reservations/"+ids[0], b.buyer, nil, "Prefer", "wait=8")

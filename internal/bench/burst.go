@@ -284,7 +284,7 @@ func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest
 	// one.
 	tokens := make([]string, c.Requests)
 	for i := range tokens {
-		tok, err := tenant.SignBuyerToken([]byte(f.Secret), f.TenantID, fmt.Sprintf("%s-%s-%d", mode, ask, i), time.Hour)
+		tok, err := tenant.SignBuyerToken([]byte(f.Secret), f.TenantID, fmt.Sprintf("%s-%s%s-%d", mode, ask, learn, i), time.Hour)
 		require.NoError(t, err)
 		tokens[i] = tok
 	}
@@ -296,9 +296,10 @@ func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest
 		WriteTimeout: 30 * time.Second, MaxIdleConnDuration: time.Minute}
 	defer client.CloseIdleConnections()
 
-	// The clients' status reads, each client on a connection of its own
-	// as a browser's would be (queued for one when all are taken).
-	readers := &fasthttp.HostClient{Addr: addr, MaxConns: 4096, MaxConnWaitTimeout: time.Minute,
+	// The clients' status reads, on as many connections again as the
+	// reservations (a browser keeps a few open to the API), queued for one
+	// when all are taken.
+	readers := &fasthttp.HostClient{Addr: addr, MaxConns: c.Conns, MaxConnWaitTimeout: time.Minute,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, MaxIdleConnDuration: time.Minute}
 	defer readers.CloseIdleConnections()
 	var learners sync.WaitGroup

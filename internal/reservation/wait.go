@@ -57,6 +57,17 @@ func parseDecided(payload string) ([]uuid.UUID, error) {
 // read answers at once, as without a wait.
 const MaxWaiters = 100_000
 
+// freshFor is how young a request must be (by its UUIDv7 id's time) for a
+// process to know it undecided without reading it: no notification named
+// it, and the process has listened since well before it was accepted
+// (clockSkew covers the accepting process's clock). Notified ids are kept
+// a little longer than that.
+const (
+	freshFor  = 10 * time.Second
+	clockSkew = 2 * time.Second
+	keepIDs   = freshFor + clockSkew
+)
+
 // Waiters wakes status reads waiting for their requests' decisions. One
 // connection per process listens on decidedChannel and hands each
 // notification's ids to the reads waiting for them: a waiting read costs
@@ -69,6 +80,14 @@ type Waiters struct {
 	waiting   map[uuid.UUID][]chan struct{}
 	count     int
 	listening bool
+	since     time.Time              // when the listener last started listening
+	decided   map[uuid.UUID]struct{} // ids notified in the last keepIDs
+	notified  []notified             // the same, oldest first, to forget them
+}
+
+type notified struct {
+	at  time.Time
+	ids []uuid.UUID
 }
 
 // NewWaiters returns the process's waiters, listening on a connection of
@@ -79,6 +98,7 @@ func NewWaiters(pool *pgxpool.Pool, logger *slog.Logger) *Waiters {
 		connect: func(ctx context.Context) (*pgx.Conn, error) { return pgx.ConnectConfig(ctx, cfg) },
 		logger:  logger,
 		waiting: map[uuid.UUID][]chan struct{}{},
+		decided: map[uuid.UUID]struct{}{},
 	}
 }
 
@@ -135,6 +155,7 @@ func (w *Waiters) setListening(on, wakeAll bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.listening = on
+	w.since = time.Now()
 	if wakeAll {
 		for id, chans := range w.waiting {
 			for _, c := range chans {
@@ -149,6 +170,17 @@ func (w *Waiters) setListening(on, wakeAll bool) {
 func (w *Waiters) wake(ids []uuid.UUID) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	now := time.Now()
+	for len(w.notified) > 0 && now.Sub(w.notified[0].at) > keepIDs {
+		for _, id := range w.notified[0].ids {
+			delete(w.decided, id)
+		}
+		w.notified = w.notified[1:]
+	}
+	w.notified = append(w.notified, notified{at: now, ids: ids})
+	for _, id := range ids {
+		w.decided[id] = struct{}{}
+	}
 	for _, id := range ids {
 		chans, ok := w.waiting[id]
 		if !ok {
@@ -170,16 +202,25 @@ var ErrNotListening = errors.New("reservation: not listening for decisions")
 // reads its status (so a decision committed in between is not missed):
 // the channel is closed when a claim transaction decided it, or when the
 // listener reconnected and may have missed it. stop ends the wait.
-func (w *Waiters) Register(id uuid.UUID) (decided <-chan struct{}, stop func(), err error) {
+// undecided says the process knows, without reading it, that the request
+// was not decided when it registered (a young request no notification
+// named): the caller may wait before its first read.
+func (w *Waiters) Register(id uuid.UUID) (decided <-chan struct{}, undecided bool, stop func(), err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.listening || w.count >= MaxWaiters {
-		return nil, nil, ErrNotListening
+		return nil, false, nil, ErrNotListening
+	}
+	if id.Version() == 7 {
+		sec, nsec := id.Time().UnixTime()
+		created := time.Unix(sec, nsec)
+		_, notified := w.decided[id]
+		undecided = !notified && created.After(w.since.Add(clockSkew)) && time.Since(created) < freshFor
 	}
 	c := make(chan struct{})
 	w.waiting[id] = append(w.waiting[id], c)
 	w.count++
-	return c, func() { w.unregister(id, c) }, nil
+	return c, undecided, func() { w.unregister(id, c) }, nil
 }
 
 func (w *Waiters) unregister(id uuid.UUID, c chan struct{}) {
