@@ -192,7 +192,10 @@ func (s *Server) getReservation(ctx context.Context, in *struct {
 		}
 		return &pollOutput{CacheControl: "private, max-age=1", Body: s.view(ctx, r)}, nil
 	}
-	r, applied, err := s.awaitDecision(ctx, in.ID, wait, read)
+	mine := func(o *reservation.Owned) bool {
+		return o.TenantID == who.TenantID && (who.BuyerID == "" || o.BuyerID == who.BuyerID)
+	}
+	r, applied, err := s.awaitDecision(ctx, in.ID, wait, read, mine)
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
@@ -203,14 +206,16 @@ func (s *Server) getReservation(ctx context.Context, in *struct {
 	return out, nil
 }
 
-// awaitDecision reads the request, and while it is QUEUED waits for the
-// notification of its decision (registered before each read, so a decision
-// committed in between is not missed) until wait has passed; a request the
-// process knows undecided is not read before it is. applied is
+// awaitDecision reads the request, and while it is QUEUED waits for its
+// decision (registered before each read, so a decision committed in
+// between is not missed) until wait has passed: the request comes read
+// with the others the same notification decided, and mine says whether
+// the caller may see it. A request the process knows undecided is not
+// read before. applied is
 // false when the process could not wait (its listener down): the first
 // read is the answer.
 func (s *Server) awaitDecision(ctx context.Context, id uuid.UUID, wait time.Duration,
-	read func() (*reservation.Request, error)) (_ *reservation.Request, applied bool, _ error) {
+	read func() (*reservation.Request, error), mine func(*reservation.Owned) bool) (_ *reservation.Request, applied bool, _ error) {
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	for {
@@ -229,9 +234,15 @@ func (s *Server) awaitDecision(ctx context.Context, id uuid.UUID, wait time.Dura
 			}
 		}
 		select {
-		case <-decided:
+		case got := <-decided:
 			stop()
-			continue
+			if got == nil {
+				continue // read it here
+			}
+			if !mine(got) {
+				return nil, true, db.ErrNotFound
+			}
+			return &got.Request, true, nil
 		case <-deadline.C:
 		case <-ctx.Done():
 		case <-s.stopping:

@@ -347,20 +347,59 @@ func (s *Service) recordAndDecide(ctx context.Context, row *acceptRow) (*time.Ti
 // must also be that buyer's. A HELD request whose hold has run out reads as
 // EXPIRED even before the sweeper has passed.
 func (s *Service) Get(ctx context.Context, tenantID, id uuid.UUID, buyerID string) (*Request, error) {
-	var r Request
-	err := s.pool.QueryRow(ctx, `
-		SELECT r.id, r.product_id,
-		       CASE WHEN r.status = 'HELD' AND h.expires_at <= now() THEN 'EXPIRED' ELSE r.status END,
-		       coalesce(r.reason, ''), r.hold_id, h.numbers, h.expires_at, r.created_at, r.processed_at
-		FROM reservation_requests r
-		LEFT JOIN holds h ON h.id = r.hold_id
-		WHERE r.id = $1 AND r.tenant_id = $2 AND ($3 = '' OR r.buyer_id = $3)`,
-		id, tenantID, buyerID).
-		Scan(&r.ID, &r.ProductID, &r.Status, &r.Reason, &r.HoldID, &r.Numbers, &r.ExpiresAt, &r.CreatedAt, &r.ProcessedAt)
+	row := s.pool.QueryRow(ctx, `SELECT `+requestColumns+` FROM `+requestFrom+`
+		WHERE r.id = $1 AND r.tenant_id = $2 AND ($3 = '' OR r.buyer_id = $3)`, id, tenantID, buyerID)
+	o, err := scanRequest(row)
 	if err != nil {
 		return nil, fmt.Errorf("get reservation %s: %w", id, db.NotFound(err))
 	}
-	return &r, nil
+	return &o.Request, nil
+}
+
+// Owned is a request and whom it belongs to, for a reader to check.
+type Owned struct {
+	Request
+	TenantID uuid.UUID
+	BuyerID  string
+}
+
+// requestColumns and requestFrom read a request as Get answers it (a HELD
+// request whose hold has run out reads EXPIRED).
+const (
+	requestColumns = `r.id, r.product_id,
+		CASE WHEN r.status = 'HELD' AND h.expires_at <= now() THEN 'EXPIRED' ELSE r.status END,
+		coalesce(r.reason, ''), r.hold_id, h.numbers, h.expires_at, r.created_at, r.processed_at, r.tenant_id, r.buyer_id`
+	requestFrom = `reservation_requests r LEFT JOIN holds h ON h.id = r.hold_id`
+)
+
+func scanRequest(row pgx.Row) (*Owned, error) {
+	var o Owned
+	r := &o.Request
+	err := row.Scan(&r.ID, &r.ProductID, &r.Status, &r.Reason, &r.HoldID, &r.Numbers, &r.ExpiresAt, &r.CreatedAt, &r.ProcessedAt,
+		&o.TenantID, &o.BuyerID)
+	return &o, err
+}
+
+// readRequests reads requests by id, whoever they belong to (the reader
+// checks): one query for the readers a notification wakes.
+func readRequests(ctx context.Context, q db.DBTX, ids []uuid.UUID) (map[uuid.UUID]*Owned, error) {
+	rows, err := q.Query(ctx, `SELECT `+requestColumns+` FROM `+requestFrom+` WHERE r.id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read %d reservations: %w", len(ids), err)
+	}
+	defer rows.Close()
+	out := make(map[uuid.UUID]*Owned, len(ids))
+	for rows.Next() {
+		o, err := scanRequest(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read reservations: %w", err)
+		}
+		out[o.ID] = o
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read reservations: %w", err)
+	}
+	return out, nil
 }
 
 // arrayLiteral writes numbers as PostgreSQL's array literal, {1,2,3}: the

@@ -69,15 +69,16 @@ const (
 )
 
 // Waiters wakes status reads waiting for their requests' decisions. One
-// connection per process listens on decidedChannel and hands each
-// notification's ids to the reads waiting for them: a waiting read costs
-// no query while it waits, only the one read of its answer.
+// connection per process listens on decidedChannel; for each notification
+// the requests it names that reads wait for are read in one query and
+// handed to those reads: a waiting read costs no query of its own.
 type Waiters struct {
 	connect func(ctx context.Context) (*pgx.Conn, error)
+	pool    *pgxpool.Pool
 	logger  *slog.Logger
 
 	mu        sync.Mutex
-	waiting   map[uuid.UUID][]chan struct{}
+	waiting   map[uuid.UUID][]chan *Owned
 	count     int
 	listening bool
 	since     time.Time              // when the listener last started listening
@@ -96,8 +97,9 @@ func NewWaiters(pool *pgxpool.Pool, logger *slog.Logger) *Waiters {
 	cfg := pool.Config().ConnConfig.Copy()
 	return &Waiters{
 		connect: func(ctx context.Context) (*pgx.Conn, error) { return pgx.ConnectConfig(ctx, cfg) },
+		pool:    pool,
 		logger:  logger,
-		waiting: map[uuid.UUID][]chan struct{}{},
+		waiting: map[uuid.UUID][]chan *Owned{},
 		decided: map[uuid.UUID]struct{}{},
 	}
 }
@@ -147,7 +149,28 @@ func (w *Waiters) listen(ctx context.Context) error {
 			w.logger.Warn("ignored a decision notification", "error", err)
 			continue
 		}
-		w.wake(ids)
+		w.answer(ctx, w.wake(ids))
+	}
+}
+
+// answer reads the requests readers wait for and hands each reader its
+// request (nil when the read failed: the reader reads it itself).
+func (w *Waiters) answer(ctx context.Context, woken map[uuid.UUID][]chan *Owned) {
+	if len(woken) == 0 {
+		return
+	}
+	ids := make([]uuid.UUID, 0, len(woken))
+	for id := range woken {
+		ids = append(ids, id)
+	}
+	read, err := readRequests(ctx, w.pool, ids)
+	if err != nil {
+		w.logger.Warn("could not read the decided requests readers wait for", "error", err)
+	}
+	for id, chans := range woken {
+		for _, c := range chans {
+			c <- read[id] // buffered: never blocks
+		}
 	}
 }
 
@@ -159,7 +182,7 @@ func (w *Waiters) setListening(on, wakeAll bool) {
 	if wakeAll {
 		for id, chans := range w.waiting {
 			for _, c := range chans {
-				close(c)
+				c <- nil
 			}
 			delete(w.waiting, id)
 		}
@@ -167,7 +190,9 @@ func (w *Waiters) setListening(on, wakeAll bool) {
 	}
 }
 
-func (w *Waiters) wake(ids []uuid.UUID) {
+// wake notes ids as decided and takes the readers waiting for them off
+// the waiting list.
+func (w *Waiters) wake(ids []uuid.UUID) map[uuid.UUID][]chan *Owned {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := time.Now()
@@ -181,17 +206,20 @@ func (w *Waiters) wake(ids []uuid.UUID) {
 	for _, id := range ids {
 		w.decided[id] = struct{}{}
 	}
+	var woken map[uuid.UUID][]chan *Owned
 	for _, id := range ids {
 		chans, ok := w.waiting[id]
 		if !ok {
 			continue
 		}
-		for _, c := range chans {
-			close(c)
+		if woken == nil {
+			woken = map[uuid.UUID][]chan *Owned{}
 		}
+		woken[id] = chans
 		w.count -= len(chans)
 		delete(w.waiting, id)
 	}
+	return woken
 }
 
 // ErrNotListening means a read cannot wait: the listener is not connected
@@ -199,13 +227,14 @@ func (w *Waiters) wake(ids []uuid.UUID) {
 var ErrNotListening = errors.New("reservation: not listening for decisions")
 
 // Register starts waiting for request id's decision, before the caller
-// reads its status (so a decision committed in between is not missed):
-// the channel is closed when a claim transaction decided it, or when the
-// listener reconnected and may have missed it. stop ends the wait.
-// undecided says the process knows, without reading it, that the request
-// was not decided when it registered (a young request no notification
-// named): the caller may wait before its first read.
-func (w *Waiters) Register(id uuid.UUID) (decided <-chan struct{}, undecided bool, stop func(), err error) {
+// reads its status (so a decision committed in between is not missed).
+// The channel brings the request once a claim transaction decided it, or
+// nil when the caller must read it itself: the read of it failed, or the
+// listener reconnected and may have missed its notification. undecided
+// says the process knows, without reading it, that the request was not
+// decided when it registered (a young request no notification named): the
+// caller may wait before reading it. stop ends the wait.
+func (w *Waiters) Register(id uuid.UUID) (decided <-chan *Owned, undecided bool, stop func(), err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.listening || w.count >= MaxWaiters {
@@ -217,13 +246,13 @@ func (w *Waiters) Register(id uuid.UUID) (decided <-chan struct{}, undecided boo
 		_, notified := w.decided[id]
 		undecided = !notified && created.After(w.since.Add(clockSkew)) && time.Since(created) < freshFor
 	}
-	c := make(chan struct{})
+	c := make(chan *Owned, 1)
 	w.waiting[id] = append(w.waiting[id], c)
 	w.count++
 	return c, undecided, func() { w.unregister(id, c) }, nil
 }
 
-func (w *Waiters) unregister(id uuid.UUID, c chan struct{}) {
+func (w *Waiters) unregister(id uuid.UUID, c chan *Owned) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	chans := w.waiting[id]
