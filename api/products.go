@@ -123,20 +123,16 @@ func (v *pageView) size() int { return v.body.size() + len(v.etag) + 64 }
 // loadAvailabilityPage reads a page at the version the product's cached
 // index names, or a newer one: the page answers with its own version.
 func (s *Server) loadAvailabilityPage(ctx context.Context, key pageKey) (*pageView, error) {
-	pages, err := inventory.ReadPages(ctx, s.Pool, key.product, []int{key.page})
+	snap, err := inventory.GetPages(ctx, s.Pool, key.product, []int{key.page})
 	if err != nil {
 		return nil, err
 	}
-	if len(pages) == 0 {
+	if len(snap.Pages) == 0 {
 		return nil, db.ErrNotFound
 	}
-	prod, err := s.productCache.Get(ctx, key.product)
-	if err != nil {
-		return nil, err
-	}
-	p := pages[0]
+	p := snap.Pages[0]
 	body, err := encode(&AvailabilityPage{ProductID: key.product, Page: p.Index, First: p.First(),
-		Last: p.Last(prod.Capacity), Version: p.Version, Taken: p.Taken,
+		Last: p.Last(snap.Capacity), Version: p.Version, Taken: p.Taken,
 		Bitmap: base64.StdEncoding.EncodeToString(p.Bits)}, gzip.BestSpeed)
 	if err != nil {
 		return nil, err

@@ -226,8 +226,9 @@ func New(d Deps) *Server {
 	s.streams = &perClient{max: d.StreamsPerClient, open: map[string]int{}}
 	s.uploads = &fixedWindow{max: uploadsPerHour, window: time.Hour, counts: map[string]int{}}
 	s.layouts = cache.NewSized(time.Hour, 1000, 256<<20, (*layoutView).size, s.loadLayout)
-	// Bounded by bytes: one 10,000,000-number product's view is ~1.7 MB.
-	// The whole views and the pages share the bound: half each.
+	// Bounded by bytes: a 1,000,000-number product's view, with its whole
+	// bitmap, is ~300 KB; the whole views and the pages share the bound,
+	// half each.
 	availabilityBytes := cmp.Or(d.AvailabilityCacheBytes, 128<<20) / 2
 	// A product's view is reloaded in the background once a second while
 	// it is read: its readers never wait for the database.

@@ -88,7 +88,7 @@ func (s *Snapshot) Bitmap() []byte {
 func (s *Snapshot) Bits() *bitset.BitSet {
 	words := make([]uint64, (s.Capacity+63)/64)
 	for _, p := range s.Pages {
-		decodeInto(words[p.Index*PageBits/64:], p.Bits)
+		DecodePage(words, p)
 	}
 	return bitset.FromWithLength(uint(s.Capacity), words)
 }
@@ -116,20 +116,6 @@ func decodeInto(words []uint64, b []byte) {
 		}
 		words[i] = binary.LittleEndian.Uint64(chunk)
 	}
-}
-
-// Encode writes a bit set as bitmap bytes (ceil(capacity/8) of them) into buf,
-// reusing its storage, and returns the bytes.
-func Encode(bits *bitset.BitSet, capacity int, buf []byte) []byte {
-	n := (capacity + 7) / 8
-	if cap(buf) < n+8 {
-		buf = make([]byte, 0, n+8)
-	}
-	buf = buf[:len(bits.Words())*8]
-	for i, w := range bits.Words() {
-		binary.LittleEndian.PutUint64(buf[i*8:], w)
-	}
-	return buf[:n]
 }
 
 // Create inserts the inventory of a new product: its counters and its
@@ -239,26 +225,6 @@ func TakenAmong(ctx context.Context, q db.DBTX, productID uuid.UUID, numbers []i
 		return nil, fmt.Errorf("read bits of %s: %w", productID, err)
 	}
 	return taken, nil
-}
-
-// ReadPages reads the given pages of a product (with their bits), in page
-// order, without locking them.
-func ReadPages(ctx context.Context, q db.DBTX, productID uuid.UUID, pages []int) ([]Page, error) {
-	rows, err := q.Query(ctx, `
-		SELECT page, version, taken, bits FROM inventory_pages
-		WHERE product_id = $1 AND page = ANY($2) ORDER BY page`, productID, pages)
-	if err != nil {
-		return nil, fmt.Errorf("read pages of %s: %w", productID, err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Page, error) {
-		var p Page
-		err := row.Scan(&p.Index, &p.Version, &p.Taken, &p.Bits)
-		return p, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read pages of %s: %w", productID, err)
-	}
-	return out, nil
 }
 
 // Available returns how many of the product's numbers are neither held,

@@ -547,6 +547,8 @@ func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID,
 			return nil, err
 		}
 	}
+	// Pages not read start taken; decoding a page read overwrites all of
+	// its words.
 	words := make([]uint64, (capacity+63)/64)
 	if pages != nil {
 		for i := range words {
@@ -554,9 +556,6 @@ func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID,
 		}
 		if r := capacity % 64; r != 0 {
 			words[len(words)-1] = 1<<r - 1
-		}
-		for _, p := range snap.Pages {
-			clear(words[p.Index*inventory.PageBits/64 : min((p.Index+1)*inventory.PageBits/64, len(words))])
 		}
 	}
 	for _, p := range snap.Pages {
@@ -672,12 +671,15 @@ func pagesToRead(ctx context.Context, tx pgx.Tx, productID uuid.UUID, capacity i
 		var cands []candidate
 		for _, p := range idx.Pages {
 			if free := p.Last(capacity) - p.First() + 1 - p.Taken; free > 0 {
-				// Weighted sampling without replacement: the largest
-				// u^(1/w) are a sample weighted by w (Efraimidis–Spirakis).
-				cands = append(cands, candidate{page: p.Index, free: free, key: math.Pow(rng.Float64(), 1/float64(free))})
+				cands = append(cands, candidate{page: p.Index, free: free})
 			}
 		}
 		if random {
+			// Weighted sampling without replacement: the largest u^(1/w)
+			// are a sample weighted by w (Efraimidis–Spirakis).
+			for i := range cands {
+				cands[i].key = math.Pow(rng.Float64(), 1/float64(cands[i].free))
+			}
 			slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(b.key, a.key) })
 		}
 		// Random picks spread over a few pages at least, not one page per

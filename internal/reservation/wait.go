@@ -135,10 +135,8 @@ func (w *Waiters) listen(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+decidedChannel); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	// Decisions made while no one listened were missed: whoever waits
-	// reads again.
-	w.setListening(true, true)
-	defer w.setListening(false, false)
+	w.setListening(true)
+	defer w.setListening(false)
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
@@ -174,12 +172,15 @@ func (w *Waiters) answer(ctx context.Context, woken map[uuid.UUID][]chan *Owned)
 	}
 }
 
-func (w *Waiters) setListening(on, wakeAll bool) {
+// setListening says whether the listener listens. Once it does again,
+// decisions made while no one listened were missed: whoever waits is woken
+// to read for itself.
+func (w *Waiters) setListening(on bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.listening = on
 	w.since = time.Now()
-	if wakeAll {
+	if on {
 		for id, chans := range w.waiting {
 			for _, c := range chans {
 				c <- nil
