@@ -307,10 +307,6 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 	}
 	expiresAt := terms.Now.Add(time.Duration(terms.HoldSeconds) * time.Second)
 
-	live, err := lockBuyers(ctx, tx, productID, reqs)
-	if err != nil {
-		return BatchResult{}, err
-	}
 	// Before the general sale, the buyers a presale code let in (its
 	// window open now) may be held.
 	var presale map[string]bool
@@ -319,10 +315,11 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 			return BatchResult{}, err
 		}
 	}
-
-	offers, err := lockOffers(ctx, tx, productID, reqs)
-	if err != nil {
-		return BatchResult{}, err
+	refusal := func(r *queuedRequest) string {
+		if refuse == ReasonNotOnSale && presale[r.buyerID] {
+			return ""
+		}
+		return refuse
 	}
 	pick, err := c.newPicker(ctx, tx, productID, capacity, terms.LayoutVersion, reqs)
 	if err != nil {
@@ -335,6 +332,23 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 			return BatchResult{}, err
 		}
 	}
+	// Only the buyers of requests that may be held are locked and counted:
+	// in an opening most requests meet taken numbers or a sold-out product,
+	// and their rejection does not depend on what the buyer holds.
+	var hopeful []*queuedRequest
+	for _, r := range reqs {
+		if refusal(r) == "" && (r.offerID != nil || pick.couldHold(r)) {
+			hopeful = append(hopeful, r)
+		}
+	}
+	live, err := lockBuyers(ctx, tx, productID, hopeful)
+	if err != nil {
+		return BatchResult{}, err
+	}
+	offers, err := lockOffers(ctx, tx, productID, reqs)
+	if err != nil {
+		return BatchResult{}, err
+	}
 
 	decisions := make([]decision, len(reqs))
 	var claimNumbers []int32
@@ -342,10 +356,7 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 	var spent, spentHolds []uuid.UUID
 	offeredDelta := 0
 	for i, r := range reqs {
-		refuse := refuse
-		if refuse == ReasonNotOnSale && presale[r.buyerID] {
-			refuse = ""
-		}
+		refuse := refusal(r)
 		var d decision
 		if r.offerID != nil {
 			o := offers[*r.offerID]
@@ -474,6 +485,9 @@ func buyersOf(reqs []*queuedRequest) []string {
 // holds rather than stored, so an expired hold stops counting at once without
 // waiting for the sweeper.
 func lockBuyers(ctx context.Context, tx pgx.Tx, productID uuid.UUID, reqs []*queuedRequest) (map[string]int, error) {
+	if len(reqs) == 0 {
+		return map[string]int{}, nil
+	}
 	buyers := buyersOf(reqs)
 	_, err := tx.Exec(ctx, `
 		INSERT INTO buyer_limits (product_id, buyer_id)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -150,6 +151,39 @@ func TestBuyerLimit(t *testing.T) {
 	f := env.Reserve(t, p, "alice", reservation.Params{Quantity: 3})
 	env.Drain(t, p, 10)
 	require.Equal(t, reservation.StatusHeld, env.Get(t, p, f.ID).Status)
+	env.RequireInvariants(t)
+}
+
+// TestHopelessRequestsLockNoBuyer: requests that cannot be held (their
+// numbers taken, the product sold out) are rejected without locking or
+// counting their buyers — most of an opening's requests — while the limit
+// still holds for the ones that could be.
+func TestHopelessRequestsLockNoBuyer(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 4, PerBuyerLimit: 2})
+	a := env.Reserve(t, p, "alice", reservation.Params{Numbers: testfix.Nums(1, 2)})
+	env.Drain(t, p, 10)
+	require.Equal(t, reservation.StatusHeld, env.Get(t, p, a.ID).Status)
+
+	taken := env.Reserve(t, p, "bob", reservation.Params{Numbers: testfix.Nums(1)})
+	atLimit := env.Reserve(t, p, "alice", reservation.Params{Numbers: testfix.Nums(3)})
+	carol := env.Reserve(t, p, "carol", reservation.Params{Numbers: testfix.Nums(3, 4)})
+	env.Drain(t, p, 10)
+	require.Equal(t, reservation.ReasonSeatTaken, env.Get(t, p, taken.ID).Reason)
+	require.Equal(t, reservation.ReasonLimitExceeded, env.Get(t, p, atLimit.ID).Reason)
+	require.Equal(t, reservation.StatusHeld, env.Get(t, p, carol.ID).Status)
+
+	soldOut := env.Reserve(t, p, "dave", reservation.Params{Quantity: 1})
+	env.Drain(t, p, 10)
+	require.Equal(t, reservation.ReasonSoldOut, env.Get(t, p, soldOut.ID).Reason)
+
+	rows, err := env.Schema.Pool.Query(context.Background(),
+		`SELECT buyer_id FROM buyer_limits WHERE product_id = $1 ORDER BY buyer_id`, p.ID)
+	require.NoError(t, err)
+	locked, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{"alice", "carol"}, locked, "only buyers whose requests could be held are locked")
 	env.RequireInvariants(t)
 }
 

@@ -2,6 +2,7 @@ package reservation
 
 import (
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"github.com/bits-and-blooms/bitset"
@@ -42,6 +43,20 @@ func (p *picker) open() int {
 		return 0
 	}
 	return max(p.free-p.withheld, 0)
+}
+
+// couldHold says whether r, without an offer, may get any number from this
+// batch: its snapshot shows an open number, and one of the numbers r asks
+// for, if it asks for numbers, free. Numbers only get taken as the batch
+// goes on, so a request that could not at the start cannot later.
+func (p *picker) couldHold(r *queuedRequest) bool {
+	if p.open() == 0 {
+		return false
+	}
+	if r.quantity != nil {
+		return true
+	}
+	return slices.ContainsFunc(r.numbers, p.isFree)
 }
 
 func (p *picker) take(nums []int32) {

@@ -105,11 +105,11 @@ var providerAlgs = []string{"RS256", "ES256"}
 // algorithm (RS256, ES256) rather than a tenant secret's (HS256).
 func IsProviderToken(token string) bool {
 	header, _, ok := strings.Cut(token, ".")
-	var h struct {
-		Alg string `json:"alg"`
+	if !ok || len(token) > maxTokenLength {
+		return false
 	}
-	return ok && len(token) <= maxTokenLength && decodeSegment(header, &h) == nil &&
-		(h.Alg == "RS256" || h.Alg == "ES256")
+	h, err := decodeHeader(header)
+	return err == nil && (h.Alg == "RS256" || h.Alg == "ES256")
 }
 
 // VerifyProviderToken checks a buyer token from a tenant's identity
