@@ -282,7 +282,7 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 			return BatchResult{}, err
 		}
 	}
-	if err := planForExpiredHolds(ctx, tx, productID); err != nil {
+	if err := planClaim(ctx, tx, productID); err != nil {
 		return BatchResult{}, err
 	}
 	reqs, err := c.lockQueued(ctx, tx, productID, sel)
@@ -512,21 +512,28 @@ func lockBuyers(ctx context.Context, tx pgx.Tx, productID uuid.UUID, reqs []*que
 	return live, nil
 }
 
-// planForExpiredHolds plans the rest of the claim transaction's
-// statements for their parameters when the product has expired holds.
-// pgx caches every statement, and PostgreSQL may then keep a generic plan
-// made while no hold had expired; once thousands have, such plans of the
-// claim's reads of holds and claims took seconds under the inventory lock
-// (SQS at 400 requests a second: decisions 17 s behind). Planning every
-// statement of every claim instead cost a third of the claims' throughput,
-// so only the transactions that meet expired holds pay for it: one index
-// probe, in the same round trip as the setting.
-func planForExpiredHolds(ctx context.Context, tx pgx.Tx, productID uuid.UUID) error {
+// planClaim sets how the rest of the claim transaction's statements are
+// planned. pgx caches every statement, and PostgreSQL keeps a generic plan
+// made from the statistics of the moment:
+//   - made while reservation_requests was small (a new deployment's first
+//     opening, until autovacuum analyzes it), the plans of the queue read and
+//     of the outcomes' update scanned the whole table in every batch: as in
+//     the transactions that free claims, sequential scans and hash joins are
+//     priced out (every statement here reads by key);
+//   - made while no hold had expired, once thousands have, the plans of the
+//     claim's reads of holds and claims took seconds under the inventory lock
+//     (SQS at 400 requests a second: decisions 17 s behind). Planning every
+//     statement of every claim instead cost a third of the claims'
+//     throughput, so only the transactions that meet expired holds plan for
+//     their parameters: one index probe, in the same round trip as the
+//     settings.
+func planClaim(ctx context.Context, tx pgx.Tx, productID uuid.UUID) error {
 	if _, err := tx.Exec(ctx, `
-		SELECT set_config('plan_cache_mode', 'force_custom_plan', true)
-		WHERE EXISTS (SELECT 1 FROM holds WHERE product_id = $1 AND state = 'ACTIVE' AND expires_at <= now())`,
+		SELECT set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
+		       (SELECT set_config('plan_cache_mode', 'force_custom_plan', true)
+		        WHERE EXISTS (SELECT 1 FROM holds WHERE product_id = $1 AND state = 'ACTIVE' AND expires_at <= now()))`,
 		productID); err != nil {
-		return fmt.Errorf("plan for expired holds: %w", err)
+		return fmt.Errorf("plan the claim: %w", err)
 	}
 	return nil
 }

@@ -168,7 +168,7 @@ const freeBatch = 1000
 // up (the next sweep retries; claims already treat expired holds as free),
 // and no statement runs on for long. Sequential scans are priced out so
 // that stale statistics cannot turn a lookup by key into a scan, and each
-// statement is planned for its parameters (see planForExpiredHolds).
+// statement is planned for its parameters (see planClaim).
 const freeTimeouts = `SET LOCAL lock_timeout = '2s'; SET LOCAL statement_timeout = '5s'; SET LOCAL enable_seqscan = off;
 	SET LOCAL plan_cache_mode = force_custom_plan`
 

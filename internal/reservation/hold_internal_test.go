@@ -156,10 +156,11 @@ func TestSweepBesideTakeover(t *testing.T) {
 	require.Equal(t, HoldExpired, state)
 }
 
-// A claim transaction that meets expired holds plans its statements for
-// their parameters (a cached generic plan, made before anything expired,
-// took seconds once thousands had); one that meets none keeps the cheap
-// cached plans.
+// A claim transaction reads by key whatever the statistics said when its
+// statements were first planned, and one that meets expired holds plans its
+// statements for their parameters (a cached generic plan, made before
+// anything expired, took seconds once thousands had); one that meets none
+// keeps the cheap cached plans.
 func TestClaimPlansForExpiredHolds(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -171,13 +172,15 @@ func TestClaimPlansForExpiredHolds(t *testing.T) {
 		require.NoError(t, err)
 	}
 	mode := func(product uuid.UUID) string {
-		var m string
+		var m, seqscan, hashjoin string
 		require.NoError(t, pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-			if err := planForExpiredHolds(ctx, tx, product); err != nil {
+			if err := planClaim(ctx, tx, product); err != nil {
 				return err
 			}
-			return tx.QueryRow(ctx, `SELECT current_setting('plan_cache_mode')`).Scan(&m)
+			return tx.QueryRow(ctx, `SELECT current_setting('plan_cache_mode'), current_setting('enable_seqscan'),
+				current_setting('enable_hashjoin')`).Scan(&m, &seqscan, &hashjoin)
 		}))
+		require.Equal(t, []string{"off", "off"}, []string{seqscan, hashjoin}, "a claim reads by key whatever the statistics")
 		return m
 	}
 	require.Equal(t, "force_custom_plan", mode(stale))
