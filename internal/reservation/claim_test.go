@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"boxoffice/internal/db"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/product"
 	"boxoffice/internal/reservation"
@@ -405,4 +406,46 @@ func TestTenantClaimsCapped(t *testing.T) {
 	require.Equal(t, 1, (<-done1).Requests)
 	require.Equal(t, 1, (<-done2).Requests)
 	env.RequireInvariants(t)
+}
+
+// TestStatusReadsTogether: status reads arriving together are read in one
+// query and each still answers only what its caller may see.
+func TestStatusReadsTogether(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 20})
+	alice := env.Reserve(t, p, "alice", reservation.Params{Numbers: testfix.Nums(1)})
+	bob := env.Reserve(t, p, "bob", reservation.Params{Numbers: testfix.Nums(1)})
+	env.Drain(t, p, 10)
+
+	type read struct {
+		id     uuid.UUID
+		tenant uuid.UUID
+		buyer  string
+		want   string // the status, or "" for not found
+	}
+	reads := []read{
+		{alice.ID, p.TenantID, "alice", reservation.StatusHeld},
+		{bob.ID, p.TenantID, "bob", reservation.StatusRejected},
+		{bob.ID, p.TenantID, "", reservation.StatusRejected}, // the tenant's admin
+		{bob.ID, p.TenantID, "alice", ""},
+		{alice.ID, uuid.New(), "alice", ""},
+		{uuid.New(), p.TenantID, "alice", ""},
+	}
+	var wg sync.WaitGroup
+	for i := range 120 {
+		r := reads[i%len(reads)]
+		wg.Go(func() {
+			got, err := env.Service.Get(context.Background(), r.tenant, r.id, r.buyer)
+			if r.want == "" {
+				assert.ErrorIs(t, err, db.ErrNotFound, "read %d", i)
+				return
+			}
+			if assert.NoError(t, err, "read %d", i) {
+				assert.Equal(t, r.want, got.Status, "read %d", i)
+				assert.Equal(t, r.id, got.ID, "read %d", i)
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -41,7 +41,11 @@ type Service struct {
 	// accepts coalesces concurrent accepts; nil records each request in a
 	// transaction of its own.
 	accepts *batch.Coalescer[*acceptRow, *time.Time]
-	tracer  trace.Tracer
+	// reads gathers status reads: one read query runs at a time, and the
+	// reads that arrive meanwhile go together in the next (after an
+	// opening every shopper reads their request's status at once).
+	reads  *batch.Coalescer[uuid.UUID, *Owned]
+	tracer trace.Tracer
 	// decider, when set, decides each request as it is recorded (the
 	// synchronous baseline).
 	decider *Claimer
@@ -183,6 +187,7 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, rows []*acceptRow) (*
 // NewService returns a Service that hands requests to enqueuer.
 func NewService(pool *pgxpool.Pool, enqueuer Enqueuer, m *metrics.Metrics, logger *slog.Logger, o ServiceOptions) *Service {
 	s := &Service{pool: pool, enqueuer: enqueuer, metrics: m, logger: logger, tracer: tracing.Tracer(o.Tracer)}
+	s.reads = &batch.Coalescer[uuid.UUID, *Owned]{MaxRuns: 1, Timeout: 10 * time.Second, Run: s.readBatch}
 	if o.Linger > 0 {
 		s.accepts = &batch.Coalescer[*acceptRow, *time.Time]{Linger: o.Linger, MaxRuns: o.Transactions,
 			Timeout: 10 * time.Second, Run: s.recordBatch}
@@ -347,13 +352,25 @@ func (s *Service) recordAndDecide(ctx context.Context, row *acceptRow) (*time.Ti
 // must also be that buyer's. A HELD request whose hold has run out reads as
 // EXPIRED even before the sweeper has passed.
 func (s *Service) Get(ctx context.Context, tenantID, id uuid.UUID, buyerID string) (*Request, error) {
-	row := s.pool.QueryRow(ctx, `SELECT `+requestColumns+` FROM `+requestFrom+`
-		WHERE r.id = $1 AND r.tenant_id = $2 AND ($3 = '' OR r.buyer_id = $3)`, id, tenantID, buyerID)
-	o, err := scanRequest(row)
+	o, err := s.reads.Do(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("get reservation %s: %w", id, db.NotFound(err))
+		return nil, fmt.Errorf("get reservation %s: %w", id, err)
+	}
+	if o == nil || o.TenantID != tenantID || (buyerID != "" && o.BuyerID != buyerID) {
+		return nil, fmt.Errorf("get reservation %s: %w", id, db.ErrNotFound)
 	}
 	return &o.Request, nil
+}
+
+// readBatch reads a batch of status reads' requests in one query (nil for
+// an id that names none); Get checks whose each is.
+func (s *Service) readBatch(ctx context.Context, ids []uuid.UUID) []batch.Result[*Owned] {
+	out := make([]batch.Result[*Owned], len(ids))
+	found, err := readRequests(ctx, s.pool, ids)
+	for i, id := range ids {
+		out[i] = batch.Result[*Owned]{Value: found[id], Err: err}
+	}
+	return out
 }
 
 // Owned is a request and whom it belongs to, for a reader to check.
