@@ -192,9 +192,7 @@ func (s *Server) getReservation(ctx context.Context, in *struct {
 		}
 		return &pollOutput{CacheControl: "private, max-age=1", Body: s.view(ctx, r)}, nil
 	}
-	mine := func(o *reservation.Owned) bool {
-		return o.TenantID == who.TenantID && (who.BuyerID == "" || o.BuyerID == who.BuyerID)
-	}
+	mine := func(o *reservation.Owned) bool { return o.VisibleTo(who.TenantID, who.BuyerID) }
 	r, applied, err := s.awaitDecision(ctx, in.ID, wait, read, mine)
 	if err != nil {
 		return nil, s.toProblem(err)

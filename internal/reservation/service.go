@@ -356,7 +356,7 @@ func (s *Service) Get(ctx context.Context, tenantID, id uuid.UUID, buyerID strin
 	if err != nil {
 		return nil, fmt.Errorf("get reservation %s: %w", id, err)
 	}
-	if o == nil || o.TenantID != tenantID || (buyerID != "" && o.BuyerID != buyerID) {
+	if o == nil || !o.VisibleTo(tenantID, buyerID) {
 		return nil, fmt.Errorf("get reservation %s: %w", id, db.ErrNotFound)
 	}
 	return &o.Request, nil
@@ -378,6 +378,12 @@ type Owned struct {
 	Request
 	TenantID uuid.UUID
 	BuyerID  string
+}
+
+// VisibleTo says whether the tenant may see the request, and when buyerID
+// is not empty that buyer too.
+func (o *Owned) VisibleTo(tenantID uuid.UUID, buyerID string) bool {
+	return o.TenantID == tenantID && (buyerID == "" || o.BuyerID == buyerID)
 }
 
 // requestColumns and requestFrom read a request as Get answers it (a HELD
