@@ -352,6 +352,12 @@ func (s *Server) Live() *live.Hub { return s.live }
 // App returns the Fiber app, to listen on or to test with app.Test.
 func (s *Server) App() *fiber.App { return s.app }
 
+// AvailabilityCacheBytes reports what the availability caches hold, views
+// and pages, as their entries' sizes count it.
+func (s *Server) AvailabilityCacheBytes() int {
+	return s.availability.Bytes() + s.availabilityPages.Bytes()
+}
+
 // OpenAPI returns the generated OpenAPI document.
 func (s *Server) OpenAPI() *huma.OpenAPI { return s.api.OpenAPI() }
 

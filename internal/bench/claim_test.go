@@ -77,7 +77,9 @@ func TestMillionSmoke(t *testing.T) {
 	}
 	require.Positive(t, res.CachedPerSec)
 	require.Positive(t, res.PageReadsPerSec)
-	require.Positive(t, res.CacheBytes)
+	// The heap figure is the whole test process's, shared with the
+	// parallel tests; the caches' own count is this run's alone.
+	require.Positive(t, res.CacheHeld)
 }
 
 // A tiny on-sale: nothing oversold, invariants hold, seats sell.
