@@ -98,6 +98,9 @@ type BatchResult struct {
 	Numbers  int // numbers claimed
 
 	decisions []decision
+	// floor is where the next scan of the product's queue may start
+	// (lockQueued); zero when this batch does not know.
+	floor uint64
 }
 
 // errLostRace means a planned number was taken by another transaction between
@@ -110,6 +113,12 @@ const maxClaimAttempts = 5
 // in one transaction. It returns a zero result when none is left to take.
 func (c *Claimer) ClaimBatch(ctx context.Context, productID uuid.UUID, limit int) (BatchResult, error) {
 	return c.claim(ctx, productID, selection{limit: limit})
+}
+
+// claimFrom is ClaimBatch for a drain that has claimed before: it scans
+// the queue from the floor the previous batch returned.
+func (c *Claimer) claimFrom(ctx context.Context, productID uuid.UUID, limit int, floor uint64) (BatchResult, error) {
+	return c.claim(ctx, productID, selection{limit: limit, floor: floor})
 }
 
 // ClaimRequests decides the given requests of one product that are still
@@ -128,6 +137,9 @@ func (c *Claimer) ClaimRequests(ctx context.Context, productID uuid.UUID, ids []
 type selection struct {
 	limit int
 	ids   []uuid.UUID
+	// floor skips the queue's requests of transactions older than it
+	// (lockQueued says why that is safe).
+	floor uint64
 	// lockFirst takes the product's inventory row lock before anything
 	// else: the claim then waits for any other claim of the product and
 	// reads a bitmap no one else is changing, so it cannot lose a race.
@@ -144,7 +156,7 @@ func (c *Claimer) claim(ctx context.Context, productID uuid.UUID, sel selection)
 		var res BatchResult
 		sel.lockFirst = sel.lockFirst || attempt > 1
 		err := db.BeginFenced(ctx, c.pool, func(tx pgx.Tx) error {
-			if err := c.takeTenantSlot(ctx, tx, productID); err != nil {
+			if err := c.takeTenantSlot(ctx, tx, productID, sel.floor); err != nil {
 				return err
 			}
 			var err error
@@ -173,23 +185,25 @@ func (c *Claimer) claim(ctx context.Context, productID uuid.UUID, sel selection)
 // takeTenantSlot takes one of the product's tenant's tenantClaims slots
 // for the rest of tx — the first free one, or, when all are taken, waits
 // for the one the product hashes to. (With nothing queued there is nothing
-// to claim, and no slot to take.) A slot is a transaction-level
+// to claim, and no slot to take; queued says from where to look, as
+// selection.floor.) A slot is a transaction-level
 // advisory lock, the first lock a claim takes, so it cannot deadlock with
 // the row locks, and a dead worker's connection frees it.
-func (c *Claimer) takeTenantSlot(ctx context.Context, tx pgx.Tx, productID uuid.UUID) error {
+func (c *Claimer) takeTenantSlot(ctx context.Context, tx pgx.Tx, productID uuid.UUID, queued uint64) error {
 	if c.tenantClaims <= 0 {
 		return nil
 	}
 	h := fnv.New32a()
 	h.Write(productID[:])
 	_, err := tx.Exec(ctx, `
-		WITH t AS (SELECT tenant_id FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED' LIMIT 1),
+		WITH t AS (SELECT tenant_id FROM reservation_requests
+		           WHERE product_id = $1 AND status = 'QUEUED' AND queued_xid >= $4 LIMIT 1),
 		     free AS (SELECT s FROM t, generate_series(0, $2 - 1) AS s
 		              WHERE pg_try_advisory_xact_lock(hashtextextended('boxoffice.claims/' || t.tenant_id || '/' || s, 0))
 		              LIMIT 1)
 		SELECT coalesce((SELECT s FROM free),
 		                (SELECT -1 FROM t, pg_advisory_xact_lock(hashtextextended('boxoffice.claims/' || t.tenant_id || '/' || $3::int, 0))))`,
-		productID, c.tenantClaims, int(h.Sum32()%uint32(c.tenantClaims)))
+		productID, c.tenantClaims, int(h.Sum32()%uint32(c.tenantClaims)), queued)
 	if err != nil {
 		return fmt.Errorf("take a claim slot of the tenant of %s: %w", productID, err)
 	}
@@ -285,7 +299,7 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 	if err := planClaim(ctx, tx, productID); err != nil {
 		return BatchResult{}, err
 	}
-	reqs, err := c.lockQueued(ctx, tx, productID, sel)
+	reqs, floor, err := c.lockQueued(ctx, tx, productID, sel)
 	if err != nil || len(reqs) == 0 {
 		return BatchResult{}, err
 	}
@@ -406,7 +420,7 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 		}
 	}
 
-	res := BatchResult{Requests: len(reqs), Numbers: len(claimNumbers), decisions: decisions}
+	res := BatchResult{Requests: len(reqs), Numbers: len(claimNumbers), decisions: decisions, floor: floor}
 	for _, d := range decisions {
 		if d.reason != "" {
 			c.metrics.Rejected(d.reason)
@@ -417,7 +431,21 @@ func (c *Claimer) claimTx(ctx context.Context, tx pgx.Tx, productID uuid.UUID, s
 	return res, nil
 }
 
-func (c *Claimer) lockQueued(ctx context.Context, tx pgx.Tx, productID uuid.UUID, sel selection) ([]*queuedRequest, error) {
+// lockQueued locks the requests sel takes and decides them all in this
+// transaction. Taking the oldest, it also returns where the next scan of
+// the product's queue may start. The queue is ordered by the transaction
+// that queued each request, and a request queued by a transaction that had
+// ended before this statement's snapshot (older than the snapshot's xmin)
+// is visible to it: if such a request comes before the last one taken, it
+// was taken, or another transaction held it locked. So the next scan may
+// start at the smaller of the snapshot's xmin and the last request's
+// transaction (the latter only when the batch is full: otherwise it took
+// every visible request). Decided requests keep their queue entries, at the
+// front of the queue, until VACUUM; without a floor every scan walks them
+// all. A request skipped because it was locked, and left queued, is behind
+// the floor: the drain's final check reads the whole queue and starts
+// again from the front (Claimer.drain).
+func (c *Claimer) lockQueued(ctx context.Context, tx pgx.Tx, productID uuid.UUID, sel selection) ([]*queuedRequest, uint64, error) {
 	// Two statements rather than one with an optional filter, so that each
 	// gets its own plan: the oldest-first scan of the product's queue, or
 	// primary-key lookups of the given ids.
@@ -425,38 +453,49 @@ func (c *Claimer) lockQueued(ctx context.Context, tx pgx.Tx, productID uuid.UUID
 	var err error
 	if sel.ids == nil {
 		rows, err = tx.Query(ctx, `
-			SELECT id, tenant_id, buyer_id, numbers, quantity, mode, accept_fewer, trace_parent, offer_id
+			SELECT id, tenant_id, buyer_id, numbers, quantity, mode, accept_fewer, trace_parent, offer_id,
+			       queued_xid, pg_snapshot_xmin(pg_current_snapshot())
 			FROM reservation_requests
-			WHERE product_id = $1 AND status = 'QUEUED'
-			ORDER BY created_at, id
+			WHERE product_id = $1 AND status = 'QUEUED' AND queued_xid >= $3
+			ORDER BY queued_xid, created_at, id
 			LIMIT $2
-			FOR UPDATE SKIP LOCKED`, productID, sel.limit)
+			FOR UPDATE SKIP LOCKED`, productID, sel.limit, sel.floor)
 	} else {
 		// One primary-key probe per id, whatever the planner knows about the
 		// table: the probe names nothing but the key, because with the
 		// product and status in it the planner chose the product's queue
 		// index and scanned the whole queue for every id.
 		rows, err = tx.Query(ctx, `
-			SELECT r.id, r.tenant_id, r.buyer_id, r.numbers, r.quantity, r.mode, r.accept_fewer, r.trace_parent, r.offer_id
+			SELECT r.id, r.tenant_id, r.buyer_id, r.numbers, r.quantity, r.mode, r.accept_fewer, r.trace_parent, r.offer_id,
+			       r.queued_xid, '0'::xid8
 			FROM unnest($2::uuid[]) AS u(id)
 			CROSS JOIN LATERAL (
 				SELECT * FROM reservation_requests WHERE id = u.id
 				FOR UPDATE SKIP LOCKED) AS r
 			WHERE r.product_id = $1 AND r.status = 'QUEUED'
-			ORDER BY r.created_at, r.id`, productID, sel.ids)
+			ORDER BY r.queued_xid, r.created_at, r.id`, productID, sel.ids)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("lock queued requests: %w", err)
+		return nil, 0, fmt.Errorf("lock queued requests: %w", err)
 	}
+	var queuedBy, xmin uint64
 	reqs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*queuedRequest, error) {
 		var r queuedRequest
-		err := row.Scan(&r.id, &r.tenantID, &r.buyerID, &r.numbers, &r.quantity, &r.mode, &r.acceptFewer, &r.trace, &r.offerID)
+		err := row.Scan(&r.id, &r.tenantID, &r.buyerID, &r.numbers, &r.quantity, &r.mode, &r.acceptFewer, &r.trace, &r.offerID,
+			&queuedBy, &xmin)
 		return &r, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read queued requests: %w", err)
+		return nil, 0, fmt.Errorf("read queued requests: %w", err)
 	}
-	return reqs, nil
+	if sel.ids != nil || len(reqs) == 0 {
+		return reqs, 0, nil
+	}
+	floor := xmin
+	if len(reqs) == sel.limit {
+		floor = min(floor, queuedBy)
+	}
+	return reqs, floor, nil
 }
 
 // buyerCount is what counts against the per-buyer limit of buyer

@@ -74,6 +74,8 @@ func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 	// drain that keeps up would otherwise follow every batch with an empty
 	// one, and a quiet product's drain run one every schedule.LingerPoll.
 	look := false
+	// floor: where this drain's scans of the queue start (lockQueued).
+	var floor uint64
 	nextYieldCheck := started.Add(o.YieldEvery)
 	var turn schedule.Turn
 	for {
@@ -90,14 +92,14 @@ func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 		}
 		claim := true
 		if look {
-			queued, err := c.anyQueued(ctx, productID)
+			queued, err := c.anyQueued(ctx, productID, floor)
 			if err != nil {
 				return total, err
 			}
 			claim = queued
 		}
 		if claim {
-			res, err := c.ClaimBatch(ctx, productID, o.BatchSize)
+			res, err := c.claimFrom(ctx, productID, o.BatchSize, floor)
 			if err != nil {
 				return total, err
 			}
@@ -105,6 +107,7 @@ func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 				total.Batches++
 				total.Requests += res.Requests
 				total.Numbers += res.Numbers
+				floor = max(floor, res.floor)
 				idleSince = time.Time{}
 				// A batch short of the limit took the whole queue.
 				look = res.Requests < o.BatchSize
@@ -136,16 +139,19 @@ func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 		if !errors.Is(err, errMoreQueued) {
 			return total, err
 		}
-		idleSince, look = time.Time{}, false // claim what came in at once
+		// Claim what came in at once, from the front: what the final check
+		// found may be a request a claim skipped as locked, behind the floor.
+		idleSince, look, floor = time.Time{}, false, 0
 	}
 }
 
-// anyQueued says whether the product has QUEUED requests, locked or not.
-func (c *Claimer) anyQueued(ctx context.Context, productID uuid.UUID) (bool, error) {
+// anyQueued says whether the product has QUEUED requests, locked or not,
+// from the floor on.
+func (c *Claimer) anyQueued(ctx context.Context, productID uuid.UUID, floor uint64) (bool, error) {
 	var queued bool
 	err := c.pool.QueryRow(ctx, `
-		SELECT EXISTS (SELECT 1 FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED')`,
-		productID).Scan(&queued)
+		SELECT EXISTS (SELECT 1 FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED' AND queued_xid >= $2)`,
+		productID, floor).Scan(&queued)
 	if err != nil {
 		return false, fmt.Errorf("look for queued requests of %s: %w", productID, err)
 	}

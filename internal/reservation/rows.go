@@ -262,14 +262,18 @@ func nullable(id uuid.UUID) *uuid.UUID {
 	return &id
 }
 
-// OldestQueuedAge is how long the oldest QUEUED request of a product has
-// waited (zero when none waits): the waiting room slows admission when
-// claims fall behind.
+// OldestQueuedAge is how long the QUEUED request at the front of a
+// product's queue has waited (zero when none waits): the waiting room slows
+// admission when claims fall behind. The front is read in the queue's
+// order, which its index keeps, rather than as the smallest created_at,
+// which would read the whole queue.
 func OldestQueuedAge(ctx context.Context, q db.DBTX, productID uuid.UUID) (time.Duration, error) {
 	var seconds float64
 	err := q.QueryRow(ctx, `
-		SELECT coalesce(extract(epoch FROM now() - min(created_at))::float8, 0) FROM reservation_requests
-		WHERE product_id = $1 AND status = 'QUEUED'`, productID).Scan(&seconds)
+		SELECT coalesce((
+			SELECT extract(epoch FROM now() - created_at)::float8 FROM reservation_requests
+			WHERE product_id = $1 AND status = 'QUEUED'
+			ORDER BY queued_xid, created_at, id LIMIT 1), 0)`, productID).Scan(&seconds)
 	if err != nil {
 		return 0, fmt.Errorf("oldest queued request of %s: %w", productID, err)
 	}

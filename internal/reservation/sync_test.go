@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/stretchr/testify/require"
@@ -16,6 +17,7 @@ import (
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/schedule"
 	"boxoffice/internal/testfix"
+	"boxoffice/migrations"
 )
 
 // The synchronous baseline decides in the request: 40 buyers race for 10
@@ -196,4 +198,78 @@ func queuedProduct(t *testing.T) (*testfix.Env, *product.Product) {
 	p := env.Product(t, testfix.ProductOpts{Capacity: 100})
 	env.Reserve(t, p, "queued", reservation.Params{Quantity: 1})
 	return env, p
+}
+
+// A request a claim skipped because another transaction held it locked
+// may be behind the floor the drain's next scans start from; the drain's
+// final check reads the whole queue and goes back for it.
+func TestDrainComesBackForASkippedRequest(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 100})
+	ctx := context.Background()
+	first := env.Reserve(t, p, "first", reservation.Params{Quantity: 1})
+	later := []uuid.UUID{
+		env.Reserve(t, p, "second", reservation.Params{Quantity: 1}).ID,
+		env.Reserve(t, p, "third", reservation.Params{Quantity: 1}).ID,
+	}
+	locker, err := env.Schema.Pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = locker.Rollback(ctx) }()
+	_, err = locker.Exec(ctx, `SELECT FROM reservation_requests WHERE id = $1 FOR UPDATE`, first.ID)
+	require.NoError(t, err)
+
+	completed := 0
+	done := make(chan reservation.DrainResult)
+	drainCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	go func() {
+		// Batches of one: each is full, so its floor is at least past the
+		// skipped request (unless another test's transaction holds the
+		// snapshot's xmin back, when the floor stays behind it).
+		res, err := env.Claimer.Drain(drainCtx, p.ID, reservation.DrainOptions{BatchSize: 1, Linger: 200 * time.Millisecond,
+			Complete: func(context.Context, pgx.Tx) error { completed++; return nil }})
+		require.NoError(testfix.InGoroutine(t), err)
+		done <- res
+	}()
+	for _, id := range later {
+		require.Eventually(t, func() bool { return env.Get(t, p, id).Status == reservation.StatusHeld }, 10*time.Second,
+			5*time.Millisecond, "the drain takes the requests behind the locked one")
+	}
+	require.Equal(t, reservation.StatusQueued, env.Get(t, p, first.ID).Status)
+	require.NoError(t, locker.Rollback(ctx))
+
+	res := <-done
+	require.Equal(t, 3, res.Requests, "the drain came back for the request it had skipped")
+	require.Equal(t, 1, completed)
+	require.Equal(t, reservation.StatusHeld, env.Get(t, p, first.ID).Status)
+	env.RequireInvariants(t)
+}
+
+// Requests queued before their transaction was recorded (the migration
+// that added it) go first in the queue and are claimed as before.
+func TestRequestsQueuedBeforeTheQueueOrderMigration(t *testing.T) {
+	t.Parallel()
+	env := testfix.New(t, testfix.Options{})
+	p := env.Product(t, testfix.ProductOpts{Capacity: 100})
+	ctx := context.Background()
+	m, err := migrations.New(env.Schema.Pool, migrations.Options{})
+	require.NoError(t, err)
+	defer m.Close()
+	require.NoError(t, m.DownTo(ctx, 36))
+	// As the accept path wrote a request then.
+	old := uuid.New()
+	env.Exec(t, `INSERT INTO reservation_requests (id, tenant_id, product_id, buyer_id, idempotency_key, request_hash, quantity, mode)
+		VALUES ($1, $2, $3, 'before', 'k', '\x00', 1, 'best')`, old, p.TenantID, p.ID)
+	require.NoError(t, m.Up(ctx))
+
+	newer := env.Reserve(t, p, "after", reservation.Params{Quantity: 1})
+	res, err := env.Claimer.ClaimBatch(ctx, p.ID, 1)
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Requests)
+	require.Equal(t, reservation.StatusHeld, env.Get(t, p, old).Status, "the older request first")
+	require.Equal(t, reservation.StatusQueued, env.Get(t, p, newer.ID).Status)
+	env.Drain(t, p, 10)
+	require.Equal(t, reservation.StatusHeld, env.Get(t, p, newer.ID).Status)
+	env.RequireInvariants(t)
 }
