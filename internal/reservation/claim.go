@@ -454,7 +454,7 @@ func (c *Claimer) lockQueued(ctx context.Context, tx pgx.Tx, productID uuid.UUID
 	if sel.ids == nil {
 		rows, err = tx.Query(ctx, `
 			SELECT id, tenant_id, buyer_id, numbers, quantity, mode, accept_fewer, trace_parent, offer_id,
-			       queued_xid, pg_snapshot_xmin(pg_current_snapshot())
+			       queued_xid, (SELECT pg_snapshot_xmin(pg_current_snapshot())) -- once, not a row
 			FROM reservation_requests
 			WHERE product_id = $1 AND status = 'QUEUED' AND queued_xid >= $3
 			ORDER BY queued_xid, created_at, id
