@@ -112,11 +112,11 @@ const maxClaimAttempts = 5
 // ClaimBatch decides up to limit QUEUED requests of one product, oldest first,
 // in one transaction. It returns a zero result when none is left to take.
 func (c *Claimer) ClaimBatch(ctx context.Context, productID uuid.UUID, limit int) (BatchResult, error) {
-	return c.claim(ctx, productID, selection{limit: limit})
+	return c.claimFrom(ctx, productID, limit, 0)
 }
 
-// claimFrom is ClaimBatch for a drain that has claimed before: it scans
-// the queue from the floor the previous batch returned.
+// claimFrom is ClaimBatch scanning the queue from floor (0: the front), as
+// a drain does with the floor its previous batch returned.
 func (c *Claimer) claimFrom(ctx context.Context, productID uuid.UUID, limit int, floor uint64) (BatchResult, error) {
 	return c.claim(ctx, productID, selection{limit: limit, floor: floor})
 }
@@ -185,11 +185,11 @@ func (c *Claimer) claim(ctx context.Context, productID uuid.UUID, sel selection)
 // takeTenantSlot takes one of the product's tenant's tenantClaims slots
 // for the rest of tx — the first free one, or, when all are taken, waits
 // for the one the product hashes to. (With nothing queued there is nothing
-// to claim, and no slot to take; queued says from where to look, as
+// to claim, and no slot to take; the queue is read from floor, as
 // selection.floor.) A slot is a transaction-level
 // advisory lock, the first lock a claim takes, so it cannot deadlock with
 // the row locks, and a dead worker's connection frees it.
-func (c *Claimer) takeTenantSlot(ctx context.Context, tx pgx.Tx, productID uuid.UUID, queued uint64) error {
+func (c *Claimer) takeTenantSlot(ctx context.Context, tx pgx.Tx, productID uuid.UUID, floor uint64) error {
 	if c.tenantClaims <= 0 {
 		return nil
 	}
@@ -203,7 +203,7 @@ func (c *Claimer) takeTenantSlot(ctx context.Context, tx pgx.Tx, productID uuid.
 		              LIMIT 1)
 		SELECT coalesce((SELECT s FROM free),
 		                (SELECT -1 FROM t, pg_advisory_xact_lock(hashtextextended('boxoffice.claims/' || t.tenant_id || '/' || $3::int, 0))))`,
-		productID, c.tenantClaims, int(h.Sum32()%uint32(c.tenantClaims)), queued)
+		productID, c.tenantClaims, int(h.Sum32()%uint32(c.tenantClaims)), floor)
 	if err != nil {
 		return fmt.Errorf("take a claim slot of the tenant of %s: %w", productID, err)
 	}
