@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -133,7 +132,7 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		err = errUnauthorized
 	}
 	if err != nil {
-		s.writeProblem(ctx, s.toProblem(err))
+		_ = writeProblem(ctx, s.toProblem(err))
 		return
 	}
 	if who.TenantID != uuid.Nil {
@@ -182,21 +181,6 @@ func (s *Server) lookupKey(ctx context.Context, key string) (tenant.KeyOwner, er
 		return owner, errUnauthorized
 	}
 	return owner, err
-}
-
-func (s *Server) writeProblem(ctx huma.Context, err error) {
-	var p *Problem
-	if !errors.As(err, &p) {
-		p = problem(http.StatusInternalServerError, "INTERNAL", "internal error")
-	}
-	for name, values := range p.Headers {
-		for _, v := range values {
-			ctx.AppendHeader(name, v)
-		}
-	}
-	ctx.SetHeader("Content-Type", "application/problem+json")
-	ctx.SetStatus(p.Status)
-	_ = json.NewEncoder(ctx.BodyWriter()).Encode(p)
 }
 
 // secretSource reads buyer-token secrets through the cache.

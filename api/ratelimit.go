@@ -44,18 +44,40 @@ func tooMany() *Problem {
 	return p
 }
 
-// limit is a huma middleware counting the limited operations' calls per
-// key and second; key names who is calling ("" skips the limit).
-func (s *Server) limit(max int, key func(huma.Context) string) func(huma.Context, func(huma.Context)) {
-	w := &fixedWindow{max: max, counts: map[string]int{}}
+// limits are a server's rate-limit windows: huma's middlewares and the fast
+// create path (fastCreate) count into the same ones.
+type limits struct {
+	any, ip, buyer *fixedWindow
+	trusted        []netip.Prefix
+}
+
+func newLimits(l RateLimits) *limits {
+	return &limits{
+		any:     &fixedWindow{max: l.PerIPAny, counts: map[string]int{}},
+		ip:      &fixedWindow{max: l.PerIP, counts: map[string]int{}},
+		buyer:   &fixedWindow{max: l.PerBuyer, counts: map[string]int{}},
+		trusted: l.TrustedProxies,
+	}
+}
+
+// The keys each window counts a client by.
+func anyKey(client string) string { return clientNetwork(client) }
+func ipKey(client string) string  { return "ip:" + clientNetwork(client) }
+func buyerKey(who principal) string {
+	return "b:" + who.TenantID.String() + ":" + who.BuyerID
+}
+
+// limit is a huma middleware counting the limited operations' calls in w
+// per key; key names who is calling ("" skips the limit).
+func limit(w *fixedWindow, key func(huma.Context) string) func(huma.Context, func(huma.Context)) {
 	return func(ctx huma.Context, next func(huma.Context)) {
 		op := ctx.Operation()
-		if max <= 0 || op == nil || !limitedOps[op.OperationID] {
+		if w.max <= 0 || op == nil || !limitedOps[op.OperationID] {
 			next(ctx)
 			return
 		}
 		if k := key(ctx); k != "" && !w.allow(k, time.Now()) {
-			s.writeProblem(ctx, tooMany())
+			_ = writeProblem(ctx, tooMany())
 			return
 		}
 		next(ctx)
@@ -79,7 +101,7 @@ func (s *Server) loginLimit(l RateLimits) func(huma.Context, func(huma.Context))
 		if !w.allow(clientNetwork(clientOf(ctx.Context())), time.Now()) {
 			p := problem(http.StatusTooManyRequests, "RATE_LIMITED", "too many login attempts from this address; retry in a minute")
 			p.Headers = http.Header{"Retry-After": {"60"}}
-			s.writeProblem(ctx, p)
+			_ = writeProblem(ctx, p)
 			return
 		}
 		next(ctx)
@@ -89,15 +111,12 @@ func (s *Server) loginLimit(l RateLimits) func(huma.Context, func(huma.Context))
 // anyLimit caps every API operation per client and second: nothing an
 // anonymous client calls (availability, plans, made-up credentials) is
 // free of a bound. It runs before authentication.
-func (s *Server) anyLimit(l RateLimits) func(huma.Context, func(huma.Context)) {
-	w := &fixedWindow{max: l.PerIPAny, counts: map[string]int{}}
-	return func(ctx huma.Context, next func(huma.Context)) {
-		if l.PerIPAny > 0 && !w.allow(clientNetwork(clientOf(ctx.Context())), time.Now()) {
-			s.writeProblem(ctx, tooMany())
-			return
-		}
-		next(ctx)
+func (s *Server) anyLimit(ctx huma.Context, next func(huma.Context)) {
+	if !s.limits.any.allow(anyKey(clientOf(ctx.Context())), time.Now()) {
+		_ = writeProblem(ctx, tooMany())
+		return
 	}
+	next(ctx)
 }
 
 // perClient counts what each client holds open (event streams).
@@ -135,20 +154,18 @@ func tooManyStreams() *Problem {
 
 // ipLimit runs before authentication: a flood is turned away before any
 // credential is looked at.
-func (s *Server) ipLimit(l RateLimits) func(huma.Context, func(huma.Context)) {
-	return s.limit(l.PerIP, func(ctx huma.Context) string {
-		return "ip:" + clientNetwork(clientOf(ctx.Context()))
-	})
+func (s *Server) ipLimit() func(huma.Context, func(huma.Context)) {
+	return limit(s.limits.ip, func(ctx huma.Context) string { return ipKey(clientOf(ctx.Context())) })
 }
 
 // buyerLimit runs after authentication, so that its key is the verified
 // tenant and buyer — not a header a caller can vary with case or spaces. A
 // queue poll carries no buyer credential; the entry its signed queue token
 // names is the key, so that no spelling of a token counts apart.
-func (s *Server) buyerLimit(max int) func(huma.Context, func(huma.Context)) {
-	return s.limit(max, func(ctx huma.Context) string {
+func (s *Server) buyerLimit() func(huma.Context, func(huma.Context)) {
+	return limit(s.limits.buyer, func(ctx huma.Context) string {
 		if who := caller(ctx.Context()); who.BuyerID != "" {
-			return "b:" + who.TenantID.String() + ":" + who.BuyerID
+			return buyerKey(who)
 		}
 		token := ctx.Param("token")
 		if s.WaitingRoom != nil {
@@ -230,7 +247,12 @@ type fixedWindow struct {
 	counts map[string]int
 }
 
+// allow counts a call of key; false when key has had max calls in this
+// window. A max of zero or less is no limit.
 func (f *fixedWindow) allow(key string, now time.Time) bool {
+	if f.max <= 0 {
+		return true
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if now.Sub(f.start) >= max(f.window, time.Second) {

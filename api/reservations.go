@@ -87,12 +87,7 @@ type HoldView struct {
 }
 
 // createReservation serves POST /v1/products/{id}/reservations.
-func (s *Server) createReservation(ctx context.Context, in *struct {
-	ProductPath
-	IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"Required; unique per buyer"`
-	AccessToken    string `header:"X-Access-Token" maxLength:"2000" doc:"Required when the product's waiting room is on"`
-	Body           ReservationBody
-}) (*reservationOutput, error) {
+func (s *Server) createReservation(ctx context.Context, in *createInput) (*reservationOutput, error) {
 	buyer := caller(ctx)
 	if in.IdempotencyKey == "" {
 		return nil, problem(http.StatusBadRequest, "IDEMPOTENCY_KEY_REQUIRED", "send an Idempotency-Key header")

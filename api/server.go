@@ -142,6 +142,8 @@ type Server struct {
 	api     huma.API
 	keys    *cache.Cache[string, tenant.KeyOwner]
 	secrets *cache.Cache[uuid.UUID, [][]byte]
+	limits  *limits
+	fast    *fastCreate
 	// Identity providers' tokens: their keys, their tenants, and tokens
 	// already verified (each distinct token costs one signature check).
 	keySets           *tenant.KeySets
@@ -282,14 +284,23 @@ func New(d Deps) *Server {
 	cfg.Tags = tags
 	s.api = humafiber.New(s.app, cfg)
 	s.api.OpenAPI().OnAddOperation = append(s.api.OpenAPI().OnAddOperation, completeResponses)
+	s.limits = newLimits(d.RateLimits)
 	s.api.UseMiddleware(func(ctx huma.Context, next func(huma.Context)) {
 		c, cancel := context.WithTimeout(ctx.Context(), requestTimeout)
 		defer cancel()
 		c = context.WithValue(c, clientKey{}, clientIP(humafiber.Unwrap(ctx), d.RateLimits.TrustedProxies))
 		next(huma.WithContext(ctx, c))
-	}, s.anyLimit(d.RateLimits), s.ipLimit(d.RateLimits), s.loginLimit(d.RateLimits), s.authenticate, s.buyerLimit(d.RateLimits.PerBuyer), s.auditTrail)
+	}, s.anyLimit, s.ipLimit(), s.loginLimit(d.RateLimits), s.authenticate, s.buyerLimit(), s.auditTrail)
 
+	// Ahead of huma's route for the same operation, which it hands on to
+	// for all but the plain case.
+	s.app.Post(strings.ReplaceAll(createPath, "{id}", ":id"), s.createFast)
 	s.routes()
+	fast, err := newFastCreate(s.api.OpenAPI())
+	if err != nil {
+		panic(err) // caught by every test that builds the API
+	}
+	s.fast = fast
 	return s
 }
 

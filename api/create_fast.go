@@ -1,0 +1,186 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"boxoffice/internal/tenant"
+)
+
+// createPath is the reservation operation's path, as huma registers it.
+const createPath = "/v1/products/{id}/reservations"
+
+// createInput is what a reservation request carries.
+type createInput struct {
+	ProductPath
+	IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"Required; unique per buyer"`
+	AccessToken    string `header:"X-Access-Token" maxLength:"2000" doc:"Required when the product's waiting room is on"`
+	Body           ReservationBody
+}
+
+// fastCreate serves the plain case of POST /v1/products/{id}/reservations —
+// the request an opening sends by the hundred thousand — ahead of huma's
+// route for it. Huma's per-request work (reflection over the input and
+// output, the body decoded twice, a context wrapper per middleware) was a
+// sixth of a reservation's CPU in a burst (docs/benchmark-history.md). The
+// operation stays huma's: its registered schema validates the body here as
+// it does there, its parameters' limits bound the headers, the rate limits
+// count into the same windows, and every request that is not the plain
+// case — another credential, content type or answer format, a body or a
+// header the schema refuses — goes on to huma's route, whose answers are
+// the documented ones.
+type fastCreate struct {
+	registry huma.Registry
+	body     *huma.Schema
+	maxBody  int
+	maxKey   int
+	maxToken int
+}
+
+// newFastCreate reads the operation's rules from the document huma built.
+func newFastCreate(oapi *huma.OpenAPI) (*fastCreate, error) {
+	item := oapi.Paths[createPath]
+	if item == nil || item.Post == nil || item.Post.RequestBody == nil || item.Post.RequestBody.Content["application/json"] == nil {
+		return nil, fmt.Errorf("api: %s is not registered with a JSON body", createPath)
+	}
+	op := item.Post
+	f := &fastCreate{registry: oapi.Components.Schemas, body: op.RequestBody.Content["application/json"].Schema,
+		maxBody: int(op.MaxBodyBytes)}
+	for _, p := range op.Parameters {
+		if p.In != "header" || p.Schema == nil || p.Schema.MaxLength == nil {
+			continue
+		}
+		switch p.Name {
+		case "Idempotency-Key":
+			f.maxKey = *p.Schema.MaxLength
+		case "X-Access-Token":
+			f.maxToken = *p.Schema.MaxLength
+		}
+	}
+	if f.maxBody <= 0 || f.maxKey <= 0 || f.maxToken <= 0 {
+		return nil, fmt.Errorf("api: %s has no body or header limits to keep", createPath)
+	}
+	return f, nil
+}
+
+// createFast serves the request if it is the plain case (see fastCreate),
+// and hands it on to huma's route otherwise.
+func (s *Server) createFast(c *fiber.Ctx) error {
+	f := s.fast
+	if f == nil || !jsonOnly(c.Get(fiber.HeaderContentType), c.Get(fiber.HeaderAccept)) {
+		return c.Next()
+	}
+	// Only the canonical form of the uuid: huma decides on the others.
+	idParam := c.Params("id")
+	id, err := uuid.Parse(idParam)
+	key, access := c.Get("Idempotency-Key"), c.Get("X-Access-Token")
+	body := c.Body()
+	// Byte lengths bound the rune counts the schema limits.
+	if err != nil || len(idParam) != 36 || len(key) > f.maxKey || len(access) > f.maxToken ||
+		len(body) == 0 || len(body) > f.maxBody {
+		return c.Next()
+	}
+	token, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+	token = strings.TrimSpace(token)
+	if !ok || token == "" || tenant.IsProviderToken(token) || strings.HasPrefix(token, tenant.APIKeyPrefix) || s.isAdminKey(token) {
+		return c.Next()
+	}
+	var parsed any
+	if json.Unmarshal(body, &parsed) != nil {
+		return c.Next()
+	}
+	res := &huma.ValidateResult{}
+	huma.Validate(f.registry, f.body, huma.NewPathBuffer(make([]byte, 0, 64), 0), huma.ModeWriteToServer, parsed, res)
+	in := &createInput{ProductPath: ProductPath{ID: id}, IdempotencyKey: key, AccessToken: access}
+	if len(res.Errors) > 0 || json.Unmarshal(body, &in.Body) != nil {
+		return c.Next()
+	}
+
+	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
+	defer cancel()
+	// The token is checked before the limits, unlike on huma's route: a
+	// request it refuses goes there, and counting it here too would count
+	// it twice.
+	buyer, err := tenant.VerifyBuyerToken(ctx, secretSource{s}, strings.Clone(token))
+	if err != nil {
+		return c.Next()
+	}
+	client := clientIP(c, s.limits.trusted)
+	now := time.Now()
+	who := principal{TenantID: buyer.TenantID, BuyerID: buyer.ID}
+	if !s.limits.any.allow(anyKey(client), now) || !s.limits.ip.allow(ipKey(client), now) ||
+		!s.limits.buyer.allow(buyerKey(who), now) {
+		return writeProblem(fiberResponse{c}, tooMany())
+	}
+	ctx = context.WithValue(ctx, clientKey{}, client)
+	setOwner(ctx, who.TenantID)
+	noteTenant(ctx, who.TenantID)
+	out, err := s.createReservation(context.WithValue(ctx, principalKey{}, who), in)
+	if err != nil {
+		return writeProblem(fiberResponse{c}, err)
+	}
+	c.Set(fiber.HeaderLocation, out.Location)
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	c.Status(out.Status)
+	// As huma's JSON format writes it.
+	enc := json.NewEncoder(c)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out.Body)
+}
+
+// jsonOnly says whether a request's body is JSON and its answer may be
+// (huma also speaks CBOR, and negotiates).
+func jsonOnly(contentType, accept string) bool {
+	media, _, _ := strings.Cut(contentType, ";")
+	if strings.TrimSpace(media) != fiber.MIMEApplicationJSON {
+		return false
+	}
+	switch strings.TrimSpace(accept) {
+	case "", "*/*", fiber.MIMEApplicationJSON:
+		return true
+	}
+	return false
+}
+
+// responseWriter is what a problem is written to: huma's context, or
+// Fiber's on the fast path.
+type responseWriter interface {
+	AppendHeader(name, value string)
+	SetHeader(name, value string)
+	SetStatus(code int)
+	BodyWriter() io.Writer
+}
+
+// fiberResponse writes a response through Fiber's context.
+type fiberResponse struct{ c *fiber.Ctx }
+
+func (r fiberResponse) AppendHeader(name, value string) { r.c.Append(name, value) }
+func (r fiberResponse) SetHeader(name, value string)    { r.c.Set(name, value) }
+func (r fiberResponse) SetStatus(code int)              { r.c.Status(code) }
+func (r fiberResponse) BodyWriter() io.Writer           { return r.c }
+
+// writeProblem answers with err's problem (a 500 when err is not one).
+func writeProblem(w responseWriter, err error) error {
+	var p *Problem
+	if !errors.As(err, &p) {
+		p = problem(http.StatusInternalServerError, "INTERNAL", "internal error")
+	}
+	for name, values := range p.Headers {
+		for _, v := range values {
+			w.AppendHeader(name, v)
+		}
+	}
+	w.SetHeader("Content-Type", "application/problem+json")
+	w.SetStatus(p.Status)
+	return json.NewEncoder(w.BodyWriter()).Encode(p)
+}
