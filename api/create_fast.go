@@ -3,10 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"time"
 
@@ -150,37 +147,4 @@ func jsonOnly(contentType, accept string) bool {
 		return true
 	}
 	return false
-}
-
-// responseWriter is what a problem is written to: huma's context, or
-// Fiber's on the fast path.
-type responseWriter interface {
-	AppendHeader(name, value string)
-	SetHeader(name, value string)
-	SetStatus(code int)
-	BodyWriter() io.Writer
-}
-
-// fiberResponse writes a response through Fiber's context.
-type fiberResponse struct{ c *fiber.Ctx }
-
-func (r fiberResponse) AppendHeader(name, value string) { r.c.Append(name, value) }
-func (r fiberResponse) SetHeader(name, value string)    { r.c.Set(name, value) }
-func (r fiberResponse) SetStatus(code int)              { r.c.Status(code) }
-func (r fiberResponse) BodyWriter() io.Writer           { return r.c }
-
-// writeProblem answers with err's problem (a 500 when err is not one).
-func writeProblem(w responseWriter, err error) error {
-	var p *Problem
-	if !errors.As(err, &p) {
-		p = problem(http.StatusInternalServerError, "INTERNAL", "internal error")
-	}
-	for name, values := range p.Headers {
-		for _, v := range values {
-			w.AppendHeader(name, v)
-		}
-	}
-	w.SetHeader("Content-Type", "application/problem+json")
-	w.SetStatus(p.Status)
-	return json.NewEncoder(w.BodyWriter()).Encode(p)
 }

@@ -182,20 +182,6 @@ func (s *Server) streamCaller(c *fiber.Ctx) (who principal, stillAllowed func(co
 	}, err
 }
 
-// fiberProblem answers a plain Fiber route with a problem.
-func fiberProblem(c *fiber.Ctx, err error) error {
-	var p *Problem
-	if !errors.As(err, &p) {
-		p = problem(http.StatusInternalServerError, "INTERNAL", "internal error")
-	}
-	for name, values := range p.Headers {
-		for _, v := range values {
-			c.Set(name, v)
-		}
-	}
-	return c.Status(p.Status).JSON(p, "application/problem+json")
-}
-
 func saleStreamOperation() *huma.Operation {
 	return &huma.Operation{
 		OperationID: "stream-sale",
