@@ -103,7 +103,7 @@ func (s *Server) createFast(c *fiber.Ctx) error {
 		return c.Next()
 	}
 
-	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
+	ctx, cancel := s.requestContext(c.UserContext(), c)
 	defer cancel()
 	// The token is checked before the limits, unlike on huma's route: a
 	// request it refuses goes there, and counting it here too would count
@@ -112,16 +112,14 @@ func (s *Server) createFast(c *fiber.Ctx) error {
 	if err != nil {
 		return c.Next()
 	}
-	client := clientIP(c, s.limits.trusted)
+	client := clientOf(ctx)
 	now := time.Now()
 	who := principal{TenantID: buyer.TenantID, BuyerID: buyer.ID}
 	if !s.limits.any.allow(anyKey(client), now) || !s.limits.ip.allow(ipKey(client), now) ||
 		!s.limits.buyer.allow(buyerKey(who), now) {
 		return writeProblem(fiberResponse{c}, tooMany())
 	}
-	ctx = context.WithValue(ctx, clientKey{}, client)
-	setOwner(ctx, who.TenantID)
-	noteTenant(ctx, who.TenantID)
+	noteCaller(ctx, who)
 	out, err := s.createReservation(context.WithValue(ctx, principalKey{}, who), in)
 	if err != nil {
 		return writeProblem(fiberResponse{c}, err)

@@ -48,15 +48,13 @@ func tooMany() *Problem {
 // create path (fastCreate) count into the same ones.
 type limits struct {
 	any, ip, buyer *fixedWindow
-	trusted        []netip.Prefix
 }
 
 func newLimits(l RateLimits) *limits {
 	return &limits{
-		any:     &fixedWindow{max: l.PerIPAny, counts: map[string]int{}},
-		ip:      &fixedWindow{max: l.PerIP, counts: map[string]int{}},
-		buyer:   &fixedWindow{max: l.PerBuyer, counts: map[string]int{}},
-		trusted: l.TrustedProxies,
+		any:   &fixedWindow{max: l.PerIPAny, counts: map[string]int{}},
+		ip:    &fixedWindow{max: l.PerIP, counts: map[string]int{}},
+		buyer: &fixedWindow{max: l.PerBuyer, counts: map[string]int{}},
 	}
 }
 

@@ -286,9 +286,8 @@ func New(d Deps) *Server {
 	s.api.OpenAPI().OnAddOperation = append(s.api.OpenAPI().OnAddOperation, completeResponses)
 	s.limits = newLimits(d.RateLimits)
 	s.api.UseMiddleware(func(ctx huma.Context, next func(huma.Context)) {
-		c, cancel := context.WithTimeout(ctx.Context(), requestTimeout)
+		c, cancel := s.requestContext(ctx.Context(), humafiber.Unwrap(ctx))
 		defer cancel()
-		c = context.WithValue(c, clientKey{}, clientIP(humafiber.Unwrap(ctx), d.RateLimits.TrustedProxies))
 		next(huma.WithContext(ctx, c))
 	}, s.anyLimit, s.ipLimit(), s.loginLimit(d.RateLimits), s.authenticate, s.buyerLimit(), s.auditTrail)
 
@@ -302,6 +301,13 @@ func New(d Deps) *Server {
 	}
 	s.fast = fast
 	return s
+}
+
+// requestContext is the context an API operation runs in: bounded by
+// requestTimeout, carrying the client's address (clientOf).
+func (s *Server) requestContext(parent context.Context, c *fiber.Ctx) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(parent, requestTimeout)
+	return context.WithValue(ctx, clientKey{}, clientIP(c, s.RateLimits.TrustedProxies)), cancel
 }
 
 // docsPages serves the API docs page (embedded; it reads /openapi.json).
