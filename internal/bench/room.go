@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -28,6 +29,7 @@ type RoomConfig struct {
 // RoomResult is the waiting-room benchmark's outcome.
 type RoomResult struct {
 	JoinsPerSec      float64 `json:"joinsPerSec"`
+	LateJoinsPerSec  float64 `json:"lateJoinsPerSec" doc:"joins after the draw, each taking the next position"`
 	PollsPerSec      float64 `json:"pollsPerSec"`
 	DBPollsPerSec    float64 `json:"dbPollsPerSec" doc:"baseline: the position read from the database per poll"`
 	PollRatio        float64 `json:"pollRatio"`
@@ -35,9 +37,10 @@ type RoomResult struct {
 }
 
 // Room measures joins per second before opening (the spike: no shared row
-// is touched), then status polls per second answered from memory against a
-// baseline that reads the position from the database on every poll. Both
-// run at the service level, without HTTP.
+// is touched) and after the draw (each late arrival takes the next
+// position from the room's row), then status polls per second answered
+// from memory against a baseline that reads the position from the
+// database on every poll. All run at the service level, without HTTP.
 func Room(ctx context.Context, pool *pgxpool.Pool, c RoomConfig, out io.Writer) (*RoomResult, error) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	t, err := newTenant(ctx, pool, "room-")
@@ -60,30 +63,38 @@ func Room(ctx context.Context, pool *pgxpool.Pool, c RoomConfig, out io.Writer) 
 
 	tokens := make([]string, c.Joins)
 	ids := make([]uuid.UUID, c.Joins)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, c.Concurrency)
-	start := time.Now()
-	for range c.Concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < c.Joins; i = int(next.Add(1) - 1) {
-				e, _, err := svc.Join(ctx, t.ID, p.ID, fmt.Sprintf("b%d", i))
-				if err != nil {
-					errs <- err
-					return
+	// join has buyers prefix0… join from c.Concurrency callers and
+	// answers joins per second; keep, when set, takes each entry.
+	join := func(n int, prefix string, keep func(i int, e waitingroom.Entry)) (float64, error) {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		errs := make(chan error, c.Concurrency)
+		start := time.Now()
+		for range c.Concurrency {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+					e, _, err := svc.Join(ctx, t.ID, p.ID, prefix+strconv.Itoa(i))
+					if err != nil {
+						errs <- err
+						return
+					}
+					if keep != nil {
+						keep(i, e)
+					}
 				}
-				tokens[i], ids[i] = svc.QueueToken(e), e.ID
-			}
-		}()
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		return float64(n) / time.Since(start).Seconds(), <-errs
 	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+	res := &RoomResult{}
+	res.JoinsPerSec, err = join(c.Joins, "b", func(i int, e waitingroom.Entry) { tokens[i], ids[i] = svc.QueueToken(e), e.ID })
+	if err != nil {
 		return nil, err
 	}
-	res := &RoomResult{JoinsPerSec: float64(c.Joins) / time.Since(start).Seconds()}
 	var recorded int
 	if err := pool.QueryRow(ctx, `SELECT count(DISTINCT buyer_id) FROM queue_entries WHERE product_id = $1`, p.ID).Scan(&recorded); err != nil {
 		return nil, err
@@ -106,6 +117,19 @@ func Room(ctx context.Context, pool *pgxpool.Pool, c RoomConfig, out io.Writer) 
 			return nil, err
 		}
 	}
+	late := max(c.Joins/4, 1)
+	if res.LateJoinsPerSec, err = join(late, "late", nil); err != nil {
+		return nil, err
+	}
+	var placed int
+	if err := pool.QueryRow(ctx, `SELECT count(DISTINCT position) FROM queue_entries WHERE product_id = $1 AND buyer_id LIKE 'late%'`,
+		p.ID).Scan(&placed); err != nil {
+		return nil, err
+	}
+	if placed != late {
+		return nil, fmt.Errorf("room bench: %d late joins placed, want %d", placed, late)
+	}
+	fmt.Fprintf(out, "  joins after the draw: %8.0f/s (%d, each at the next position)\n", res.LateJoinsPerSec, late)
 
 	run := func(poll func(i int) error) (float64, error) {
 		var n atomic.Int64

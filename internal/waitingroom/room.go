@@ -262,9 +262,9 @@ func (s *Service) Join(ctx context.Context, tenantID, productID uuid.UUID, buyer
 	return j.entry, j.created, err
 }
 
-// joinBatch records a batch of joins, product by product. Rooms not drawn
-// yet take a product's joins in one insert; after the draw each join takes
-// the next position in turn.
+// joinBatch records a batch of joins, product by product, a product's in
+// one transaction: before the draw in one insert, after it taking the next
+// positions in the order the joins arrived.
 func (s *Service) joinBatch(ctx context.Context, reqs []joinRequest) []batch.Result[joined] {
 	type key struct{ tenant, product uuid.UUID }
 	groups := map[key][]int{}
@@ -291,100 +291,38 @@ func (s *Service) joinBatch(ctx context.Context, reqs []joinRequest) []batch.Res
 }
 
 func (s *Service) joinMany(ctx context.Context, tenantID, productID uuid.UUID, reqs []joinRequest) ([]joinResult, error) {
-	var drawn, before bool
-	err := s.pool.QueryRow(ctx, `
-		SELECT drawn_at IS NOT NULL, opens_at > now()
-		FROM waiting_rooms WHERE product_id = $1 AND tenant_id = $2`, productID, tenantID).Scan(&drawn, &before)
+	var drawn bool
+	err := s.pool.QueryRow(ctx, `SELECT drawn_at IS NOT NULL FROM waiting_rooms WHERE product_id = $1 AND tenant_id = $2`,
+		productID, tenantID).Scan(&drawn)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNoRoom
 	}
 	if err != nil {
 		return nil, fmt.Errorf("waiting room: %w", err)
 	}
-	out := make([]joinResult, len(reqs))
-	joinEach := func() ([]joinResult, error) {
-		for i, r := range reqs {
-			out[i].entry, out[i].created, out[i].err = s.joinOne(ctx, tenantID, productID, r.buyer)
-		}
-		return out, nil
-	}
-	if drawn {
-		return joinEach()
-	}
-	ids := make([]uuid.UUID, len(reqs))
-	buyers := make([]string, len(reqs))
+	buyers := make([]string, len(reqs)) // in arrival order
 	for i, r := range reqs {
-		ids[i], buyers[i] = db.NewID(), r.buyer
+		buyers[i] = r.buyer
 	}
-	// Insert in buyer order, so that two batches with the same buyers wait
-	// for each other rather than deadlock.
-	slices.Sort(buyers)
-	created := map[string]uuid.UUID{}
-	entries := map[string]Entry{}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// The draw locks the room row; holding it shared until commit makes
-		// these entries either visible to the draw or see it done. Without
-		// it a join committing during the draw got no position and waited
-		// forever.
-		var drawnNow bool
-		if err := tx.QueryRow(ctx, `SELECT drawn_at IS NOT NULL FROM waiting_rooms WHERE product_id = $1 FOR SHARE`,
-			productID).Scan(&drawnNow); err != nil {
-			return fmt.Errorf("lock waiting room: %w", err)
+	var entries map[string]Entry
+	var created map[string]uuid.UUID
+	join := func(tx pgx.Tx) (err error) {
+		if drawn {
+			entries, created, err = placeAtEnd(ctx, tx, tenantID, productID, buyers)
+		} else {
+			entries, created, err = enterDraw(ctx, tx, tenantID, productID, buyers)
 		}
-		if drawnNow {
-			return errDrawnMeanwhile
-		}
-		rows, err := tx.Query(ctx, `
-			INSERT INTO queue_entries (id, product_id, tenant_id, buyer_id, pre_open)
-			SELECT u.id, $1, $2, u.buyer, $5 FROM unnest($3::uuid[], $4::text[]) AS u(id, buyer)
-			ON CONFLICT (product_id, buyer_id) DO NOTHING
-			RETURNING id, buyer_id`, productID, tenantID, ids, buyers, before)
-		if err != nil {
-			return fmt.Errorf("join queue: %w", err)
-		}
-		var id uuid.UUID
-		var buyer string
-		if _, err := pgx.ForEachRow(rows, []any{&id, &buyer}, func() error { created[buyer] = id; return nil }); err != nil {
-			return fmt.Errorf("join queue: %w", err)
-		}
-		// Only rejoins (and a buyer twice in the batch) need reading back.
-		var again []string
-		for _, b := range buyers {
-			if _, ok := created[b]; ok {
-				entries[b] = Entry{ID: created[b], ProductID: productID, TenantID: tenantID, BuyerID: b}
-			} else {
-				again = append(again, b)
-			}
-		}
-		if len(again) == 0 {
-			return nil
-		}
-		// A code holder in a presale's line keeps it: the token names the
-		// round, whose draw a poll waits for.
-		rows, err = tx.Query(ctx, `
-			SELECT id, buyer_id, coalesce(position, 0), round_id FROM queue_entries WHERE product_id = $1 AND buyer_id = ANY($2)`,
-			productID, again)
-		if err != nil {
-			return fmt.Errorf("read queue entries: %w", err)
-		}
-		var pos int64
-		var round *uuid.UUID
-		_, err = pgx.ForEachRow(rows, []any{&id, &buyer, &pos, &round}, func() error {
-			e := Entry{ID: id, ProductID: productID, TenantID: tenantID, BuyerID: buyer, Position: pos}
-			if round != nil {
-				e.Round = *round
-			}
-			entries[buyer] = e
-			return nil
-		})
 		return err
-	})
+	}
+	err = pgx.BeginFunc(ctx, s.pool, join)
 	if errors.Is(err, errDrawnMeanwhile) {
-		return joinEach()
+		drawn = true
+		err = pgx.BeginFunc(ctx, s.pool, join)
 	}
 	if err != nil {
 		return nil, err
 	}
+	out := make([]joinResult, len(reqs))
 	for i, r := range reqs {
 		e := entries[r.buyer]
 		// The same buyer twice in one batch: the first is the join, the
@@ -401,58 +339,144 @@ func (s *Service) joinMany(ctx context.Context, tenantID, productID uuid.UUID, r
 // errDrawnMeanwhile: the room was drawn between the look and the lock.
 var errDrawnMeanwhile = errors.New("drawn meanwhile")
 
-// joinOne records one join after the draw, taking the next position.
-func (s *Service) joinOne(ctx context.Context, tenantID, productID uuid.UUID, buyer string) (Entry, bool, error) {
-	e := Entry{ProductID: productID, TenantID: tenantID, BuyerID: buyer}
-	created := false
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `SELECT id, coalesce(position, 0) FROM queue_entries WHERE product_id = $1 AND buyer_id = $2 AND tenant_id = $3`,
-			productID, buyer, tenantID).Scan(&e.ID, &e.Position)
-		if err == nil {
-			return nil // joining again: the same entry
+// enterDraw records joins before the draw, all in one insert; buyers
+// already in the room keep their entries. It returns every buyer's entry
+// and the ids of those it created.
+func enterDraw(ctx context.Context, tx pgx.Tx, tenantID, productID uuid.UUID, buyers []string) (map[string]Entry, map[string]uuid.UUID, error) {
+	// The draw locks the room row; holding it shared until commit makes
+	// these entries either visible to the draw or see it done. Without it
+	// a join committing during the draw got no position and waited
+	// forever.
+	var drawnNow, before bool
+	if err := tx.QueryRow(ctx, `SELECT drawn_at IS NOT NULL, opens_at > now() FROM waiting_rooms WHERE product_id = $1 FOR SHARE`,
+		productID).Scan(&drawnNow, &before); err != nil {
+		return nil, nil, fmt.Errorf("lock waiting room: %w", err)
+	}
+	if drawnNow {
+		return nil, nil, errDrawnMeanwhile
+	}
+	// Insert in buyer order, so that two batches with the same buyers wait
+	// for each other rather than deadlock.
+	sorted := slices.Clone(buyers)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	ids := make([]uuid.UUID, len(sorted))
+	for i := range ids {
+		ids[i] = db.NewID()
+	}
+	rows, err := tx.Query(ctx, `
+		INSERT INTO queue_entries (id, product_id, tenant_id, buyer_id, pre_open)
+		SELECT u.id, $1, $2, u.buyer, $5 FROM unnest($3::uuid[], $4::text[]) AS u(id, buyer)
+		ON CONFLICT (product_id, buyer_id) DO NOTHING
+		RETURNING id, buyer_id`, productID, tenantID, ids, sorted, before)
+	if err != nil {
+		return nil, nil, fmt.Errorf("join queue: %w", err)
+	}
+	created := map[string]uuid.UUID{}
+	var id uuid.UUID
+	var buyer string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &buyer}, func() error { created[buyer] = id; return nil }); err != nil {
+		return nil, nil, fmt.Errorf("join queue: %w", err)
+	}
+	entries, err := readEntries(ctx, tx, tenantID, productID, buyers, created)
+	return entries, created, err
+}
+
+// placeAtEnd records joins after the draw: the buyers not in the room yet
+// take the next positions, in the order they arrived. The room row,
+// locked first, serialises placements; a batch takes it once, not once a
+// buyer (one at a time, the joins of a busy opening outlasted their
+// buyers' patience).
+func placeAtEnd(ctx context.Context, tx pgx.Tx, tenantID, productID uuid.UUID, buyers []string) (map[string]Entry, map[string]uuid.UUID, error) {
+	var before bool
+	if err := tx.QueryRow(ctx, `SELECT opens_at > now() FROM waiting_rooms WHERE product_id = $1 FOR UPDATE`,
+		productID).Scan(&before); err != nil {
+		return nil, nil, fmt.Errorf("lock waiting room: %w", err)
+	}
+	// A rejoin never changes a place, nor takes one.
+	entries, err := readEntries(ctx, tx, tenantID, productID, buyers, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var fresh []string
+	for _, b := range buyers {
+		if _, ok := entries[b]; !ok && !slices.Contains(fresh, b) {
+			fresh = append(fresh, b)
 		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("look up queue entry: %w", err)
-		}
-		id := db.NewID()
-		var position *int64
-		err = tx.QueryRow(ctx, `
-			WITH room AS (
-				SELECT drawn_at IS NOT NULL AS drawn, opens_at > now() AS before
-				FROM waiting_rooms WHERE product_id = $2 AND tenant_id = $3
-			), placed AS (
-				-- A later arrival after the draw takes the next position; the
-				-- room row serialises these (arrivals before opening need none).
-				UPDATE waiting_rooms SET next_position = next_position + 1
-				WHERE product_id = $2 AND (SELECT drawn FROM room)
-				RETURNING next_position
-			)
-			INSERT INTO queue_entries (id, product_id, tenant_id, buyer_id, pre_open, position)
-			SELECT $1, $2, $3, $4, room.before, (SELECT next_position FROM placed) FROM room
-			ON CONFLICT (product_id, buyer_id) DO NOTHING
-			RETURNING position`, id, productID, tenantID, buyer).Scan(&position)
-		switch {
-		case err == nil:
-			e.ID, created = id, true
-			if position != nil {
-				e.Position = *position
-			}
-			return nil
-		case !errors.Is(err, pgx.ErrNoRows):
-			return fmt.Errorf("join queue: %w", err)
-		}
-		// Already in the queue, or no room: find out which. (A rejoin after
-		// the draw may have bumped next_position; the gap is harmless.)
-		err = tx.QueryRow(ctx, `
-			SELECT e.id, coalesce(e.position, 0) FROM queue_entries e
-			WHERE e.product_id = $1 AND e.buyer_id = $2 AND e.tenant_id = $3`, productID, buyer, tenantID).
-			Scan(&e.ID, &e.Position)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrNoRoom
-		}
-		return err
+	}
+	if len(fresh) == 0 {
+		return entries, nil, nil
+	}
+	ids := make([]uuid.UUID, len(fresh))
+	for i := range ids {
+		ids[i] = db.NewID()
+	}
+	rows, err := tx.Query(ctx, `
+		WITH placed AS (
+			UPDATE waiting_rooms SET next_position = next_position + cardinality($4::text[])
+			WHERE product_id = $1
+			RETURNING next_position - cardinality($4::text[]) AS last)
+		INSERT INTO queue_entries (id, product_id, tenant_id, buyer_id, pre_open, position)
+		SELECT u.id, $1, $2, u.buyer, $5, placed.last + u.ord
+		FROM placed, unnest($3::uuid[], $4::text[]) WITH ORDINALITY AS u(id, buyer, ord)
+		RETURNING id, buyer_id, position`, productID, tenantID, ids, fresh, before)
+	if err != nil {
+		return nil, nil, fmt.Errorf("join queue: %w", err)
+	}
+	created := map[string]uuid.UUID{}
+	var id uuid.UUID
+	var buyer string
+	var position int64
+	_, err = pgx.ForEachRow(rows, []any{&id, &buyer, &position}, func() error {
+		created[buyer] = id
+		entries[buyer] = Entry{ID: id, ProductID: productID, TenantID: tenantID, BuyerID: buyer, Position: position}
+		return nil
 	})
-	return e, created, err
+	if err != nil {
+		return nil, nil, fmt.Errorf("join queue: %w", err)
+	}
+	return entries, created, nil
+}
+
+// readEntries returns the entries of buyers: those in created as
+// inserted, the others read (with their position and presale round).
+func readEntries(ctx context.Context, tx pgx.Tx, tenantID, productID uuid.UUID, buyers []string, created map[string]uuid.UUID) (map[string]Entry, error) {
+	entries := map[string]Entry{}
+	var again []string
+	for _, b := range buyers {
+		if id, ok := created[b]; ok {
+			entries[b] = Entry{ID: id, ProductID: productID, TenantID: tenantID, BuyerID: b}
+		} else {
+			again = append(again, b)
+		}
+	}
+	if len(again) == 0 {
+		return entries, nil
+	}
+	// A code holder in a presale's line keeps it: the token names the
+	// round, whose draw a poll waits for.
+	rows, err := tx.Query(ctx, `
+		SELECT id, buyer_id, coalesce(position, 0), round_id FROM queue_entries WHERE product_id = $1 AND buyer_id = ANY($2)`,
+		productID, again)
+	if err != nil {
+		return nil, fmt.Errorf("read queue entries: %w", err)
+	}
+	var id uuid.UUID
+	var buyer string
+	var pos int64
+	var round *uuid.UUID
+	_, err = pgx.ForEachRow(rows, []any{&id, &buyer, &pos, &round}, func() error {
+		e := Entry{ID: id, ProductID: productID, TenantID: tenantID, BuyerID: buyer, Position: pos}
+		if round != nil {
+			e.Round = *round
+		}
+		entries[buyer] = e
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read queue entries: %w", err)
+	}
+	return entries, nil
 }
 
 // QueueToken signs the entry's queue token.

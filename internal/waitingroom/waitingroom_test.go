@@ -131,6 +131,48 @@ func TestDrawIsVerifiableAndPlacesAreKept(t *testing.T) {
 	require.Equal(t, 22, distinct, "positions are unique")
 }
 
+// An opening's late arrivals come by the thousand a second: joined
+// together, they still take every position after the draw's once, and a
+// rejoin takes none.
+func TestJoinsAfterTheDrawTakeTheNextPositions(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 100, waitingroom.Settings{ActiveShoppers: 5, ShoppingSeconds: 1}, time.Now().Add(time.Hour))
+	early := b.drawn(t, 10)
+	const late = 300
+	entries := make([]waitingroom.Entry, late)
+	var wg sync.WaitGroup
+	for i := range late {
+		wg.Go(func() {
+			e, created, err := b.rooms.Join(context.Background(), b.product.TenantID, b.product.ID, fmt.Sprintf("late-%d", i))
+			assert.NoError(t, err)
+			assert.True(t, created)
+			entries[i] = e
+		})
+		if i%50 == 0 {
+			// Rejoins among them, before and after the draw.
+			wg.Go(func() {
+				_, created, err := b.rooms.Join(context.Background(), b.product.TenantID, b.product.ID, fmt.Sprintf("b%d", i/50))
+				assert.NoError(t, err)
+				assert.False(t, created)
+			})
+		}
+	}
+	wg.Wait()
+	seen := map[int64]bool{}
+	for _, e := range entries {
+		require.Greater(t, e.Position, int64(10), "after the draw's places")
+		require.LessOrEqual(t, e.Position, int64(10+late), "no place skipped")
+		require.False(t, seen[e.Position], "position %d given twice", e.Position)
+		seen[e.Position] = true
+	}
+	require.Equal(t, entries[7], b.join(t, "late-7"), "a rejoin keeps its place")
+	require.Equal(t, early[3].ID, b.join(t, "b3").ID)
+	var next int64
+	require.NoError(t, b.env.Schema.Pool.QueryRow(context.Background(),
+		`SELECT next_position FROM waiting_rooms WHERE product_id = $1`, b.product.ID).Scan(&next))
+	require.Equal(t, int64(10+late), next, "rejoins took no place")
+}
+
 func TestAdmitFollowsTheRate(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
