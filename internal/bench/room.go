@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
