@@ -22,6 +22,7 @@ type JoinView struct {
 	Status     string  `json:"status"`
 	Position   int64   `json:"position,omitempty" doc:"Absent while waiting for the draw at opening"`
 	ETASeconds float64 `json:"etaSeconds,omitempty"`
+	PollAfter  float64 `json:"pollAfterSeconds,omitempty" doc:"When to poll first, in seconds"`
 }
 
 var errAccessRequired = problem(http.StatusUnauthorized, "ACCESS_TOKEN_REQUIRED",
@@ -118,7 +119,8 @@ func (s *Server) joinQueue(ctx context.Context, in *struct {
 	out := &struct {
 		Status int
 		Body   JoinView
-	}{Status: http.StatusOK, Body: JoinView{QueueToken: token, Status: st.Status, Position: st.Position, ETASeconds: st.ETASeconds}}
+	}{Status: http.StatusOK, Body: JoinView{QueueToken: token, Status: st.Status, Position: st.Position, ETASeconds: st.ETASeconds,
+		PollAfter: st.PollAfter}}
 	if created {
 		out.Status = http.StatusCreated
 	}

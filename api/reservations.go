@@ -188,7 +188,7 @@ func (s *Server) getReservation(ctx context.Context, in *struct {
 		return &pollOutput{CacheControl: "private, max-age=1", Body: s.view(ctx, r)}, nil
 	}
 	mine := func(o *reservation.Owned) bool { return o.VisibleTo(who.TenantID, who.BuyerID) }
-	r, applied, err := s.awaitDecision(ctx, in.ID, wait, read, mine)
+	r, applied, err := s.decisions.Await(ctx, reservation.Await{ID: in.ID, Wait: wait, Read: read, Mine: mine, Stop: s.stopping})
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
@@ -197,53 +197,6 @@ func (s *Server) getReservation(ctx context.Context, in *struct {
 		out.PreferenceApplied = fmt.Sprintf("wait=%d", int(wait/time.Second))
 	}
 	return out, nil
-}
-
-// awaitDecision reads the request, and while it is QUEUED waits for its
-// decision (registered before each read, so a decision committed in
-// between is not missed) until wait has passed: the request comes read
-// with the others the same notification decided, and mine says whether
-// the caller may see it. A request the process knows undecided is not
-// read before. applied is
-// false when the process could not wait (its listener down): the first
-// read is the answer.
-func (s *Server) awaitDecision(ctx context.Context, id uuid.UUID, wait time.Duration,
-	read func() (*reservation.Request, error), mine func(*reservation.Owned) bool) (_ *reservation.Request, applied bool, _ error) {
-	deadline := time.NewTimer(wait)
-	defer deadline.Stop()
-	for {
-		decided, undecided, stop, err := s.decisions.Register(id)
-		if err != nil {
-			r, err := read()
-			return r, false, err
-		}
-		// A request this process knows undecided (just accepted) is read
-		// once decided, not before.
-		if !undecided {
-			r, err := read()
-			if err != nil || r.Status != reservation.StatusQueued {
-				stop()
-				return r, true, err
-			}
-		}
-		select {
-		case got := <-decided:
-			stop()
-			if got == nil {
-				continue // read it here
-			}
-			if !mine(got) {
-				return nil, true, db.ErrNotFound
-			}
-			return &got.Request, true, nil
-		case <-deadline.C:
-		case <-ctx.Done():
-		case <-s.stopping:
-		}
-		stop()
-		r, err := read()
-		return r, true, err
-	}
 }
 
 // preferredWait reads wait=N from a Prefer header (RFC 7240: preferences

@@ -126,6 +126,12 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 		_ = client.Stop(stop)
 	}()
 	defer a.StartAdmission()() // as a work process runs it
+	// The status reads' waiters, as the API process runs them.
+	waiters := reservation.NewWaiters(pool, logger)
+	listening, stopListening := context.WithCancel(ctx)
+	listened := make(chan struct{})
+	go func() { defer close(listened); waiters.Run(listening) }()
+	defer func() { stopListening(); <-listened }()
 	what := fmt.Sprintf("onsale: %d seats", c.Seats)
 	if c.Raffle > 0 {
 		what = fmt.Sprintf("raffle: %d numbers, each buyer asking 1 to 3 of their choosing,", c.Raffle)
@@ -171,11 +177,8 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 				if st.Status == waitingroom.StatusAdmitted {
 					break
 				}
-				// Once a second, or a quarter of a long wait (up to 10 s):
-				// the simulated buyers share the service's cores, and
-				// 200,000 of them polling every second would be the run.
-				wait := min(max(time.Second, time.Duration(st.ETASeconds*float64(time.Second)/4)), 10*time.Second)
-				sleep(ctx, wait/2+time.Duration(rng.Int64N(int64(wait))))
+				// When the room says, as the store does.
+				sleep(ctx, time.Duration(st.PollAfter*float64(time.Second)))
 			}
 			params := reservation.Params{Quantity: 2, Mode: reservation.ModeBest}
 			if c.Raffle > 0 {
@@ -202,11 +205,19 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 			acceptLat = append(acceptLat, time.Since(t0))
 			latMu.Unlock()
 			accepted.Add(1)
+			// As the store does: a read that waits for the decision, and
+			// reads backing off when this process could not wait.
 			var r *reservation.Request
+			await := reservation.Await{ID: acc.Request.ID, Wait: 15 * time.Second,
+				Read: func() (*reservation.Request, error) { return svc.Get(ctx, t.ID, acc.Request.ID, buyer) },
+				Mine: func(o *reservation.Owned) bool { return o.VisibleTo(t.ID, buyer) }}
 			for ctx.Err() == nil {
-				sleep(ctx, 200*time.Millisecond)
-				if r, err = svc.Get(ctx, t.ID, acc.Request.ID, buyer); err != nil || r.Status != reservation.StatusQueued {
+				var waited bool
+				if r, waited, err = waiters.Await(ctx, await); err != nil || r.Status != reservation.StatusQueued {
 					break
+				}
+				if !waited {
+					sleep(ctx, 200*time.Millisecond)
 				}
 			}
 			if r == nil || r.Status != reservation.StatusHeld {

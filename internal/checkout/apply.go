@@ -22,6 +22,12 @@ import (
 // and a state older than what is recorded is ignored, so duplicate and
 // out-of-order news is harmless.
 func (s *Service) Apply(ctx context.Context, attemptID uuid.UUID, p payment.Payment) error {
+	select {
+	case s.applying <- struct{}{}:
+		defer func() { <-s.applying }()
+	case <-ctx.Done():
+		return fmt.Errorf("apply payment %s: %w", attemptID, ctx.Err())
+	}
 	confirmed := false
 	err := db.BeginFenced(ctx, s.pool, func(tx pgx.Tx) error {
 		a, err := s.loadAttempt(ctx, tx, attemptID, true)

@@ -76,14 +76,25 @@ type Service struct {
 	metrics  *metrics.Metrics
 	logger   *slog.Logger
 	cfg      Config
+	// applying holds a slot for each payment result being applied
+	// (maxApplying).
+	applying chan struct{}
 }
+
+// maxApplying bounds the payment results one process applies at once. A
+// confirmation moves held numbers to sold under the product's inventory
+// row lock: an opening's hundreds of payment workers each waiting for that
+// lock held a database connection apiece — the whole pool, with claims
+// and accepts waiting behind them — and the database spun on the lock's
+// queue. A few at a time confirm as many a second.
+const maxApplying = 8
 
 // NewService returns the checkout service; it inserts its jobs with
 // riverClient (an insert-only client will do: the workers run elsewhere).
 func NewService(pool *pgxpool.Pool, riverClient *river.Client[pgx.Tx], provider payment.Provider, tickets *ticket.Signer,
 	m *metrics.Metrics, logger *slog.Logger, cfg Config) *Service {
 	s := &Service{pool: pool, river: riverClient, provider: provider, tickets: tickets, mailer: cfg.Mailer,
-		metrics: m, logger: logger, cfg: cfg}
+		metrics: m, logger: logger, cfg: cfg, applying: make(chan struct{}, maxApplying)}
 	if cfg.TestMode != nil {
 		s.testMode = payment.Named(cfg.TestMode, payment.TestModeName)
 	}

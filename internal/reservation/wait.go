@@ -12,6 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"boxoffice/internal/db"
 )
 
 // decidedChannel is the PostgreSQL notification channel on which every
@@ -266,5 +268,60 @@ func (w *Waiters) unregister(id uuid.UUID, c chan *Owned) {
 	}
 	if len(w.waiting[id]) == 0 {
 		delete(w.waiting, id)
+	}
+}
+
+// Await is a status read that waits for the decision.
+type Await struct {
+	ID   uuid.UUID
+	Wait time.Duration // at most this long
+	// Read reads the request's status (the caller's own read, with its
+	// checks of who may see it).
+	Read func() (*Request, error)
+	// Mine says whether the caller may see a request the listener read.
+	Mine func(*Owned) bool
+	// Stop, when closed, ends the wait early (a server shutting down).
+	Stop <-chan struct{}
+}
+
+// Await reads the request, and while it is QUEUED waits for its decision
+// (registered before each read, so a decision committed in between is not
+// missed) until a.Wait has passed: the request comes read with the others
+// the same notification decided. A request the process knows undecided is
+// not read before. applied is false when the process could not wait (its
+// listener down, or MaxWaiters waiting): the first read is the answer.
+func (w *Waiters) Await(ctx context.Context, a Await) (_ *Request, applied bool, _ error) {
+	deadline := time.NewTimer(a.Wait)
+	defer deadline.Stop()
+	for {
+		decided, undecided, stop, err := w.Register(a.ID)
+		if err != nil {
+			r, err := a.Read()
+			return r, false, err
+		}
+		if !undecided {
+			r, err := a.Read()
+			if err != nil || r.Status != StatusQueued {
+				stop()
+				return r, true, err
+			}
+		}
+		select {
+		case got := <-decided:
+			stop()
+			if got == nil {
+				continue // read it here
+			}
+			if !a.Mine(got) {
+				return nil, true, db.ErrNotFound
+			}
+			return &got.Request, true, nil
+		case <-deadline.C:
+		case <-ctx.Done():
+		case <-a.Stop:
+		}
+		stop()
+		r, err := a.Read()
+		return r, true, err
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"sync"
@@ -87,6 +88,7 @@ type Status struct {
 	Position    int64      `json:"position,omitempty" doc:"Absent while waiting for the draw at opening"`
 	NowServing  int64      `json:"nowServing"`
 	ETASeconds  float64    `json:"etaSeconds,omitempty"`
+	PollAfter   float64    `json:"pollAfterSeconds,omitempty" doc:"While waiting: when to ask again, in seconds — every second near the front, rarely far back (at most 20)"`
 	QueueToken  string     `json:"queueToken,omitempty" doc:"A fresher queue token (carrying the position once drawn)"`
 	AccessToken string     `json:"accessToken,omitempty" doc:"Send as X-Access-Token with reservations and orders"`
 	ExpiresAt   *time.Time `json:"accessExpiresAt,omitempty"`
@@ -128,7 +130,8 @@ func NewService(pool *pgxpool.Pool, tokens *Tokens, signals Signals, feedback Fe
 	}
 	s := &Service{pool: pool, tokens: tokens, signals: signals, logger: logger, rooms: map[uuid.UUID]*roomState{}, carry: map[uuid.UUID]float64{},
 		feedback: feedback}
-	s.joins = &batch.Coalescer[joinRequest, joined]{Linger: joinLinger, Timeout: 10 * time.Second, Run: s.joinBatch}
+	s.joins = &batch.Coalescer[joinRequest, joined]{Linger: joinLinger, MaxRuns: joinRuns, Timeout: 10 * time.Second,
+		Run: s.joinBatch}
 	// 16 bytes an entrant: 64 MiB holds four million entrants' draws.
 	s.draws = cache.NewSized(24*time.Hour, 1000, 64<<20, func(o []uuid.UUID) int { return 16*len(o) + 64 }, s.computeDraw)
 	return s
@@ -234,6 +237,11 @@ func Reschedule(ctx context.Context, tx pgx.Tx, productID uuid.UUID, opensAt tim
 // joinLinger is how long the first of a burst of joins waits for company:
 // joins before opening are recorded many to a transaction, one commit each.
 const joinLinger = time.Millisecond
+
+// joinRuns bounds the join transactions one process runs at once: after
+// the draw each waits for the room's row, and more of them would only hold
+// more connections; the joins that arrive meanwhile form the next batch.
+const joinRuns = 4
 
 type joinRequest struct {
 	tenantID, productID uuid.UUID
@@ -828,5 +836,39 @@ func (s *Service) Poll(ctx context.Context, token string) (*Status, error) {
 	case out.Position > 0 && st.rate > 0:
 		out.ETASeconds = float64(out.Position-st.nowServing) / st.rate
 	}
+	if out.Status == StatusWaiting {
+		out.PollAfter = pollAfter(out, time.Now()).Seconds()
+	}
 	return out, nil
+}
+
+// Poll advice bounds: a shopper near the front learns of the admission
+// within a second; one far back asks at most every maxPollAfter; the
+// entrants of an opening ask again spread over drawSpread after it, not
+// all in its first second.
+const (
+	minPollAfter = time.Second
+	maxPollAfter = 20 * time.Second
+	drawSpread   = 3 * time.Second
+)
+
+// pollAfter says when a waiting shopper should ask again: a quarter of the
+// expected wait (the estimate firms up as the turn nears), until the draw
+// before it, or now and then while admission is paused. Polls are answered
+// from memory, but 200,000 shoppers asking every second would still be
+// 200,000 requests a second.
+func pollAfter(st *Status, now time.Time) time.Duration {
+	var d time.Duration
+	switch {
+	case st.ETASeconds > 0:
+		d = time.Duration(st.ETASeconds * float64(time.Second) / 4)
+	case st.Position == 0 && st.OpensAt != nil:
+		d = st.OpensAt.Sub(now)
+		if d < maxPollAfter {
+			d += rand.N(drawSpread)
+		}
+	default:
+		d = 10 * time.Second
+	}
+	return min(max(d, minPollAfter), maxPollAfter).Round(100 * time.Millisecond)
 }

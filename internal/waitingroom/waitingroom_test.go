@@ -95,6 +95,7 @@ func TestDrawIsVerifiableAndPlacesAreKept(t *testing.T) {
 		require.Zero(t, e.Position, "in the draw: no position yet")
 		entries = append(entries, e)
 	}
+	require.Equal(t, 20.0, b.pollFresh(t, entries[0]).PollAfter, "an hour before the draw: ask again in 20 s")
 	again := b.join(t, "early-3")
 	require.Equal(t, entries[3].ID, again.ID, "joining again returns the same entry")
 

@@ -1275,7 +1275,8 @@ async function queuePage(id) {
       cleanup.push(() => clearTimeout(again));
       return;
     }
-    delay = 1000;
+    // As often as the room says: every second near the front, rarely far back.
+    delay = Math.max(1000, (st.pollAfterSeconds || 1) * 1000);
     if (st.status === "ADMITTED" && st.accessToken) {
       sessionStorage.setItem(key(`access.${id}`), st.accessToken);
       announce(t("queueAdmitted"));
