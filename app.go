@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"time"
 
@@ -44,6 +45,7 @@ func withConfig(ctx context.Context, run func(context.Context, *config.Config, *
 		}
 		defer pprof.StopCPUProfile()
 	}
+	tuneGC(cfg.GCPercent)
 	logger := newLogger(cfg.LogLevel)
 	for _, w := range cfg.Warnings {
 		logger.Warn(w)
@@ -226,4 +228,12 @@ func runWork(ctx context.Context, cfg *config.Config, logger *slog.Logger) error
 	logger.Info("workers running", "workers", cfg.Workers, "claim_batch", cfg.ClaimBatchSize,
 		"metrics", cfg.MetricsAddr, "client", a.River.ID())
 	return app.Run(ctx, a.WorkersPart(), a.MetricsPart(mln))
+}
+
+// tuneGC sets the collector's target (BOXOFFICE_GC_PERCENT) unless GOGC,
+// the runtime's own knob, is set.
+func tuneGC(percent int) {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(percent)
+	}
 }

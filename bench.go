@@ -86,6 +86,8 @@ func runBench(ctx context.Context, args []string) error {
 	fs.DurationVar(&rc.PollFor, "poll-for", 3*time.Second, "room: length of each poll run")
 	// The batched mode runs with the service's own batching defaults.
 	defaults := config.Default()
+	// The services the scenarios run in process collect as serve and work do.
+	tuneGC(defaults.GCPercent)
 	ac := bench.HTTPAcceptConfig{Concurrency: []int{16, 64, 256}, Linger: defaults.AcceptLinger,
 		Transactions: defaults.AcceptTransactions}
 	fs.DurationVar(&ac.Duration, "accept-for", 3*time.Second, "accept: length of each step")

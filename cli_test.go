@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -101,4 +102,16 @@ func TestCommandLine(t *testing.T) {
 	require.Equal(t, 1, code)
 	_, _, code = run("healthcheck")
 	require.Equal(t, 2, code)
+}
+
+// BOXOFFICE_GC_PERCENT sets the collector's target; GOGC, when set, wins.
+func TestGCPercentUnlessGOGC(t *testing.T) {
+	was := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(was)
+	t.Setenv("GOGC", "")
+	tuneGC(400)
+	require.Equal(t, 400, debug.SetGCPercent(100))
+	t.Setenv("GOGC", "150")
+	tuneGC(800)
+	require.Equal(t, 100, debug.SetGCPercent(100), "GOGC set: left as the runtime has it")
 }

@@ -122,6 +122,7 @@ type Config struct {
 	LogLevel   string `section:"Diagnostics" env:"BOXOFFICE_LOG_LEVEL" default:"info" enum:"debug|info|warn|error" doc:"JSON logs on stderr from this level"`
 	AccessLog  bool   `env:"BOXOFFICE_ACCESS_LOG" default:"true" doc:"one info line per API request: method, route template, status, duration, bytes, request id, trace id, tenant"`
 	CPUProfile string `env:"BOXOFFICE_CPUPROFILE" doc:"a file the process writes its CPU profile to when it exits (the burst benchmark profiles serve and work so)"`
+	GCPercent  int    `env:"BOXOFFICE_GC_PERCENT" default:"400" min:"25" max:"10000" doc:"how far the heap grows past its live part before Go collects, in percent (Go's GOGC, which wins when set): the processes' live heaps are small and an opening allocates fast, so collecting a quarter as often as Go's 100 costs a few hundred MB at most; with a container memory limit set GOMEMLIMIT too"`
 
 	// Tracing exports OpenTelemetry traces over OTLP/HTTP: on when
 	// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is
