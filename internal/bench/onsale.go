@@ -246,7 +246,7 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 				return
 			}
 			for ctx.Err() == nil {
-				sleep(ctx, 500*time.Millisecond)
+				sleep(ctx, 700*time.Millisecond) // as the store polls an order
 				if o, err = co.Get(ctx, t.ID, o.ID, buyer); err != nil || o.Status != checkout.StatusPending {
 					break
 				}
@@ -275,9 +275,14 @@ sample:
 		case now := <-tick.C:
 			var s Sample
 			s.Second = int(now.Sub(openAt).Round(time.Second).Seconds())
-			_ = pool.QueryRow(ctx, `SELECT available FROM inventory WHERE product_id = $1`, p.ID).Scan(&s.Available)
-			_ = pool.QueryRow(ctx, `SELECT count(*) FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED'`, p.ID).Scan(&s.Queued)
-			_ = pool.QueryRow(ctx, `SELECT admitted_through FROM waiting_rooms WHERE product_id = $1`, p.ID).Scan(&s.Admitted)
+			err := pool.QueryRow(ctx, `
+				SELECT i.available, r.admitted_through,
+				       (SELECT count(*) FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED')
+				FROM inventory i, waiting_rooms r WHERE i.product_id = $1 AND r.product_id = $1`, p.ID).
+				Scan(&s.Available, &s.Admitted, &s.Queued)
+			if err != nil {
+				continue // the deadline, most likely: no sample rather than a false sell-out
+			}
 			res.Timeline = append(res.Timeline, s)
 			if s.Available == 0 && res.SellOut == 0 && now.After(openAt) {
 				res.SellOut = now.Sub(openAt)
