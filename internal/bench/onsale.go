@@ -171,11 +171,11 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 			qt := rooms.QueueToken(e)
 			for ctx.Err() == nil {
 				st, err := rooms.Poll(ctx, qt)
-				if err != nil || st.Status == waitingroom.StatusSoldOut || st.Status == waitingroom.StatusExpired {
-					return
-				}
-				if st.Status == waitingroom.StatusAdmitted {
+				if err == nil && st.Status == waitingroom.StatusAdmitted {
 					break
+				}
+				if err != nil || st.Status != waitingroom.StatusWaiting {
+					return // sold out, expired, or the turn ended
 				}
 				// When the room says, as the store does.
 				sleep(ctx, time.Duration(st.PollAfter*float64(time.Second)))
