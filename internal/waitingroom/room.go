@@ -368,10 +368,7 @@ func enterDraw(ctx context.Context, tx pgx.Tx, tenantID, productID uuid.UUID, bu
 	sorted := slices.Clone(buyers)
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
-	ids := make([]uuid.UUID, len(sorted))
-	for i := range ids {
-		ids[i] = db.NewID()
-	}
+	ids := newIDs(len(sorted))
 	rows, err := tx.Query(ctx, `
 		INSERT INTO queue_entries (id, product_id, tenant_id, buyer_id, pre_open)
 		SELECT u.id, $1, $2, u.buyer, $5 FROM unnest($3::uuid[], $4::text[]) AS u(id, buyer)
@@ -407,18 +404,17 @@ func placeAtEnd(ctx context.Context, tx pgx.Tx, tenantID, productID uuid.UUID, b
 		return nil, nil, err
 	}
 	var fresh []string
+	seen := map[string]bool{}
 	for _, b := range buyers {
-		if _, ok := entries[b]; !ok && !slices.Contains(fresh, b) {
+		if _, ok := entries[b]; !ok && !seen[b] {
+			seen[b] = true
 			fresh = append(fresh, b)
 		}
 	}
 	if len(fresh) == 0 {
 		return entries, nil, nil
 	}
-	ids := make([]uuid.UUID, len(fresh))
-	for i := range ids {
-		ids[i] = db.NewID()
-	}
+	ids := newIDs(len(fresh))
 	rows, err := tx.Query(ctx, `
 		WITH placed AS (
 			UPDATE waiting_rooms SET next_position = next_position + cardinality($4::text[])
@@ -444,6 +440,15 @@ func placeAtEnd(ctx context.Context, tx pgx.Tx, tenantID, productID uuid.UUID, b
 		return nil, nil, fmt.Errorf("join queue: %w", err)
 	}
 	return entries, created, nil
+}
+
+// newIDs makes n entry ids.
+func newIDs(n int) []uuid.UUID {
+	ids := make([]uuid.UUID, n)
+	for i := range ids {
+		ids[i] = db.NewID()
+	}
+	return ids
 }
 
 // readEntries returns the entries of buyers: those in created as
