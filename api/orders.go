@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -65,16 +66,38 @@ func (s *Server) createOrder(ctx context.Context, in *struct {
 	return keyedAnswer(o, "/v1/orders/"+o.ID.String(), http.StatusAccepted, replayed), nil
 }
 
-// getOrder serves GET /v1/orders/{id}.
+// getOrder serves GET /v1/orders/{id}. With Prefer: wait=N a
+// PENDING_PAYMENT order's read waits up to N seconds for the payment's
+// outcome, woken by the commit that changed the order's status
+// (checkout.Waiters), and answers with the order as it is then.
 func (s *Server) getOrder(ctx context.Context, in *struct {
-	ID uuid.UUID `path:"id" format:"uuid"`
-}) (*struct{ Body *checkout.Order }, error) {
+	ID     uuid.UUID `path:"id" format:"uuid"`
+	Prefer string    `header:"Prefer" doc:"wait=N (RFC 7240): answer as soon as the order leaves PENDING_PAYMENT, or after N seconds (at most 20) with the order then"`
+}) (*orderOutput, error) {
 	who := caller(ctx)
-	o, err := s.Checkout.Get(ctx, who.TenantID, in.ID, who.BuyerID)
+	read := func() (*checkout.Order, error) { return s.Checkout.Get(ctx, who.TenantID, in.ID, who.BuyerID) }
+	wait := preferredWait(in.Prefer)
+	if wait <= 0 {
+		o, err := read()
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		return &orderOutput{Body: o}, nil
+	}
+	o, applied, err := s.orderChanges.Await(ctx, in.ID, wait, read, s.stopping)
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	return &struct{ Body *checkout.Order }{o}, nil
+	out := &orderOutput{Body: o}
+	if applied {
+		out.PreferenceApplied = fmt.Sprintf("wait=%d", int(wait/time.Second))
+	}
+	return out, nil
+}
+
+type orderOutput struct {
+	PreferenceApplied string `header:"Preference-Applied"`
+	Body              *checkout.Order
 }
 
 // paymentWebhook serves POST /v1/webhooks/payments/{provider}.

@@ -166,7 +166,7 @@ func (s *Server) createReservation(ctx context.Context, in *createInput) (*reser
 	return out, nil
 }
 
-// maxDecisionWait caps Prefer: wait on a status read.
+// maxDecisionWait caps Prefer: wait on a status or order read.
 const maxDecisionWait = 20 * time.Second
 
 // getReservation serves GET /v1/reservations/{id}. With Prefer: wait=N a

@@ -162,6 +162,7 @@ type Server struct {
 	availability      *cache.Cache[uuid.UUID, *availabilityView]
 	availabilityPages *cache.Cache[pageKey, *pageView]
 	decisions         *reservation.Waiters // wakes status reads waiting for a decision
+	orderChanges      *checkout.Waiters    // wakes order reads waiting for a payment's outcome
 	riverUIHandler    *riverui.Handler
 	sales             *ops.Live // the console's live sale views and reports
 }
@@ -223,6 +224,7 @@ func New(d Deps) *Server {
 	s.sales = ops.NewLive(s.Reporter, d.Products)
 	s.live = live.NewHub(d.Pool, live.Options{Period: d.StreamPeriod, Metrics: d.Metrics, Logger: d.Logger})
 	s.decisions = reservation.NewWaiters(d.Pool, d.Logger)
+	s.orderChanges = checkout.NewWaiters(d.Pool, d.Logger)
 	s.stopping = make(chan struct{})
 	// A venue plan is rendered once per version: a stadium's is megabytes.
 	s.streams = &perClient{max: d.StreamsPerClient, open: map[string]int{}}
@@ -348,10 +350,11 @@ func headAsGet(c *fiber.Ctx) error {
 // livez says the process is up (readyz says whether it can serve).
 func livez(c *fiber.Ctx) error { return c.SendString("ok") }
 
-// Start starts the background parts of the API (the listener of decisions,
-// the River UI's caches) until ctx ends.
+// Start starts the background parts of the API (the listeners of
+// decisions and of orders' changes, the River UI's caches) until ctx ends.
 func (s *Server) Start(ctx context.Context) error {
 	go s.decisions.Run(ctx)
+	go s.orderChanges.Run(ctx)
 	go func() {
 		<-ctx.Done()
 		s.stopOnce.Do(func() { close(s.stopping) })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -12,11 +13,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/api"
+	"boxoffice/internal/checkout"
 	"boxoffice/internal/db"
 	"boxoffice/internal/dbtest"
 	"boxoffice/internal/metrics"
+	"boxoffice/internal/payment"
+	"boxoffice/internal/pspsim"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/testfix"
+	"boxoffice/internal/ticket"
 )
 
 // Status reads with Prefer: wait are answered by the claim's commit: one
@@ -102,4 +107,90 @@ func TestStatusReadWaitsForTheDecision(t *testing.T) {
 	require.Less(t, time.Since(start), 2*time.Second)
 	r = c.do(t, http.MethodGet, "/v1/reservations/"+ids[0], b.buyer, nil)
 	require.Empty(t, r.header.Get("Preference-Applied"))
+}
+
+// Order reads with Prefer: wait are answered by the commit that changed the
+// order's status: while the payment is out they cost no query, and a
+// woken read reads its order once.
+func TestOrderReadWaitsForThePayment(t *testing.T) {
+	t.Parallel()
+	sim := pspsim.New(pspsim.Config{})
+	simSrv := httptest.NewServer(sim.Handler())
+	t.Cleanup(func() { simSrv.Close(); sim.Close() })
+	// Workers start once the reads wait: until then the order stays pending.
+	b := setup(t, testfix.Options{Provider: payment.NewSim(simSrv.URL, 5*time.Second)})
+	ctx := context.Background()
+	queries := &dbtest.QueryCounter{}
+	traced, err := db.Open(ctx, b.env.Schema.URL, db.PoolOptions{Schema: b.env.Schema.Name, Tracer: queries})
+	require.NoError(t, err)
+	t.Cleanup(traced.Close)
+	srv := api.New(api.Deps{Pool: traced, Tenants: b.env.Tenants, Products: b.env.Products, Logger: b.env.Logger,
+		Reservations: b.env.Service,
+		Checkout: checkout.NewService(traced, b.env.River, payment.NewSim(simSrv.URL, 5*time.Second),
+			ticket.NewSigner([]byte("test ticket secret")), metrics.New(), b.env.Logger, checkout.DefaultConfig())})
+	srvCtx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	require.NoError(t, srv.Start(srvCtx))
+	c := *b
+	c.server = srv
+
+	r := b.env.Reserve(t, b.product, "alice", reservation.Params{Quantity: 2})
+	b.env.Drain(t, b.product, 10)
+	held := b.env.Get(t, b.product, r.ID)
+	o := b.do(t, http.MethodPost, "/v1/orders", b.buyer, map[string]any{"holdId": held.HoldID, "paymentMethod": pspsim.MethodOK},
+		"Idempotency-Key", "pay-1")
+	require.Equal(t, http.StatusAccepted, o.status, string(o.raw))
+	path := "/v1/orders/" + o.body["id"].(string)
+
+	// A read without Prefer answers at once.
+	plain := c.do(t, http.MethodGet, path, b.buyer, nil)
+	require.Equal(t, checkout.StatusPending, plain.body["status"])
+	require.Empty(t, plain.header.Get("Preference-Applied"))
+	// Once the process listens, a wait is applied.
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		r := c.do(ct, http.MethodGet, path, b.buyer, nil, "Prefer", "wait=1")
+		assert.Equal(ct, "wait=1", r.header.Get("Preference-Applied"))
+		assert.Equal(ct, checkout.StatusPending, r.body["status"])
+	}, 10*time.Second, 10*time.Millisecond)
+
+	const readers = 5
+	type answer struct {
+		status, applied string
+		tickets         int
+		took            time.Duration
+	}
+	answers := make([]answer, readers)
+	var wg sync.WaitGroup
+	for i := range answers {
+		wg.Go(func() {
+			start := time.Now()
+			r := c.do(testfix.InGoroutine(t), http.MethodGet, path, b.buyer, nil, "Prefer", "wait=15")
+			tickets, _ := r.body["tickets"].([]any)
+			answers[i] = answer{status: fmt.Sprint(r.body["status"]), applied: r.header.Get("Preference-Applied"),
+				tickets: len(tickets), took: time.Since(start)}
+		})
+	}
+	time.Sleep(time.Second) // every read has registered and read once
+	before := queries.Count()
+	time.Sleep(time.Second)
+	require.Equal(t, before, queries.Count(), "waiting reads query nothing")
+
+	b.env.StartWorkers(t) // the payment goes out and is applied
+	wg.Wait()
+	for i, a := range answers {
+		require.Equal(t, checkout.StatusConfirmed, a.status, "read %d", i)
+		require.Equal(t, 2, a.tickets, "read %d", i)
+		require.Equal(t, "wait=15", a.applied)
+		require.Less(t, a.took, 12*time.Second, "answered by the change, not at the end of the wait")
+	}
+	woken := queries.Count() - before
+
+	// Settled already, the read answers at once (its queries: an order's
+	// and its tickets'); another buyer's order is not found, waiting or not.
+	before, start := queries.Count(), time.Now()
+	require.Equal(t, checkout.StatusConfirmed, c.do(t, http.MethodGet, path, b.buyer, nil, "Prefer", "wait=15").body["status"])
+	require.Less(t, time.Since(start), 2*time.Second)
+	require.Equal(t, readers*(queries.Count()-before), woken, "each woken read reads its order once")
+	requireProblem(t, c.do(t, http.MethodGet, path, buyerToken(t, b.env.Tenant, "bob", time.Hour), nil, "Prefer", "wait=2"),
+		http.StatusNotFound, "NOT_FOUND")
 }

@@ -126,12 +126,13 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 		_ = client.Stop(stop)
 	}()
 	defer a.StartAdmission()() // as a work process runs it
-	// The status reads' waiters, as the API process runs them.
-	waiters := reservation.NewWaiters(pool, logger)
+	// The status and order reads' waiters, as the API process runs them.
+	waiters, orderChanges := reservation.NewWaiters(pool, logger), checkout.NewWaiters(pool, logger)
 	listening, stopListening := context.WithCancel(ctx)
-	listened := make(chan struct{})
-	go func() { defer close(listened); waiters.Run(listening) }()
-	defer func() { stopListening(); <-listened }()
+	var listeners sync.WaitGroup
+	listeners.Go(func() { waiters.Run(listening) })
+	listeners.Go(func() { orderChanges.Run(listening) })
+	defer func() { stopListening(); listeners.Wait() }()
 	what := fmt.Sprintf("onsale: %d seats", c.Seats)
 	if c.Raffle > 0 {
 		what = fmt.Sprintf("raffle: %d numbers, each buyer asking 1 to 3 of their choosing,", c.Raffle)
@@ -245,10 +246,18 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 			if err != nil {
 				return
 			}
+			// As the store does: a read that waits for the payment's
+			// outcome, and reads 700 ms apart when this process could not
+			// wait.
+			orderID := o.ID
+			read := func() (*checkout.Order, error) { return co.Get(ctx, t.ID, orderID, buyer) }
 			for ctx.Err() == nil {
-				sleep(ctx, 700*time.Millisecond) // as the store polls an order
-				if o, err = co.Get(ctx, t.ID, o.ID, buyer); err != nil || o.Status != checkout.StatusPending {
+				var waited bool
+				if o, waited, err = orderChanges.Await(ctx, orderID, 15*time.Second, read, nil); err != nil || o.Status != checkout.StatusPending {
 					break
+				}
+				if !waited {
+					sleep(ctx, 700*time.Millisecond)
 				}
 			}
 			if o != nil && o.Status == checkout.StatusConfirmed {

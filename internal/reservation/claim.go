@@ -33,6 +33,7 @@ import (
 	"boxoffice/internal/product"
 	"boxoffice/internal/tracing"
 	"boxoffice/internal/waitlist"
+	"boxoffice/internal/wake"
 )
 
 // Claimer runs the claim transaction. It is the only writer of new claims,
@@ -1018,7 +1019,7 @@ func writeOutcomes(ctx context.Context, tx pgx.Tx, productID uuid.UUID, decision
 		SET status = u.status, reason = u.reason, hold_id = u.hold_id,
 		    processed_at = clock_timestamp(), attempts = r.attempts + 1
 		FROM unnest($1::uuid[], $2::text[], $3::text[], $4::uuid[]) AS u(id, status, reason, hold_id), notified
-		WHERE r.id = u.id`, ids, statuses, reasons, holdIDs, decidedPayloads(ids))
+		WHERE r.id = u.id`, ids, statuses, reasons, holdIDs, wake.Payloads(ids))
 	if err != nil {
 		return fmt.Errorf("record request outcomes: %w", err)
 	}

@@ -1531,10 +1531,14 @@ async function orderPage(id, params) {
   show(box);
   let stopped = false;
   cleanup.push(() => (stopped = true));
+  // Each read waits at the server for the payment's outcome (Prefer:
+  // wait); one that comes back at once still pending (a server that could
+  // not wait) is followed by another in a moment.
   const poll = async () => {
     if (stopped) return;
-    const o = await api("GET", `/v1/orders/${id}`, { auth: true });
-    if (o.status === "PENDING_PAYMENT") return setTimeout(poll, 700);
+    const asked = Date.now();
+    const o = await api("GET", `/v1/orders/${id}`, { auth: true, headers: { "Prefer": "wait=15" } });
+    if (o.status === "PENDING_PAYMENT") return Date.now() - asked > 1000 ? poll() : setTimeout(poll, 700);
     if (o.status === "FAILED") {
       return box.replaceChildren(h("h1", {}, t("order")), h("p", { class: "error", role: "alert" }, t("declined")),
         h("button", { class: "primary", onclick: () => (location.hash = `#/checkout/${o.holdId}?p=${params.get("p") ?? o.productId}&r=${params.get("r") ?? ""}`) }, t("payAgain")));
