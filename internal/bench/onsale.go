@@ -63,7 +63,15 @@ type OnsaleResult struct {
 	MaxDBConns    int32         `json:"maxDbConns"`
 	ClaimsPerSec  float64       `json:"claimNumbersPerSec" doc:"numbers claimed ÷ time from opening to the last claim"`
 	AcceptsPerSec float64       `json:"acceptsPerSec"`
+	CutShort      *Unfinished   `json:"cutShort,omitempty" doc:"where the deadline found the buyers still at it"`
 	Timeline      []Sample      `json:"timeline"`
+}
+
+// Unfinished counts the buyers still at each step when the deadline came.
+type Unfinished struct {
+	InRoom   int64 `json:"inRoom" doc:"in the waiting room"`
+	Deciding int64 `json:"deciding" doc:"reserving: accepted or not yet, the decision not learnt"`
+	Paying   int64 `json:"paying" doc:"the order's payment not settled"`
 }
 
 // Sample is the state once a second.
@@ -142,6 +150,9 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 
 	res := &OnsaleResult{}
 	var accepted, held, rejected, seatTaken, explicit, confirmed atomic.Int64
+	// Buyers at each step now, to say where a run cut short by its deadline
+	// left them.
+	var inRoom, deciding, paying atomic.Int64
 	var latMu sync.Mutex
 	var acceptLat []time.Duration
 	var frontRows []product.Row
@@ -170,6 +181,17 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 				return
 			}
 			qt := rooms.QueueToken(e)
+			var step *atomic.Int64 // the gauge this buyer counts in
+			move := func(to *atomic.Int64) {
+				if step != nil {
+					step.Add(-1)
+				}
+				if step = to; to != nil {
+					to.Add(1)
+				}
+			}
+			defer move(nil)
+			move(&inRoom)
 			for ctx.Err() == nil {
 				st, err := rooms.Poll(ctx, qt)
 				if err == nil && st.Status == waitingroom.StatusAdmitted {
@@ -197,6 +219,7 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 				params = reservation.Params{Numbers: []int32{first, first + 1}}
 				explicit.Add(1)
 			}
+			move(&deciding)
 			t0 := time.Now()
 			acc, err := svc.Accept(ctx, reservation.AcceptParams{Product: p, BuyerID: buyer, IdempotencyKey: "1", Params: params})
 			if err != nil {
@@ -241,6 +264,7 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 			case x < 0.07:
 				method = pspsim.MethodTimeoutAfterAuth
 			}
+			move(&paying)
 			o, _, err := co.Create(ctx, checkout.CreateParams{TenantID: t.ID, BuyerID: buyer, IdempotencyKey: "1",
 				HoldID: *r.HoldID, PaymentMethod: method})
 			if err != nil {
@@ -280,6 +304,7 @@ sample:
 		case <-done:
 			break sample
 		case <-ctx.Done():
+			res.CutShort = &Unfinished{InRoom: inRoom.Load(), Deciding: deciding.Load(), Paying: paying.Load()}
 			break sample
 		case now := <-tick.C:
 			var s Sample
@@ -341,6 +366,10 @@ sample:
 		soldOut, res.Accepted, res.AcceptsPerSec, ms(res.AcceptP99), res.Held, res.Rejected, res.SeatTaken, 100*res.ConflictRate)
 	fmt.Fprintf(out, "  claims %.0f numbers/s; orders confirmed %d; holds expired %d; OVERSOLD %d; invariant violations %d\n",
 		res.ClaimsPerSec, res.OrdersConfirm, res.HoldsExpired, res.Oversold, res.Violations)
+	if u := res.CutShort; u != nil {
+		fmt.Fprintf(out, "  cut short by the %s deadline: %d buyers in the room, %d reserving, %d paying\n",
+			c.Deadline, u.InRoom, u.Deciding, u.Paying)
+	}
 	fmt.Fprintf(out, "  peak RSS %d MiB (benchmark and service in one process); database connections used at most %d\n",
 		res.PeakRSSKiB/1024, res.MaxDBConns)
 	if res.Oversold > 0 || res.Violations > 0 {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -623,11 +622,26 @@ type roomState struct {
 	steps  []step // admission history: positions up to through admitted at at
 	// ended are the buyers whose turn is over (LEFT or RECLAIMED), read
 	// incrementally: each load asks only for turns ended since the last.
-	ended map[string]string
+	ended *endedTurns
 	dbNow time.Time // the database's clock at this load
 	// Before the draw: the opening time and the entrants so far.
 	opensAt  time.Time
 	entrants int64
+}
+
+// endedTurns is a room's ended turns, buyer → why, shared by its
+// successive states: each load adds what ended since the last. Copying the
+// set at every load instead was quadratic over an opening (200,000 turns
+// ending over minutes, a copy a second).
+type endedTurns struct {
+	mu  sync.RWMutex
+	why map[string]string
+}
+
+func (e *endedTurns) get(buyer string) string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.why[buyer]
 }
 
 type step struct {
@@ -761,18 +775,14 @@ func (s *Service) loadEnded(ctx context.Context, productID uuid.UUID, prev, st *
 	if err != nil {
 		return fmt.Errorf("ended turns: %w", err)
 	}
-	// The map is read by polls without a lock, so it is never changed: a
-	// load that finds nothing new shares the previous one, else copies it.
-	if prev != nil && prev.ended != nil && len(fresh) == 0 {
+	st.ended = &endedTurns{why: map[string]string{}}
+	if prev != nil && prev.ended != nil {
 		st.ended = prev.ended
-		return nil
 	}
-	st.ended = map[string]string{}
-	if prev != nil {
-		maps.Copy(st.ended, prev.ended)
-	}
+	st.ended.mu.Lock()
+	defer st.ended.mu.Unlock()
 	for _, e := range fresh {
-		st.ended[e.Buyer] = e.Why
+		st.ended.why[e.Buyer] = e.Why
 	}
 	return nil
 }
@@ -785,7 +795,7 @@ func (s *Service) Ended(ctx context.Context, productID uuid.UUID, buyer string) 
 	if err != nil {
 		return "", err
 	}
-	return st.ended[buyer], nil
+	return st.ended.get(buyer), nil
 }
 
 // Poll answers a queue token from memory: the position it carries (or the
@@ -800,7 +810,7 @@ func (s *Service) Poll(ctx context.Context, token string) (*Status, error) {
 		return nil, err
 	}
 	out := &Status{Status: StatusWaiting, NowServing: st.nowServing, Position: c.Position}
-	if why := st.ended[c.Subject]; why != "" {
+	if why := st.ended.get(c.Subject); why != "" {
 		out.Status = why
 		return out, nil
 	}
