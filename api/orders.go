@@ -69,7 +69,7 @@ func (s *Server) createOrder(ctx context.Context, in *struct {
 // getOrder serves GET /v1/orders/{id}. With Prefer: wait=N a
 // PENDING_PAYMENT order's read waits up to N seconds for the payment's
 // outcome, woken by the commit that changed the order's status
-// (checkout.Waiters), and answers with the order as it is then.
+// (checkout.AwaitOutcome), and answers with the order as it is then.
 func (s *Server) getOrder(ctx context.Context, in *struct {
 	ID     uuid.UUID `path:"id" format:"uuid"`
 	Prefer string    `header:"Prefer" doc:"wait=N (RFC 7240): answer as soon as the order leaves PENDING_PAYMENT, or after N seconds (at most 20) with the order then"`
@@ -84,7 +84,7 @@ func (s *Server) getOrder(ctx context.Context, in *struct {
 		}
 		return &orderOutput{Body: o}, nil
 	}
-	o, applied, err := s.orderChanges.Await(ctx, in.ID, wait, read, s.stopping)
+	o, applied, err := checkout.AwaitOutcome(ctx, s.orderChanges, in.ID, wait, read, s.stopping)
 	if err != nil {
 		return nil, s.toProblem(err)
 	}

@@ -50,6 +50,7 @@ import (
 	"boxoffice/internal/tenant"
 	"boxoffice/internal/tracing"
 	"boxoffice/internal/waitingroom"
+	"boxoffice/internal/wake"
 	"boxoffice/internal/webhook"
 	"boxoffice/web"
 )
@@ -161,8 +162,8 @@ type Server struct {
 	domains           storeDomains
 	availability      *cache.Cache[uuid.UUID, *availabilityView]
 	availabilityPages *cache.Cache[pageKey, *pageView]
-	decisions         *reservation.Waiters // wakes status reads waiting for a decision
-	orderChanges      *checkout.Waiters    // wakes order reads waiting for a payment's outcome
+	decisions         *reservation.Waiters          // wakes status reads waiting for a decision
+	orderChanges      *wake.Waiters[checkout.Order] // wakes order reads waiting for a payment's outcome
 	riverUIHandler    *riverui.Handler
 	sales             *ops.Live // the console's live sale views and reports
 }

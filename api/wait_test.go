@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -24,24 +25,35 @@ import (
 	"boxoffice/internal/ticket"
 )
 
+// counted is b's world served by an API process whose queries are
+// counted; services puts the services under test on its pool.
+func (b *testBundle) counted(t *testing.T, services func(traced *pgxpool.Pool, d *api.Deps)) (*testBundle, *dbtest.QueryCounter) {
+	t.Helper()
+	ctx := context.Background()
+	queries := &dbtest.QueryCounter{}
+	traced, err := db.Open(ctx, b.env.Schema.URL, db.PoolOptions{Schema: b.env.Schema.Name, Tracer: queries})
+	require.NoError(t, err)
+	t.Cleanup(traced.Close)
+	d := api.Deps{Pool: traced, Tenants: b.env.Tenants, Products: b.env.Products, Logger: b.env.Logger}
+	services(traced, &d)
+	srv := api.New(d)
+	srvCtx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	require.NoError(t, srv.Start(srvCtx))
+	c := *b
+	c.server = srv
+	return &c, queries
+}
+
 // Status reads with Prefer: wait are answered by the claim's commit: one
 // query reads the requests a notification names for all their readers,
 // and while they wait they cost no query.
 func TestStatusReadWaitsForTheDecision(t *testing.T) {
 	t.Parallel()
 	b := setup(t, testfix.Options{}) // no workers: the test decides when claims run
-	ctx := context.Background()
-	queries := &dbtest.QueryCounter{}
-	traced, err := db.Open(ctx, b.env.Schema.URL, db.PoolOptions{Schema: b.env.Schema.Name, Tracer: queries})
-	require.NoError(t, err)
-	t.Cleanup(traced.Close)
-	srv := api.New(api.Deps{Pool: traced, Tenants: b.env.Tenants, Products: b.env.Products, Logger: b.env.Logger,
-		Reservations: reservation.NewService(traced, nil, metrics.New(), b.env.Logger, reservation.ServiceOptions{})})
-	srvCtx, stop := context.WithCancel(ctx)
-	t.Cleanup(stop)
-	require.NoError(t, srv.Start(srvCtx))
-	c := *b
-	c.server = srv
+	c, queries := b.counted(t, func(traced *pgxpool.Pool, d *api.Deps) {
+		d.Reservations = reservation.NewService(traced, nil, metrics.New(), b.env.Logger, reservation.ServiceOptions{})
+	})
 
 	const waiters = 20
 	ids := make([]string, waiters)
@@ -119,20 +131,11 @@ func TestOrderReadWaitsForThePayment(t *testing.T) {
 	t.Cleanup(func() { simSrv.Close(); sim.Close() })
 	// Workers start once the reads wait: until then the order stays pending.
 	b := setup(t, testfix.Options{Provider: payment.NewSim(simSrv.URL, 5*time.Second)})
-	ctx := context.Background()
-	queries := &dbtest.QueryCounter{}
-	traced, err := db.Open(ctx, b.env.Schema.URL, db.PoolOptions{Schema: b.env.Schema.Name, Tracer: queries})
-	require.NoError(t, err)
-	t.Cleanup(traced.Close)
-	srv := api.New(api.Deps{Pool: traced, Tenants: b.env.Tenants, Products: b.env.Products, Logger: b.env.Logger,
-		Reservations: b.env.Service,
-		Checkout: checkout.NewService(traced, b.env.River, payment.NewSim(simSrv.URL, 5*time.Second),
-			ticket.NewSigner([]byte("test ticket secret")), metrics.New(), b.env.Logger, checkout.DefaultConfig())})
-	srvCtx, stop := context.WithCancel(ctx)
-	t.Cleanup(stop)
-	require.NoError(t, srv.Start(srvCtx))
-	c := *b
-	c.server = srv
+	c, queries := b.counted(t, func(traced *pgxpool.Pool, d *api.Deps) {
+		d.Reservations = b.env.Service
+		d.Checkout = checkout.NewService(traced, b.env.River, payment.NewSim(simSrv.URL, 5*time.Second),
+			ticket.NewSigner([]byte("test ticket secret")), metrics.New(), b.env.Logger, checkout.DefaultConfig())
+	})
 
 	r := b.env.Reserve(t, b.product, "alice", reservation.Params{Quantity: 2})
 	b.env.Drain(t, b.product, 10)

@@ -277,7 +277,7 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 			read := func() (*checkout.Order, error) { return co.Get(ctx, t.ID, orderID, buyer) }
 			for ctx.Err() == nil {
 				var waited bool
-				if o, waited, err = orderChanges.Await(ctx, orderID, 15*time.Second, read, nil); err != nil || o.Status != checkout.StatusPending {
+				if o, waited, err = checkout.AwaitOutcome(ctx, orderChanges, orderID, 15*time.Second, read, nil); err != nil || o.Status != checkout.StatusPending {
 					break
 				}
 				if !waited {
