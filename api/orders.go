@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -90,7 +89,7 @@ func (s *Server) getOrder(ctx context.Context, in *struct {
 	}
 	out := &orderOutput{Body: o}
 	if applied {
-		out.PreferenceApplied = fmt.Sprintf("wait=%d", int(wait/time.Second))
+		out.PreferenceApplied = preferenceApplied(wait)
 	}
 	return out, nil
 }

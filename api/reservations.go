@@ -194,9 +194,15 @@ func (s *Server) getReservation(ctx context.Context, in *struct {
 	}
 	out := &pollOutput{CacheControl: "private, max-age=1", Body: s.view(ctx, r)}
 	if applied {
-		out.PreferenceApplied = fmt.Sprintf("wait=%d", int(wait/time.Second))
+		out.PreferenceApplied = preferenceApplied(wait)
 	}
 	return out, nil
+}
+
+// preferenceApplied says, in Preference-Applied, that a read waited as
+// asked (RFC 7240).
+func preferenceApplied(wait time.Duration) string {
+	return fmt.Sprintf("wait=%d", int(wait/time.Second))
 }
 
 // preferredWait reads wait=N from a Prefer header (RFC 7240: preferences

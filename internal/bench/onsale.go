@@ -229,21 +229,13 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 			acceptLat = append(acceptLat, time.Since(t0))
 			latMu.Unlock()
 			accepted.Add(1)
-			// As the store does: a read that waits for the decision, and
-			// reads backing off when this process could not wait.
-			var r *reservation.Request
+			// As the store does: a read that waits for the decision, 200 ms
+			// apart when this process could not wait.
 			await := reservation.Await{ID: acc.Request.ID, Wait: 15 * time.Second,
 				Read: func() (*reservation.Request, error) { return svc.Get(ctx, t.ID, acc.Request.ID, buyer) },
 				Mine: func(o *reservation.Owned) bool { return o.VisibleTo(t.ID, buyer) }}
-			for ctx.Err() == nil {
-				var waited bool
-				if r, waited, err = waiters.Await(ctx, await); err != nil || r.Status != reservation.StatusQueued {
-					break
-				}
-				if !waited {
-					sleep(ctx, 200*time.Millisecond)
-				}
-			}
+			r := settle(ctx, func() (*reservation.Request, bool, error) { return waiters.Await(ctx, await) },
+				func(r *reservation.Request) bool { return r.Status != reservation.StatusQueued }, 200*time.Millisecond)
 			if r == nil || r.Status != reservation.StatusHeld {
 				rejected.Add(1)
 				if r != nil && r.Reason == reservation.ReasonSeatTaken {
@@ -271,19 +263,12 @@ func Onsale(ctx context.Context, pool *pgxpool.Pool, c OnsaleConfig, out io.Writ
 				return
 			}
 			// As the store does: a read that waits for the payment's
-			// outcome, and reads 700 ms apart when this process could not
-			// wait.
+			// outcome, 700 ms apart when this process could not wait.
 			orderID := o.ID
 			read := func() (*checkout.Order, error) { return co.Get(ctx, t.ID, orderID, buyer) }
-			for ctx.Err() == nil {
-				var waited bool
-				if o, waited, err = checkout.AwaitOutcome(ctx, orderChanges, orderID, 15*time.Second, read, nil); err != nil || o.Status != checkout.StatusPending {
-					break
-				}
-				if !waited {
-					sleep(ctx, 700*time.Millisecond)
-				}
-			}
+			o = settle(ctx, func() (*checkout.Order, bool, error) {
+				return checkout.AwaitOutcome(ctx, orderChanges, orderID, 15*time.Second, read, nil)
+			}, func(o *checkout.Order) bool { return o.Status != checkout.StatusPending }, 700*time.Millisecond)
 			if o != nil && o.Status == checkout.StatusConfirmed {
 				confirmed.Add(1)
 			}
@@ -376,6 +361,27 @@ sample:
 		return res, fmt.Errorf("onsale: oversold %d, violations %d", res.Oversold, res.Violations)
 	}
 	return res, nil
+}
+
+// settle repeats a read that waits until its row settles, as the store
+// does: again at once after a wait that ran out, after pause when the
+// process could not wait. It returns the last row read: nil after an
+// error, unsettled when ctx ended first.
+func settle[T any](ctx context.Context, await func() (*T, bool, error), settled func(*T) bool, pause time.Duration) *T {
+	var row *T
+	for ctx.Err() == nil {
+		got, waited, err := await()
+		if err != nil {
+			return nil
+		}
+		if row = got; settled(row) {
+			return row
+		}
+		if !waited {
+			sleep(ctx, pause)
+		}
+	}
+	return row
 }
 
 func sleepUntil(ctx context.Context, at time.Time) { sleep(ctx, time.Until(at)) }

@@ -775,9 +775,10 @@ func (s *Service) loadEnded(ctx context.Context, productID uuid.UUID, prev, st *
 	if err != nil {
 		return fmt.Errorf("ended turns: %w", err)
 	}
-	st.ended = &endedTurns{why: map[string]string{}}
 	if prev != nil && prev.ended != nil {
 		st.ended = prev.ended
+	} else {
+		st.ended = &endedTurns{why: map[string]string{}}
 	}
 	st.ended.mu.Lock()
 	defer st.ended.mu.Unlock()
