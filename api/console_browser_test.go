@@ -522,6 +522,51 @@ func TestConsoleTenantAdminRefunds(t *testing.T) {
 	d.env.RequireInvariants(t)
 }
 
+// At the gate's help desk an operator finds a buyer's order by their e-mail,
+// opens it and checks a ticket in; the check-in is the order's from then on.
+func TestConsoleOperatorFindsOrderAndChecksIn(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, deploymentOpts{Work: true})
+	p := d.env.Product(t, testfix.ProductOpts{Capacity: 10})
+	rita := d.env.Confirmed(t, p, "rita", 2, pspsim.MethodOK)
+	d.env.Confirmed(t, p, "sam", 1, pspsim.MethodOK)
+	_, opKey, err := d.env.Tenants.CreateKey(context.Background(), d.env.Tenant.ID, tenant.RoleOperator, "gate")
+	require.NoError(t, err)
+	ctx := browsertest.Browser(t)
+
+	err = chromedp.Do(ctx, d.signIn(opKey), d.open("#/orders"), waitText(`#order-results`, "sam@example.test"),
+		chromedp.SetValue(chromedp.CSS(`#order-q`), "Rita@Example.test"), chromedp.Click(chromedp.CSS(`main form button`)),
+		browsertest.WaitJS(`document.querySelectorAll('#order-results tbody tr').length === 1`))
+	require.NoError(t, err, "the search finds the order by e-mail")
+	results := browsertest.Text(t, ctx, `#order-results`)
+	require.Contains(t, results, "rita@example.test")
+	require.NotContains(t, results, "sam@example.test")
+	require.Contains(t, results, "CONFIRMED")
+	browsertest.Step(t, ctx, "1-found")
+
+	first := `tr[data-ticket="` + rita.Tickets[0].ID.String() + `"]`
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#order-results a`)), waitText(`.order-status`, "CONFIRMED"),
+		chromedp.WaitVisible(chromedp.CSS(first+` .check-in`)))
+	require.NoError(t, err, "the order opens from the results")
+	err = chromedp.Do(ctx, browsertest.WaitJS(`!document.querySelector('#refund-form')`))
+	require.NoError(t, err, "refunds are the tenant admin's")
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(first+` .check-in`)), waitText(first+` .check-in`, "Check in "+rita.Tickets[0].Seat+"?"))
+	require.NoError(t, err, "a check-in is confirmed first: it cannot be undone")
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(first+` .check-in`)),
+		browsertest.WaitJS(`!document.querySelector('`+first+` .check-in') && (document.querySelector('`+first+`')?.textContent || '').includes(' by ')`))
+	require.NoError(t, err, "the ticket is checked in, and the page says by whom")
+	browsertest.Step(t, ctx, "2-checked-in")
+
+	err = chromedp.Do(ctx, d.open("#/orders"), waitText(`#order-results`, "rita@example.test"),
+		browsertest.WaitJS(`document.querySelectorAll('#order-results tbody tr').length === 1`),
+		chromedp.Click(chromedp.CSS(`#order-results a`)), waitText(`.order-status`, "CONFIRMED"),
+		browsertest.WaitJS(`(document.querySelector('`+first+`')?.textContent || '').includes(' by ')`))
+	require.NoError(t, err, "the search keeps the query, and the check-in stays")
+	second := `tr[data-ticket="` + rita.Tickets[1].ID.String() + `"]`
+	require.NotEmpty(t, browsertest.Text(t, ctx, second+` .check-in`), "the other ticket is still to check in")
+	d.env.RequireInvariants(t)
+}
+
 // A tenant admin gives a product its date and its event a venue in the
 // console; the API then carries both.
 func TestConsoleTenantAdminSetsDateAndVenue(t *testing.T) {

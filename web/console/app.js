@@ -908,7 +908,9 @@ async function orderPage(id) {
     return h('tr', {dataset: {ticket: k.id, status: k.status}}, refundable ? h('td', {}, pick) : null,
       h('td', {}, k.seat || `Number ${k.number}`), h('td', {class: 'ticket-status'}, k.status, k.heldBy ? h('span', {class: 'muted'}, ` · held by ${k.heldBy}`) : null),
       h('td', {}, k.checkedInAt ? `${when(k.checkedInAt)} by ${k.checkedInBy}` : 'no'),
-      h('td', {}, k.checkedInAt || k.status !== 'VALID' ? '' : h('button', {class: 'check-in', onclick: guarded(async () => {
+      // A check-in cannot be undone and the gate refuses the ticket after
+      // it: the desk confirms it, as a refund is.
+      h('td', {}, k.checkedInAt || k.status !== 'VALID' ? '' : h('button', {class: 'check-in', onclick: confirmed(`Check in ${k.seat || `number ${k.number}`}?`, async () => {
         await api('POST', '/v1/tickets/check-in', {code: k.code});
         route();
       })}, 'Check in')));
