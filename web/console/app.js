@@ -905,12 +905,13 @@ async function orderPage(id) {
   const ticketRows = t.tickets.map((k) => {
     const pick = refundable && k.status === 'VALID' ? h('input', {type: 'checkbox', class: 'refund-pick', 'aria-label': `Refund ${k.seat || `Number ${k.number}`}`}) : null;
     if (pick) picks.set(k.id, pick);
+    const label = k.seat || `Number ${k.number}`;
     return h('tr', {dataset: {ticket: k.id, status: k.status}}, refundable ? h('td', {}, pick) : null,
-      h('td', {}, k.seat || `Number ${k.number}`), h('td', {class: 'ticket-status'}, k.status, k.heldBy ? h('span', {class: 'muted'}, ` · held by ${k.heldBy}`) : null),
+      h('td', {}, label), h('td', {class: 'ticket-status'}, k.status, k.heldBy ? h('span', {class: 'muted'}, ` · held by ${k.heldBy}`) : null),
       h('td', {}, k.checkedInAt ? `${when(k.checkedInAt)} by ${k.checkedInBy}` : 'no'),
-      // A check-in cannot be undone and the gate refuses the ticket after
-      // it: the desk confirms it, as a refund is.
-      h('td', {}, k.checkedInAt || k.status !== 'VALID' ? '' : h('button', {class: 'check-in', onclick: confirmed(`Check in ${k.seat || `number ${k.number}`}?`, async () => {
+      // A check-in cannot be undone, and the gate turns the ticket away
+      // after it: the desk confirms it first, as a refund.
+      h('td', {}, k.checkedInAt || k.status !== 'VALID' ? '' : h('button', {class: 'check-in', onclick: confirmed(`Check in ${label}?`, async () => {
         await api('POST', '/v1/tickets/check-in', {code: k.code});
         route();
       })}, 'Check in')));
