@@ -17,16 +17,27 @@ run: ## bring up PostgreSQL, migrate, seed a demo tenant and its store, run API 
 	  mkdir -p .data/bin && go build -tags dev -o .data/bin/boxoffice . && \
 	  exec .data/bin/boxoffice dev
 
+# stripe-mock, which checks the Stripe adapter's requests against Stripe's
+# OpenAPI document, at a pinned version, built once into .data/tools.
+STRIPE_MOCK_VERSION := v0.203.0
+STRIPE_MOCK := .data/tools/stripe-mock-$(STRIPE_MOCK_VERSION)
+
+$(STRIPE_MOCK):
+	@mkdir -p .data/tools && \
+	  GOBIN=$$(pwd)/.data/tools go install github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION) && \
+	  mv .data/tools/stripe-mock $@
+
 # The fault suite (internal/faults) runs real processes and PostgreSQL
 # clusters of its own: it runs after the rest, alone, so that slow
 # end-to-end tests do not starve each other on a small machine.
 FAULTS := ./internal/faults
 
 .PHONY: test
-test: ## bring up PostgreSQL, Chromium, promtool, Lighthouse and axe; alert rules, every test with -race (axe in the browser tests), the fault suite, then Lighthouse
+test: $(STRIPE_MOCK) ## bring up PostgreSQL, Chromium, promtool, Lighthouse, axe and stripe-mock; alert rules, every test with -race (axe in the browser tests), the fault suite, then Lighthouse
 	@base=$$($(PG)) && \
 	  export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$base/boxoffice_test?sslmode=disable}" && \
 	  export BOXOFFICE_PG_BIN="$${BOXOFFICE_PG_BIN:-$$($(PG) bin)}" && \
+	  export BOXOFFICE_STRIPE_MOCK="$(abspath $(STRIPE_MOCK))" && \
 	  export BOXOFFICE_CHROMIUM="$$(infra/dev/chromium.sh)" && \
 	  export BOXOFFICE_AUDIT_TOOLS="$$(infra/dev/audit.sh)" && \
 	  promtool=$$(infra/dev/promtool.sh) && \

@@ -202,6 +202,11 @@ func ChromiumPath() string { return os.Getenv("BOXOFFICE_CHROMIUM") }
 // test`), or "" when the audits are not to run.
 func AuditTools() string { return os.Getenv("BOXOFFICE_AUDIT_TOOLS") }
 
+// StripeMock is the stripe-mock binary the Stripe adapter's request shapes
+// are checked against (BOXOFFICE_STRIPE_MOCK, set by `make test`), or "" to
+// look for one.
+func StripeMock() string { return os.Getenv("BOXOFFICE_STRIPE_MOCK") }
+
 // PostgresBinDir is where the fault harness finds PostgreSQL's server
 // binaries (BOXOFFICE_PG_BIN, set by `make test`), or "" to search for them.
 func PostgresBinDir() string { return os.Getenv("BOXOFFICE_PG_BIN") }

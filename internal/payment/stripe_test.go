@@ -5,15 +5,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/stripe/stripe-go/v82/webhook"
 
+	"boxoffice/internal/config"
 	"boxoffice/internal/payment"
 )
 
@@ -41,17 +40,16 @@ func TestStripeWebhook(t *testing.T) {
 }
 
 // TestStripeRequestShape runs the adapter against stripe-mock, which checks
-// request shapes against Stripe's OpenAPI spec (it keeps no state). Install
-// it with `go install github.com/stripe/stripe-mock@v0.203.0`.
+// request shapes against Stripe's OpenAPI spec (it keeps no state). `make
+// test` builds the pinned version; outside it, one on PATH is used.
 func TestStripeRequestShape(t *testing.T) {
 	t.Parallel()
-	bin, err := exec.LookPath("stripe-mock")
-	if err != nil {
-		gobin := filepath.Join(os.Getenv("HOME"), "go", "bin", "stripe-mock")
-		if _, statErr := os.Stat(gobin); statErr != nil {
-			t.Skip("stripe-mock not installed (go install github.com/stripe/stripe-mock@v0.203.0): request shapes not checked")
+	bin := config.StripeMock()
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath("stripe-mock"); err != nil {
+			t.Skip("stripe-mock not found (make test builds it; BOXOFFICE_STRIPE_MOCK names one): request shapes not checked")
 		}
-		bin = gobin
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
