@@ -903,9 +903,9 @@ async function orderPage(id) {
   const refundable = isTenantAdmin() && o.status === 'CONFIRMED' && t.tickets.some((k) => k.status === 'VALID');
   const picks = new Map(); // ticket id -> checkbox
   const ticketRows = t.tickets.map((k) => {
-    const pick = refundable && k.status === 'VALID' ? h('input', {type: 'checkbox', class: 'refund-pick', 'aria-label': `Refund ${k.seat || `Number ${k.number}`}`}) : null;
-    if (pick) picks.set(k.id, pick);
     const label = k.seat || `Number ${k.number}`;
+    const pick = refundable && k.status === 'VALID' ? h('input', {type: 'checkbox', class: 'refund-pick', 'aria-label': `Refund ${label}`}) : null;
+    if (pick) picks.set(k.id, pick);
     return h('tr', {dataset: {ticket: k.id, status: k.status}}, refundable ? h('td', {}, pick) : null,
       h('td', {}, label), h('td', {class: 'ticket-status'}, k.status, k.heldBy ? h('span', {class: 'muted'}, ` · held by ${k.heldBy}`) : null),
       h('td', {}, k.checkedInAt ? `${when(k.checkedInAt)} by ${k.checkedInBy}` : 'no'),
