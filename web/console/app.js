@@ -749,10 +749,15 @@ async function queuePage(id) {
   const find = h('form', {class: 'panel row', id: 'queue-search', onsubmit: guarded(async () => { search = q.value.trim(); await draw(); })},
     h('label', {}, 'Find a buyer in the line', q), h('button', {type: 'submit'}, 'Search'),
     h('button', {type: 'button', onclick: guarded(async () => { search = ''; q.value = ''; await draw(); })}, 'Next in line'));
-  let first = true;
-  const draw = async () => {
+  let first = true, drawn = 0;
+  // draw shows the line; a timed look (auto) leaves it be while a Remove
+  // asks to be pressed again, and only the latest look is shown.
+  const draw = async (auto) => {
     clearTimeout(timer);
+    const mine = ++drawn;
     const v = await api('GET', `/v1/products/${id}/queue/entries${search ? `?buyer=${encodeURIComponent(search)}` : ''}`);
+    if (mine !== drawn) return;
+    if (auto && live.querySelector('[data-armed]')) { next(); return; }
     if (first) { L.value = v.settings.activeShoppers; W.value = v.settings.shoppingSeconds; showPace(); first = false; }
     pause.className = v.settings.paused ? 'primary' : 'danger';
     pause.textContent = v.settings.paused ? 'Resume admission' : 'Pause admission';
@@ -774,12 +779,13 @@ async function queuePage(id) {
               await api('DELETE', `/v1/products/${id}/queue/entries/${e.id}`);
               await draw();
             })}, 'Remove') : null)))));
-    // Redrawn every 2 s, but not under a Remove that asks to be pressed
-    // again: a redraw would put back an unarmed button.
-    const next = () => {
-      timer = setTimeout(() => (live.querySelector('[data-armed]') ? next() : draw().catch((e) => live.append(errorBox(e)))), 2000);
-    };
     next();
+  };
+  // Redrawn every 2 s, but not under a Remove that asks to be pressed
+  // again: a redraw would put back an unarmed button.
+  const next = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => draw(true).catch((e) => live.append(errorBox(e))), 2000);
   };
   page('Waiting room', h('p', {}, admin ? h('a', {href: `#/products/${id}`}, 'Back to the product') : null, ' ', h('a', {href: `#/sales/${id}`}, 'Live view')),
     control, live, find);
