@@ -408,6 +408,19 @@ func seedDemo(ctx context.Context, a *app.App) (*demoData, error) {
 	}); err != nil {
 		return nil, err
 	}
+	// It plays three evenings in a row: a series, one card in the store
+	// and a page of its dates.
+	for i, slug := range []string{"demo-hall-2", "demo-hall-3"} {
+		next := evening.AddDate(0, 0, i+1)
+		if _, err := demoProduct(ctx, a, d.tenantID, product.CreateParams{Slug: slug, Name: "The Four Seasons",
+			Kind: product.KindSeated, Capacity: hall.Number(), Layout: hall, PriceCents: 4500, FeeCents: 100, Currency: "EUR",
+			EventID:      &d.hall.EventID,
+			Dates:        product.Dates{StartsAt: &next, DoorsAt: ptrTo(next.Add(-45 * time.Minute)), EndsAt: ptrTo(next.Add(110 * time.Minute))},
+			Cancellation: &product.Cancellation{HoursBefore: 48, FeeCents: 200},
+		}); err != nil {
+			return nil, err
+		}
+	}
 	// A small room sold out to demo fans at each start, with holds of 15
 	// minutes: its page is the waiting list, and the fans' seats go to
 	// whoever joins it when their holds lapse.
@@ -482,8 +495,9 @@ func demoProduct(ctx context.Context, a *app.App, tenantID uuid.UUID, p product.
 		return created, err
 	}
 	found, err := a.Products.GetBySlug(ctx, tenantID, p.Slug)
-	if err != nil {
-		return nil, err
+	if err != nil || p.Event == nil {
+		// A further date of an event seeded with its first.
+		return found, err
 	}
 	if found.ImageURL == "" && p.Event.ImageURL != "" {
 		// A demo seeded before it had pictures gets them.

@@ -17,10 +17,10 @@ import (
 )
 
 // TestDocsScreenshots takes README's pictures of the demo as `make run`
-// seeds it — the store's home, an event page, the venue map, a section,
-// checkout, the order with its tickets, a sold-out night's waiting list,
-// the ticket mail and a PDF ticket
-// (rendered with poppler's pdftoppm where installed) — into the folder
+// seeds it — the store's home, a series' dates, an event page, the venue
+// map, a section, checkout, the order with its tickets, a sold-out
+// night's waiting list, the ticket mail and a PDF ticket (rendered with
+// poppler's pdftoppm where installed) — into the folder
 // BOXOFFICE_DOCS_SHOTS names (`make screenshots` names docs/). Skipped
 // otherwise: pictures are committed on purpose, not by every test run.
 func TestDocsScreenshots(t *testing.T) {
@@ -48,6 +48,11 @@ func TestDocsScreenshots(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`ul.cards`)),
 		browsertest.WaitJS(`[...document.querySelectorAll('.card img')].every((i) => i.complete && i.naturalWidth > 0)`))
 	shot("store-home")
+
+	// The concert hall's three evenings: the series' page of dates.
+	browsertest.Do(t, b, chromedp.Click(chromedp.CSS(`li.card[data-event] h2 a`)), chromedp.WaitVisible(chromedp.CSS(`ul.dates`)),
+		browsertest.WaitJS(`[...document.querySelectorAll('main img')].every((i) => i.complete && i.naturalWidth > 0)`))
+	shot("store-series")
 
 	// The stadium: its page, the whole venue, then a section.
 	stadium := printed["Stadium"]

@@ -24,9 +24,18 @@ func TestAdmissionRateChangedMidSale(t *testing.T) {
 	order, err := b.rooms.DrawOrder(ctx, b.product.ID)
 	require.NoError(t, err)
 
+	// A step covers the seconds since the last one as the database counts
+	// them: a moment more than the test set when the machine is busy, so
+	// one more shopper may be admitted.
+	about := func(want int64, res waitingroom.TickResult) int64 {
+		t.Helper()
+		require.GreaterOrEqual(t, res.Admitted, want)
+		require.LessOrEqual(t, res.Admitted, want+1)
+		return res.Admitted
+	}
 	res := b.tick(t, 2*time.Second)
 	require.InDelta(t, 10.0, res.Rate, 1e-9, "λ = 100 ÷ 10")
-	require.Equal(t, int64(20), res.Admitted)
+	admitted := about(20, res)
 
 	tune := func(c product.AdmissionChange) {
 		t.Helper()
@@ -37,7 +46,7 @@ func TestAdmissionRateChangedMidSale(t *testing.T) {
 	tune(product.AdmissionChange{ActiveShoppers: &l, ShoppingSeconds: &w})
 	res = b.tick(t, 5*time.Second)
 	require.InDelta(t, 2.0, res.Rate, 1e-9, "the next step follows: λ = 100 ÷ 50")
-	require.Equal(t, int64(10), res.Admitted)
+	admitted += about(10, res)
 
 	paused := true
 	tune(product.AdmissionChange{Paused: &paused})
@@ -47,12 +56,12 @@ func TestAdmissionRateChangedMidSale(t *testing.T) {
 	v, err := b.rooms.Queue(ctx, b.product.TenantID, b.product.ID, nil)
 	require.NoError(t, err)
 	require.True(t, v.Settings.Paused)
-	require.Equal(t, int64(30), v.Counts.Admitted)
-	require.Equal(t, int64(30), v.Counts.Waiting)
+	require.Equal(t, admitted, v.Counts.Admitted)
+	require.Equal(t, 60-admitted, v.Counts.Waiting)
 
 	paused = false
 	tune(product.AdmissionChange{Paused: &paused})
-	require.Equal(t, int64(10), b.tick(t, 5*time.Second).Admitted, "resumed at λ = 2")
+	about(10, b.tick(t, 5*time.Second)) // resumed at λ = 2
 	tune(product.AdmissionChange{Paused: &paused}) // no change: no event
 	var topics []string
 	require.NoError(t, b.env.Schema.Pool.QueryRow(ctx, `

@@ -293,27 +293,108 @@ function art(p, cls) {
     day ? [h("span", { class: "art-day" }, part({ day: "numeric" })), h("span", { class: "art-month" }, part({ month: "short" }))] : null);
 }
 
-function stateBadge(p) {
-  const few = fewLeft(p);
+// stateBadge is a date's state; a series' card speaks for several dates,
+// so it does not say "few left" of one of them (few = false).
+function stateBadge(p, few = fewLeft(p)) {
   const badge = h("span", { class: `badge ${few ? "few" : p.saleStatus.toLowerCase()}` }, few ? t("fewLeft") : statusText(p));
   if (p.saleStatus === "UPCOMING") whenOpen(p, badge, () => route());
   return badge;
 }
 
+// home is one card an event: a single date's card opens its sale, a
+// series' card (an event of several dates) its list of dates.
 async function home() {
   const list = await products(true);
   if (!list.length) return show(h("h1", {}, t("events")), h("p", {}, t("noEvents")));
-  const cards = list.map((p) => {
-    const href = `#/p/${p.id}`;
-    return h("li", { class: "card" },
-      h("a", { href, tabindex: "-1", "aria-hidden": "true", class: "card-art" }, art(p, "thumb")),
+  const cards = byEvent(list).map((dates) => {
+    const series = dates.length > 1;
+    const p = series ? leadDate(dates) : dates[0];
+    const href = series ? `#/e/${eventOf(p)}` : `#/p/${p.id}`;
+    const price = Math.min(...dates.map(lowestPrice));
+    return h("li", { class: "card", "data-event": series ? eventOf(p) : null, "data-product": series ? null : p.id },
+      h("a", { href, tabindex: "-1", "aria-hidden": "true", class: "card-art" }, art(dates[0], "thumb")),
       h("div", { class: "card-body" },
-        h("p", { class: "card-when" }, shortWhen(p)),
+        h("p", { class: "card-when" }, series ? t("datesFrom", { n: dates.length, when: shortWhen(dates[0]) }) : shortWhen(p)),
         h("h2", {}, h("a", { href }, p.event?.name || p.name)),
         p.event?.venue?.name ? h("p", { class: "muted card-where" }, p.event.venue.name) : null,
-        h("p", { class: "card-foot" }, stateBadge(p), h("span", { class: "card-price" }, t("from", { price: money(lowestPrice(p), p.currency) })))));
+        h("p", { class: "card-foot" }, series ? stateBadge(p, false) : stateBadge(p),
+          h("span", { class: "card-price" }, t("from", { price: money(price, p.currency) })))));
   });
   show(h("h1", {}, t("events")), h("ul", { class: "cards" }, cards));
+}
+
+// ---------- an event of several dates ----------
+
+// eventOf is the event a date belongs to.
+const eventOf = (p) => p.event?.id || p.id;
+
+// byEvent groups the catalog's dates by event, the events in the
+// catalog's order and each one's dates by when they start.
+function byEvent(list) {
+  const events = new Map();
+  for (const p of list) {
+    const k = eventOf(p);
+    events.set(k, [...(events.get(k) || []), p]);
+  }
+  const start = (p) => (p.startsAt ? new Date(p.startsAt).getTime() : Infinity);
+  return [...events.values()].map((dates) => dates.sort((a, b) => start(a) - start(b)));
+}
+
+// leadDate is the date a series' card speaks for: the first on sale, else
+// the next to open, else the first sold out (its waiting list), else the
+// first.
+function leadDate(dates) {
+  const in_ = (s) => dates.filter((p) => p.saleStatus === s);
+  const opening = in_("UPCOMING").sort((a, b) => new Date(a.onSaleAt) - new Date(b.onSaleAt));
+  return in_("ON_SALE")[0] || opening[0] || in_("SOLD_OUT")[0] || dates[0];
+}
+
+// siblings are the other dates of p's event in the catalog, by start.
+async function siblings(p) {
+  return byEvent((await products()).filter((x) => eventOf(x) === eventOf(p)))[0] || [p];
+}
+
+// eventPage lists a series' dates, each with its state, its price and the
+// way into its sale. An event left with one date opens that date.
+async function eventPage(eventId) {
+  const dates = byEvent((await products(true)).filter((p) => eventOf(p) === eventId))[0];
+  if (!dates) throw new Error(t("noSuchEvent"));
+  if (dates.length === 1) return location.replace(`#/p/${dates[0].id}`);
+  const first = dates[0];
+  const ev = first.event || {};
+  const zone = ev.timeZone || "UTC";
+  const f = (x, o) => new Intl.DateTimeFormat(locale, { ...o, timeZone: zone }).format(new Date(x));
+  const rows = dates.map((p) => {
+    const day = p.startsAt ? f(p.startsAt, { dateStyle: "full" }) : t("dateTBA");
+    const time = p.startsAt ? [f(p.startsAt, { timeStyle: "short" }), p.doorsAt ? t("doors", { time: f(p.doorsAt, { timeStyle: "short" }) }) : null]
+      .filter(Boolean).join(" · ") : "";
+    const action = { ON_SALE: "getTickets", UPCOMING: "view", SOLD_OUT: "waitlistJoin" }[p.saleStatus];
+    return h("li", { class: "date", "data-product": p.id },
+      h("p", { class: "date-when" }, h("strong", {}, day), time ? h("span", { class: "muted" }, time) : null),
+      h("p", { class: "date-foot" }, stateBadge(p), h("span", { class: "card-price" }, t("from", { price: money(lowestPrice(p), p.currency) })),
+        action ? h("a", { href: `#/p/${p.id}`, class: `button${p.saleStatus === "ON_SALE" ? " primary" : ""}`,
+          "aria-label": `${t(action)}: ${day}` }, t(action)) : null));
+  });
+  const where = [ev.venue?.name, ev.venue?.address].filter(Boolean).join(", ");
+  show(h("p", {}, h("a", { href: "#/" }, t("back"))),
+    h("header", { class: `event-hero${first.imageUrl ? "" : " no-art"}` }, first.imageUrl ? art(first, "hero") : null,
+      h("div", { class: "event-head" }, h("h1", {}, ev.name || first.name),
+        h("dl", { class: "event-details" }, h("dt", {}, t("when")), h("dd", {}, t("datesIn", { n: dates.length, zone })),
+          where ? [h("dt", {}, t("where")), h("dd", {}, where)] : null,
+          ev.entryNote ? [h("dt", {}, t("entry")), h("dd", {}, ev.entryNote)] : null),
+        first.description ? h("p", { class: "event-description" }, first.description) : null,
+        h("p", { class: "tools" }, h("button", { onclick: () => share(first) }, t("share"))))),
+    h("h2", {}, t("chooseDate")),
+    h("ul", { class: "dates" }, rows));
+}
+
+// otherDates links a series' date to its other dates, so a shopper who
+// finds no seat they like tries the next night without going back.
+function otherDates(p, dates) {
+  if (dates.length < 2) return null;
+  return h("nav", { class: "other-dates", "aria-label": t("datesNav") }, h("span", {}, t("datesNav")),
+    h("ul", {}, dates.map((d) => h("li", {}, d.id === p.id ? h("span", { "aria-current": "page" }, shortWhen(d)) :
+      h("a", { href: `#/p/${d.id}` }, shortWhen(d))))));
 }
 
 // ---------- availability: the stream, with a polling fallback ----------
@@ -426,7 +507,9 @@ function watchAvailability(productId, capacity, onChange) {
 async function productPage(id) {
   const p = await product(id);
   if (!p) throw new Error(t("noSuchEvent"));
-  const head = [h("p", {}, h("a", { href: "#/" }, t("back"))), eventHero(p)];
+  const dates = await siblings(p);
+  const back = dates.length > 1 ? h("a", { href: `#/e/${eventOf(p)}` }, t("allDates")) : h("a", { href: "#/" }, t("back"));
+  const head = [h("p", {}, back), eventHero(p), otherDates(p, dates)];
   // A sold-out event's page is its waiting list, unless the shopper holds
   // an offer from it: then the seats the offer keeps are theirs to pick.
   offers.delete(id);
@@ -1783,6 +1866,7 @@ async function route() {
   try {
     switch (parts[0]) {
       case undefined: return await home();
+      case "e": return await eventPage(parts[1]);
       case "p": return await productPage(parts[1]);
       case "q": return await queuePage(parts[1]);
       case "r": return await reservationPage(parts[1], params);
