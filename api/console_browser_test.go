@@ -566,11 +566,13 @@ func TestConsoleOperatorFindsOrderAndChecksIn(t *testing.T) {
 }
 
 // A tenant admin gives a product its date and its event a venue in the
-// console; the API then carries both.
-func TestConsoleTenantAdminSetsDateAndVenue(t *testing.T) {
+// console, the API then carrying both; then adds a second date of the
+// event, a draft copy of the first a day later.
+func TestConsoleTenantAdminSetsDatesAndVenue(t *testing.T) {
 	t.Parallel()
 	d := newDeployment(t, deploymentOpts{})
-	p := d.env.Product(t, testfix.ProductOpts{Capacity: 10})
+	stalls := &product.Layout{Sections: []product.Section{{Name: "Stalls", Rows: []product.Row{{Name: "A", Seats: 5}, {Name: "B", Seats: 5}}}}}
+	p := d.env.Product(t, testfix.ProductOpts{Layout: stalls})
 	ctx := browsertest.Browser(t)
 	// A saved form re-renders the page: the mark on the old one is gone.
 	mark := chromedp.Evaluate[chromedp.Void](`document.querySelector('#event-form').dataset.old = '1'`)
@@ -596,6 +598,26 @@ func TestConsoleTenantAdminSetsDateAndVenue(t *testing.T) {
 	require.Equal(t, time.Hour, got.StartsAt.Sub(*got.DoorsAt))
 	require.Equal(t, "Coliseu", got.Event.Venue.Name)
 	require.Equal(t, "Europe/Lisbon", got.Event.TimeZone)
+
+	err = chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`#d-starts`), "2027-06-06T21:00"),
+		chromedp.Click(chromedp.CSS(`#add-date`)),
+		browsertest.WaitJS(`location.hash !== '#/products/`+p.ID.String()+`' && document.querySelectorAll('#event-dates tbody tr').length === 2`))
+	require.NoError(t, err)
+	browsertest.Step(t, ctx, "2-second-date")
+	dates, err := d.env.Products.DatesOf(context.Background(), p.TenantID, p.EventID)
+	require.NoError(t, err)
+	require.Len(t, dates, 2)
+	second := dates[1]
+	hash, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash`))
+	require.NoError(t, err)
+	require.Equal(t, "#/products/"+second.ID.String(), hash)
+	require.Equal(t, product.Draft, second.Publication, "published when it is ready")
+	require.Equal(t, 24*time.Hour, second.StartsAt.Sub(*got.StartsAt))
+	require.Equal(t, time.Hour, second.StartsAt.Sub(*second.DoorsAt), "doors as long before as the first date's")
+	require.Equal(t, got.PriceCents, second.PriceCents)
+	require.Equal(t, got.Capacity, second.Capacity)
+	require.Equal(t, got.Layout.Sections[0].Name, second.Layout.Sections[0].Name, "the same seat map")
+	require.Contains(t, browsertest.Text(t, ctx, `#event-dates`), "(this one)")
 }
 
 // A tenant admin runs the sale from the console: the admission rate

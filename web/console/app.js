@@ -471,8 +471,8 @@ async function reportPage(id) {
 async function productsPage() {
   const {products} = await api('GET', '/v1/products?limit=100');
   page('Products', h('p', {}, h('a', {href: '#/products/new', id: 'new-product'}, 'New product')),
-    table(['Product', 'Kind', 'Capacity', 'Publication', 'On sale', ''], products.map((p) => h('tr', {},
-      h('td', {}, h('a', {href: `#/products/${p.id}`}, p.name)), h('td', {}, p.kind), h('td', {class: 'num'}, n(p.capacity)),
+    table(['Product', 'Starts', 'Kind', 'Capacity', 'Publication', 'On sale', ''], products.map((p) => h('tr', {},
+      h('td', {}, h('a', {href: `#/products/${p.id}`}, p.name)), h('td', {}, when(p.startsAt)), h('td', {}, p.kind), h('td', {class: 'num'}, n(p.capacity)),
       h('td', {}, h('span', {class: `badge ${p.publication}`}, p.publication)), h('td', {}, when(p.onSaleAt)),
       h('td', {}, h('a', {href: `#/sales/${p.id}`}, 'Live'))))));
 }
@@ -719,8 +719,43 @@ async function productPage(id) {
   h('label', {}, 'Entry note', e.note),
   h('button', {type: 'submit', id: 'save-event'}, 'Save the event'));
   const cancelled = p.publication === 'CANCELLED';
-  page(p.name, actions, cancelled ? null : save, cancelled ? null : eventForm, cancelled ? null : seatMap,
+  const {dates} = await api('GET', `/v1/events/${p.eventId}`);
+  page(p.name, actions, cancelled ? null : save, cancelled ? null : eventForm, datesPanel(p, dates), cancelled ? null : seatMap,
     cancelled ? cancellationPanel(id) : isTenantAdmin() ? cancelDateForm(p) : null);
+}
+
+// datesPanel lists the event's dates and adds another: a draft copy of
+// this date — kind, seat map, prices, limits, waiting room and policies —
+// at a new time, its doors and end as far from its start as this one's.
+function datesPanel(p, dates) {
+  const starts = h('input', {id: 'd-starts', type: 'datetime-local', required: true});
+  const slug = h('input', {id: 'd-slug', required: true, pattern: '[a-z0-9][a-z0-9-]*', value: `${(dates[0] || p).slug}-${dates.length + 1}`});
+  const onSale = h('input', {id: 'd-onsale', type: 'datetime-local', required: true,
+    value: localInput(Math.max(new Date(p.onSaleAt).getTime(), Date.now() + 3600e3))});
+  const add = isTenantAdmin() ? h('form', {id: 'add-date-form', onsubmit: guarded(async () => {
+    const at = new Date(starts.value);
+    const like = (x) => (x && p.startsAt ? new Date(at.getTime() + new Date(x).getTime() - new Date(p.startsAt).getTime()).toISOString() : undefined);
+    const body = {eventId: p.eventId, name: p.name, slug: slug.value, kind: p.kind, capacity: p.capacity, priceCents: p.priceCents,
+      feeCents: p.feeCents || 0, currency: p.currency, perBuyerLimit: p.perBuyerLimit, holdSeconds: p.holdSeconds,
+      refundPolicy: p.refundPolicy, onSaleAt: new Date(onSale.value).toISOString(), startsAt: at.toISOString(),
+      doorsAt: like(p.doorsAt), endsAt: like(p.endsAt), publication: 'DRAFT'};
+    if (p.kind === 'seated') body.layout = p.layout;
+    if (p.waitingRoom?.enabled) body.waitingRoom = {...p.waitingRoom, paused: undefined};
+    if (p.shopperCancellation) body.shopperCancellation = p.shopperCancellation;
+    if (p.transfers) body.transfers = p.transfers;
+    const made = await api('POST', '/v1/products', body);
+    location.hash = `#/products/${made.id}`;
+  })},
+  h('h3', {}, 'Add a date'),
+  h('p', {class: 'muted'}, 'A draft copy of this date (seat map, prices, limits, waiting room and policies) at another time; publish it when it is ready. Times in your browser\'s zone.'),
+  h('div', {class: 'row'}, h('label', {}, 'Starts', starts), h('label', {}, 'On sale at', onSale), h('label', {}, 'Slug', slug)),
+  h('button', {type: 'submit', id: 'add-date'}, 'Add the date')) : null;
+  return h('section', {class: 'panel', id: 'event-dates'}, h('h2', {}, `Dates of the event (${dates.length})`),
+    table(['Starts', 'Product', 'Publication', 'On sale'], dates.map((d) => h('tr', {dataset: {product: d.id}},
+      h('td', {}, d.startsAt ? when(d.startsAt) : 'to be announced'),
+      h('td', {}, d.id === p.id ? h('strong', {'aria-current': 'page'}, `${d.name} (this one)`) : h('a', {href: `#/products/${d.id}`}, d.name)),
+      h('td', {}, h('span', {class: `badge ${d.publication}`}, d.publication)), h('td', {}, when(d.onSaleAt))))),
+    add);
 }
 
 // ---------- the waiting room while the sale runs ----------
