@@ -734,11 +734,11 @@ function datesPanel(p, dates) {
     value: localInput(Math.max(new Date(p.onSaleAt).getTime(), Date.now() + 3600e3))});
   const add = isTenantAdmin() ? h('form', {id: 'add-date-form', onsubmit: guarded(async () => {
     const at = new Date(starts.value);
-    const like = (x) => (x && p.startsAt ? new Date(at.getTime() + new Date(x).getTime() - new Date(p.startsAt).getTime()).toISOString() : undefined);
+    const shifted = (x) => (x && p.startsAt ? new Date(at.getTime() + new Date(x).getTime() - new Date(p.startsAt).getTime()).toISOString() : undefined);
     const body = {eventId: p.eventId, name: p.name, slug: slug.value, kind: p.kind, capacity: p.capacity, priceCents: p.priceCents,
       feeCents: p.feeCents || 0, currency: p.currency, perBuyerLimit: p.perBuyerLimit, holdSeconds: p.holdSeconds,
       refundPolicy: p.refundPolicy, onSaleAt: new Date(onSale.value).toISOString(), startsAt: at.toISOString(),
-      doorsAt: like(p.doorsAt), endsAt: like(p.endsAt), publication: 'DRAFT'};
+      doorsAt: shifted(p.doorsAt), endsAt: shifted(p.endsAt), publication: 'DRAFT'};
     if (p.kind === 'seated') body.layout = p.layout;
     if (p.waitingRoom?.enabled) body.waitingRoom = {...p.waitingRoom, paused: undefined};
     if (p.shopperCancellation) body.shopperCancellation = p.shopperCancellation;

@@ -301,7 +301,7 @@ function stateBadge(p, few = fewLeft(p)) {
   return badge;
 }
 
-// home is one card an event: a single date's card opens its sale, a
+// home is one card per event: a single date's card opens its sale, a
 // series' card (an event of several dates) its list of dates.
 async function home() {
   const list = await products(true);
@@ -349,7 +349,8 @@ function leadDate(dates) {
   return in_("ON_SALE")[0] || opening[0] || in_("SOLD_OUT")[0] || dates[0];
 }
 
-// siblings are the other dates of p's event in the catalog, by start.
+// siblings are the dates of p's event in the catalog, p among them, by
+// start.
 async function siblings(p) {
   return byEvent((await products()).filter((x) => eventOf(x) === eventOf(p)))[0] || [p];
 }
