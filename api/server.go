@@ -264,7 +264,7 @@ func New(d Deps) *Server {
 
 	cfg := huma.DefaultConfig("BoxOffice API", "1.0.0")
 	cfg.Info.Description = "Flash-sale reservations of numbered inventory. Requests are recorded and queued " +
-		"(202); poll the reservation until it is HELD or REJECTED."
+		"(202); read the reservation with Prefer: wait=N to learn when it is HELD or REJECTED."
 	cfg.CreateHooks = nil // no $schema links in bodies: unknown fields are refused
 	// huma's own docs page loads its viewer from a public CDN (blank
 	// offline); ours is embedded (web/docs) and reads /openapi.json.

@@ -94,4 +94,3 @@ func TestSeriesInTheStore(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`.other-dates a[href="#/p/`+dates[2].ID.String()+`"]`)),
 		browsertest.WaitJS(`(document.querySelector('main .badge.upcoming')?.textContent || '').includes('Opens in')`)))
 }
-

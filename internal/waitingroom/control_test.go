@@ -61,7 +61,8 @@ func TestAdmissionRateChangedMidSale(t *testing.T) {
 
 	paused = false
 	tune(product.AdmissionChange{Paused: &paused})
-	about(10, b.tick(t, 5*time.Second)) // resumed at λ = 2
+	// Resumed at λ = 2.
+	about(10, b.tick(t, 5*time.Second))
 	tune(product.AdmissionChange{Paused: &paused}) // no change: no event
 	var topics []string
 	require.NoError(t, b.env.Schema.Pool.QueryRow(ctx, `

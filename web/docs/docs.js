@@ -36,6 +36,12 @@ function typeOf(doc, schema) {
   return t;
 }
 
+// schemaLink is a schema's type, linked to its section when it has a name.
+function schemaLink(doc, schema) {
+  const { name } = resolve(doc, schema);
+  return name ? el("a", { href: "#schema-" + name }, name) : typeOf(doc, schema);
+}
+
 function limits(s) {
   const parts = [];
   for (const k of ["minimum", "maximum", "minLength", "maxLength", "maxItems", "pattern", "default"]) {
@@ -49,14 +55,13 @@ function limits(s) {
 function schemaTable(doc, schema) {
   const { name, schema: s } = resolve(doc, schema);
   if (s.type !== "object" || !s.properties) {
-    return el("p", {}, name ? el("a", { href: "#schema-" + name }, name) : typeOf(doc, schema));
+    return el("p", {}, schemaLink(doc, schema));
   }
   const required = new Set(s.required ?? []);
   const rows = Object.entries(s.properties).map(([field, fs]) => {
     const r = resolve(doc, fs);
-    const type = r.name ? el("a", { href: "#schema-" + r.name }, r.name) : typeOf(doc, fs);
     return el("tr", {}, el("td", {}, el("code", {}, field), required.has(field) ? " *" : ""),
-      el("td", {}, type), el("td", {}, r.schema.description ?? "", " ", el("span", { class: "muted" }, limits(r.schema))));
+      el("td", {}, schemaLink(doc, fs)), el("td", {}, r.schema.description ?? "", " ", el("span", { class: "muted" }, limits(r.schema))));
   });
   return el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, "field"), el("th", {}, "type"), el("th", {}, "about"))),
     el("tbody", {}, rows));
@@ -86,7 +91,7 @@ function operation(doc, path, method, op, id) {
       const content = r.content ?? {};
       const first = Object.values(content)[0];
       return el("tr", {}, el("td", {}, el("code", {}, code)), el("td", {}, r.description ?? ""),
-        el("td", {}, first?.schema ? typeOf(doc, first.schema) : ""));
+        el("td", {}, first?.schema ? schemaLink(doc, first.schema) : ""));
     }))));
   }
   return sec;
@@ -109,12 +114,13 @@ function render(doc) {
     }
   }
   for (const [tag, ops] of byTag) {
-    nav.append(el("h2", {}, tag));
-    main.append(el("h2", { class: "tag" }, tag));
+    nav.append(el("h2", { "data-tag": tag }, tag));
+    main.append(el("h2", { class: "tag", "data-tag": tag }, tag));
     for (const { path, method, op } of ops) {
       const id = "op-" + (op.operationId ?? method + path).replace(/[^a-zA-Z0-9-]/g, "-");
       const link = el("a", { href: "#" + id }, `${method.toUpperCase()} ${path}`);
       link.dataset.search = `${method} ${path} ${op.summary ?? ""} ${tag}`.toLowerCase();
+      link.dataset.of = tag;
       nav.append(link);
       const sec = operation(doc, path, method, op, id);
       sec.dataset.search = link.dataset.search;
@@ -162,11 +168,15 @@ function showProblem(doc) {
   sec.scrollIntoView();
 }
 
+// filter shows the operations whose method, path, summary or tag holds
+// the text, and the headings of the tags left with any.
 function filter(text) {
   const q = text.trim().toLowerCase();
   for (const node of document.querySelectorAll("[data-search]")) {
     node.hidden = q !== "" && !node.dataset.search.includes(q);
   }
+  const shown = new Set([...document.querySelectorAll("#nav a[data-of]:not([hidden])")].map((a) => a.dataset.of));
+  for (const h of document.querySelectorAll("[data-tag]")) h.hidden = !shown.has(h.dataset.tag);
 }
 
 async function start() {
