@@ -11,6 +11,7 @@ import (
 
 	"boxoffice/internal/browsertest"
 	"boxoffice/internal/product"
+	"boxoffice/internal/pspsim"
 	"boxoffice/internal/testfix"
 )
 
@@ -18,7 +19,8 @@ import (
 // tomorrow) beside a show of one date. The store's home shows the event
 // once, "3 dates"; its page lists the dates in order, each with its state
 // and price; ana opens the second evening, sees the others to switch to,
-// holds two seats and finds the second evening on her hold.
+// holds two seats, finds the second evening on her hold, pays, and finds
+// the order under the event's name and date among her orders.
 func TestSeriesInTheStore(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -87,6 +89,16 @@ func TestSeriesInTheStore(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)), chromedp.WaitVisible(chromedp.CSS(`.summary .event-details`))))
 	require.Contains(t, browsertest.Text(t, ana, ".summary .event-details"), day, "the hold says which evening")
 	browsertest.Step(t, ana, "4-held")
+
+	// Paid, the order names the evening among her orders.
+	require.NoError(t, chromedp.Do(ana, chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		pay("ana@example.test", pspsim.MethodOK), tickets(2),
+		chromedp.Navigate(store+"#/orders"), chromedp.WaitVisible(chromedp.CSS(`ul.order-list li`))))
+	order := browsertest.Text(t, ana, `ul.order-list li`)
+	require.Contains(t, order, name)
+	require.Contains(t, order, "Paid")
+	require.Contains(t, order, "€180.00", "two North seats at 90.00")
+	browsertest.Step(t, ana, "5-orders")
 
 	// From one evening to another without going back.
 	require.NoError(t, chromedp.Do(ana, chromedp.Navigate(store+"#/p/"+dates[1].ID.String()),

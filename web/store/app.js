@@ -1710,12 +1710,24 @@ async function ticketsPage() {
   if (sent) announce(t("transferDone", { who: sent }));
 }
 
+// ordersPage lists the shopper's orders, each with the event and date it
+// is for (from the catalog: a date no longer in it shows without), its
+// seats, amount and state.
 async function ordersPage() {
   if (!token()) return needLogin();
-  const { orders } = await api("GET", "/v1/orders", { auth: true });
+  const [{ orders }, list] = await Promise.all([api("GET", "/v1/orders", { auth: true }), products()]);
   if (!orders.length) return show(h("h1", {}, t("myOrders")), h("p", {}, t("noOrders")));
-  show(h("h1", {}, t("myOrders")), h("ul", { class: "orders" }, orders.map((o) =>
-    h("li", {}, h("a", { href: `#/o/${o.id}` }, `${new Date(o.createdAt).toLocaleString(locale)} · ${o.seats.join(", ")}`), " ", o.status))));
+  const of = new Map(list.map((p) => [p.id, p]));
+  show(h("h1", {}, t("myOrders")), h("ul", { class: "order-list" }, orders.map((o) => {
+    const p = of.get(o.productId);
+    return h("li", { "data-order": o.id },
+      h("p", {}, h("a", { href: `#/o/${o.id}` }, h("strong", {}, p ? p.event?.name || p.name : t("order"))),
+        p?.startsAt ? [" · ", shortWhen(p)] : null),
+      h("p", { class: "muted" }, o.seats.join(", ")),
+      h("p", {}, h("span", { class: `badge order-${o.status.toLowerCase()}` }, t(`order_${o.status}`)), " ",
+        money(o.amountCents - o.refundedCents, o.currency), " · ",
+        new Date(o.createdAt).toLocaleDateString(locale, { dateStyle: "medium" })));
+  })));
 }
 
 // ---------- login ----------
