@@ -364,7 +364,7 @@ async function eventPage(eventId) {
   const first = dates[0];
   const ev = first.event || {};
   const zone = ev.timeZone || "UTC";
-  const f = (x, o) => new Intl.DateTimeFormat(locale, { ...o, timeZone: zone }).format(new Date(x));
+  const f = formatIn(zone);
   const rows = dates.map((p) => {
     const day = p.startsAt ? f(p.startsAt, { dateStyle: "full" }) : t("dateTBA");
     const time = p.startsAt ? [f(p.startsAt, { timeStyle: "short" }), p.doorsAt ? t("doors", { time: f(p.doorsAt, { timeStyle: "short" }) }) : null]
@@ -691,12 +691,15 @@ async function share(p) {
   }
 }
 
+// formatIn formats a time with Intl's options in a venue's time zone.
+const formatIn = (zone) => (x, o) => new Intl.DateTimeFormat(locale, { ...o, timeZone: zone }).format(new Date(x));
+
 // whenText says when a date is, in the venue's time zone (as the tickets
 // and mails do), or null when it has no date yet.
 function whenText(dates, zone) {
   if (!dates?.startsAt) return null;
   const tz = zone || "UTC";
-  const f = (x, o) => new Intl.DateTimeFormat(locale, { ...o, timeZone: tz }).format(new Date(x));
+  const f = formatIn(tz);
   let s = f(dates.startsAt, { dateStyle: "full", timeStyle: "short" });
   if (dates.doorsAt) s += ` · ${t("doors", { time: f(dates.doorsAt, { timeStyle: "short" }) })}`;
   return `${s} (${tz})`;
