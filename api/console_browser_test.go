@@ -522,8 +522,8 @@ func TestConsoleTenantAdminRefunds(t *testing.T) {
 	d.env.RequireInvariants(t)
 }
 
-// At the gate's help desk an operator finds a buyer's order by their e-mail,
-// opens it and checks a ticket in; the check-in is the order's from then on.
+// At the gate's help desk an operator finds a buyer's order by their e-mail
+// or the reference their tickets' e-mail printed, opens it and checks a ticket in; the check-in is the order's from then on.
 func TestConsoleOperatorFindsOrderAndChecksIn(t *testing.T) {
 	t.Parallel()
 	d := newDeployment(t, deploymentOpts{Work: true})
@@ -535,10 +535,15 @@ func TestConsoleOperatorFindsOrderAndChecksIn(t *testing.T) {
 	ctx := browsertest.Browser(t)
 
 	oneOrder := browsertest.WaitJS(`document.querySelectorAll('#order-results tbody tr').length === 1`)
-	err = chromedp.Do(ctx, d.signIn(opKey), d.open("#/orders"), waitText(`#order-results`, "sam@example.test"),
-		chromedp.SetValue(chromedp.CSS(`#order-q`), "Rita@Example.test"), chromedp.Click(chromedp.CSS(`main form button`)), oneOrder)
-	require.NoError(t, err, "the search finds the order by e-mail")
+	err = chromedp.Do(ctx, d.signIn(opKey), d.open("#/orders"), waitText(`#order-results`, "rita@example.test"),
+		chromedp.SetValue(chromedp.CSS(`#order-q`), "Sam@Example.test"), chromedp.Click(chromedp.CSS(`main form button`)), oneOrder)
+	require.NoError(t, err, "the search finds an order by e-mail")
+	require.NotContains(t, browsertest.Text(t, ctx, `#order-results`), "rita@example.test")
+	err = chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`#order-q`), strings.ToUpper(rita.Ref)),
+		chromedp.Click(chromedp.CSS(`main form button`)), waitText(`#order-results`, "rita@example.test"), oneOrder)
+	require.NoError(t, err, "the search finds an order by the reference its e-mails print")
 	results := browsertest.Text(t, ctx, `#order-results`)
+	require.Contains(t, results, rita.Ref)
 	require.Contains(t, results, "rita@example.test")
 	require.NotContains(t, results, "sam@example.test")
 	require.Contains(t, results, "CONFIRMED")

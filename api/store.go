@@ -58,6 +58,20 @@ type StoreProduct struct {
 	OffSaleAt     *time.Time           `json:"offSaleAt,omitempty"`
 	Event         *product.Event       `json:"event" doc:"What this is a date of: name, description, image, venue, time zone; the dates of a series share it"`
 	product.Dates
+	Cancellation *StoreCancellation `json:"shopperCancellation,omitempty" doc:"Whether buyers may cancel their own orders of this date (POST /v1/orders/{id}/cancel): until when, and the fee kept per ticket; absent: they may not"`
+	Transfers    *StoreTransfers    `json:"transfers,omitempty" doc:"Whether a ticket of this date may be given to someone else (POST /v1/tickets/{id}/transfer), and until when; absent: it may not"`
+}
+
+// StoreTransfers is what a shopper is told of a date's transfer policy.
+type StoreTransfers struct {
+	Until *time.Time `json:"until,omitempty" doc:"The last moment a ticket may change hands; absent while the date is not set"`
+}
+
+// StoreCancellation is what a shopper is told of a date's cancellation
+// policy.
+type StoreCancellation struct {
+	Until    time.Time `json:"until" doc:"The last moment an order may be cancelled"`
+	FeeCents int64     `json:"feeCents" doc:"Kept per ticket cancelled"`
 }
 
 // StoreCatalog is a store's product list.
@@ -134,6 +148,12 @@ func (s *Server) loadCatalog(ctx context.Context, slug string) (*catalogView, er
 			OffSaleAt: p.OffSaleAt, Event: p.Event, Dates: p.Dates, CancelReason: p.CancelReason}
 		if w, ok := presales[p.ID]; ok {
 			out.Products[i].Presale = &w
+		}
+		if until := p.Cancellation.Until(p.Dates); until != nil {
+			out.Products[i].Cancellation = &StoreCancellation{Until: *until, FeeCents: p.Cancellation.FeeCents}
+		}
+		if p.Transfers != nil && p.Publication != product.Cancelled {
+			out.Products[i].Transfers = &StoreTransfers{Until: p.Transfers.Until(p.Dates)}
 		}
 	}
 	return &catalogView{tenantID: tenantID, body: out, etag: etagOf(out)}, nil

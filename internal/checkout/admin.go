@@ -17,6 +17,7 @@ import (
 // OrderSummary is an order in a tenant admin's search results.
 type OrderSummary struct {
 	ID            uuid.UUID  `json:"id"`
+	Ref           string     `json:"ref" db:"-" doc:"The order's short reference, as its e-mails print it"`
 	ProductID     uuid.UUID  `json:"productId"`
 	BuyerID       string     `json:"buyerId"`
 	Email         string     `json:"email,omitempty"`
@@ -32,13 +33,19 @@ type OrderSummary struct {
 }
 
 // Search finds a tenant's orders by one free-text query: an order id, an
-// e-mail address, a buyer id, a number, or a seat as printed ("Row A ·
-// Seat 7" or part of it); newest first, at most limit.
+// order's short reference (as its e-mails print it), an e-mail address, a
+// buyer id, a number, or a seat as printed ("Row A · Seat 7" or part of
+// it); newest first, at most limit.
 func (s *Service) Search(ctx context.Context, tenantID uuid.UUID, query string, limit int) ([]OrderSummary, error) {
 	query = strings.TrimSpace(query)
 	var orderID *uuid.UUID
 	if id, err := uuid.Parse(query); err == nil {
 		orderID = &id
+	}
+	var ref *string
+	if isShortRef(query) {
+		r := strings.ToLower(query)
+		ref = &r
 	}
 	var number *int32
 	if n, err := strconv.ParseInt(query, 10, 32); err == nil {
@@ -50,9 +57,9 @@ func (s *Service) Search(ctx context.Context, tenantID uuid.UUID, query string, 
 		SELECT id, product_id, buyer_id, coalesce(email, ''), status, capture_status, amount_cents, currency,
 		       numbers, seats, created_at, confirmed_at, refunded_cents
 		FROM orders
-		WHERE tenant_id = $1 AND ($2 = '' OR id = $3 OR lower(email) = lower($2) OR buyer_id = $2 OR $4 = ANY(numbers)
-		      OR EXISTS (SELECT 1 FROM unnest(seats) s WHERE s ILIKE '%' || $2 || '%'))
-		ORDER BY created_at DESC, id LIMIT $5`, tenantID, query, orderID, number, limit)
+		WHERE tenant_id = $1 AND ($2 = '' OR id = $3 OR right(id::text, 8) = $6 OR lower(email) = lower($2) OR buyer_id = $2
+		      OR $4 = ANY(numbers) OR EXISTS (SELECT 1 FROM unnest(seats) s WHERE s ILIKE '%' || $2 || '%'))
+		ORDER BY created_at DESC, id LIMIT $5`, tenantID, query, orderID, number, limit, ref)
 	if err != nil {
 		return nil, fmt.Errorf("search orders: %w", err)
 	}
@@ -63,7 +70,24 @@ func (s *Service) Search(ctx context.Context, tenantID uuid.UUID, query string, 
 	if out == nil {
 		out = []OrderSummary{}
 	}
+	for i := range out {
+		out[i].Ref = db.ShortRef(out[i].ID)
+	}
 	return out, nil
+}
+
+// isShortRef says whether a query has the form of an order's short
+// reference: eight hex digits.
+func isShortRef(q string) bool {
+	if len(q) != 8 {
+		return false
+	}
+	for _, c := range strings.ToLower(q) {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
 }
 
 // Timeline is everything that happened to an order's payment, oldest
@@ -125,6 +149,7 @@ func (s *Service) OrderTimeline(ctx context.Context, tenantID, orderID uuid.UUID
 	if err != nil {
 		return nil, fmt.Errorf("order %s: %w", orderID, db.NotFound(err))
 	}
+	o.Ref = db.ShortRef(o.ID)
 	t.Events = append(t.Events, TimelineEvent{At: o.CreatedAt, Source: "order", What: "created",
 		Detail: fmt.Sprintf("%s for %s", Money(o.AmountCents, o.Currency), strings.Join(o.Seats, ", "))})
 	if o.ConfirmedAt != nil {

@@ -26,11 +26,16 @@ func TestSearchAndTimeline(t *testing.T) {
 	require.Equal(t, checkout.StatusConfirmed, paid.Status)
 	tenantID := b.product.TenantID
 
-	for _, q := range []string{paid.ID.String(), "BOB@example.test", "bob", paid.Seats[0], "3"} {
+	// Both orders were made in the same second: their references (what
+	// their e-mails print) still tell them apart.
+	require.Len(t, paid.Ref, 8)
+	require.NotEqual(t, declined.Ref, paid.Ref)
+	for _, q := range []string{paid.ID.String(), strings.ToUpper(paid.Ref), "BOB@example.test", "bob", paid.Seats[0], "3"} {
 		found, err := b.env.Checkout.Search(ctx, tenantID, q, 10)
 		require.NoError(t, err, q)
 		if assert.Len(t, found, 1, q) {
 			require.Equal(t, paid.ID, found[0].ID, q)
+			require.Equal(t, paid.Ref, found[0].Ref, q)
 		}
 	}
 	all, err := b.env.Checkout.Search(ctx, tenantID, "", 10)

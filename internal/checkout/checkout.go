@@ -122,6 +122,7 @@ func (s *Service) providerOf(name string) payment.Provider {
 // Order is an order as a shopper sees it.
 type Order struct {
 	ID            uuid.UUID  `json:"id"`
+	Ref           string     `json:"ref" doc:"The order's short reference, as its e-mails print it (the search of a tenant's orders finds it)"`
 	HoldID        uuid.UUID  `json:"holdId"`
 	ProductID     uuid.UUID  `json:"productId"`
 	Status        string     `json:"status" doc:"PENDING_PAYMENT, CONFIRMED, FAILED, EXPIRED; after a sale: REFUND_PENDING (a refund at the provider), REFUND_FAILED, REFUNDED (every ticket refunded), CANCELLED"`

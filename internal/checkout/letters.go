@@ -93,13 +93,10 @@ func (s *Service) ticketsOf(ctx context.Context, b letter.Brand, tenantID, order
 		}
 		out.pages = append(out.pages, letter.Ticket{Event: name, When: w.When(*dates, ev.TimeZone), Where: ev.Venue.Where(),
 			Entry: ev.EntryNote, Seat: t.Seat, Price: w.Money(out.each[t.Number], o.Currency), Holder: out.holder,
-			Order: shortID(o.ID), Code: t.Code})
+			Order: db.ShortRef(o.ID), Code: t.Code})
 	}
 	return out, nil
 }
-
-// shortID is the part of an id people read out on the phone.
-func shortID(id uuid.UUID) string { return id.String()[:8] }
 
 // ErrNoTickets is a PDF asked for an order none of whose tickets admit.
 var ErrNoTickets = errors.New("no ticket of this order admits")
@@ -191,5 +188,5 @@ func (t *ticketsOf) facts(w letter.Words) []letter.Fact {
 	if t.event.EntryNote != "" {
 		f = append(f, letter.Fact{Label: w.T("entry"), Value: t.event.EntryNote})
 	}
-	return append(f, letter.Fact{Label: w.T("order"), Value: shortID(t.order.ID)})
+	return append(f, letter.Fact{Label: w.T("order"), Value: db.ShortRef(t.order.ID)})
 }

@@ -202,6 +202,7 @@ func (s *Service) Get(ctx context.Context, tenantID, id uuid.UUID, buyerID strin
 	if err != nil {
 		return nil, fmt.Errorf("get order %s: %w", id, db.NotFound(err))
 	}
+	o.Ref = db.ShortRef(o.ID)
 	if o.Seats, err = seatsOf(ctx, s.pool, o.ProductID, o.Numbers, o.Seats); err != nil {
 		return nil, err
 	}

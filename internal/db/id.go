@@ -12,3 +12,11 @@ func NewID() uuid.UUID {
 	}
 	return id
 }
+
+// ShortRef is the part of an id people read out: its last eight hex
+// digits. Of a time-ordered id they are random, where its first eight are
+// its time, shared by every id made in the same minute.
+func ShortRef(id uuid.UUID) string {
+	s := id.String()
+	return s[len(s)-8:]
+}

@@ -307,7 +307,7 @@ func (s *Store) eventFor(ctx context.Context, tx pgx.Tx, p CreateParams) (uuid.U
 	}
 	slug := p.Slug
 	if taken {
-		slug += "-" + db.NewID().String()[:8]
+		slug += "-" + db.ShortRef(db.NewID())
 	}
 	return createEvent(ctx, tx, p.TenantID, EventParams{Slug: slug, Name: p.Name, Description: p.Description, ImageURL: p.ImageURL})
 }

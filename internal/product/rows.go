@@ -4,6 +4,7 @@ package product
 // transactions (the Store serves whole products to the API).
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -136,17 +137,39 @@ type CancellationTerms struct {
 	FeeCents int64
 }
 
+// Until is when shoppers stop being able to cancel their orders of a date:
+// HoursBefore hours before its doors (or its start). Nil when they may not:
+// the policy is off, or the date is not set.
+func (c *Cancellation) Until(d Dates) *time.Time {
+	return hoursBefore(d, c.hours())
+}
+
+// hoursBefore is the moment hours before a date's doors, or its start when
+// doors are not set: where shoppers' cancellations and transfers close. Nil
+// without hours or a date.
+func hoursBefore(d Dates, hours *int) *time.Time {
+	at := cmp.Or(d.DoorsAt, d.StartsAt)
+	if hours == nil || at == nil {
+		return nil
+	}
+	t := at.Add(-time.Duration(*hours) * time.Hour)
+	return &t
+}
+
 // CancellationOf reads a product's cancellation terms: closed when the
 // policy is off or no date is set.
 func CancellationOf(ctx context.Context, q db.DBTX, id uuid.UUID) (CancellationTerms, error) {
+	var d Dates
+	var hours *int
+	var now time.Time
 	var t CancellationTerms
-	err := q.QueryRow(ctx, `
-		SELECT coalesce(doors_at, starts_at) - make_interval(hours => cancel_hours_before), cancel_fee_cents,
-		       coalesce(now() < coalesce(doors_at, starts_at) - make_interval(hours => cancel_hours_before), false)
-		FROM products WHERE id = $1`, id).Scan(&t.Deadline, &t.FeeCents, &t.Open)
+	err := q.QueryRow(ctx, `SELECT doors_at, starts_at, cancel_hours_before, cancel_fee_cents, now() FROM products WHERE id = $1`,
+		id).Scan(&d.DoorsAt, &d.StartsAt, &hours, &t.FeeCents, &now)
 	if err != nil {
 		return t, fmt.Errorf("cancellation terms of %s: %w", id, db.NotFound(err))
 	}
+	t.Deadline = hoursBefore(d, hours)
+	t.Open = t.Deadline != nil && now.Before(*t.Deadline)
 	return t, nil
 }
 
@@ -165,6 +188,12 @@ func (t *Transfers) hours() *int {
 		return nil
 	}
 	return &t.HoursBefore
+}
+
+// Until is when a date's tickets stop being their holders' to give away:
+// HoursBefore hours before its doors (or its start); nil without a date.
+func (t *Transfers) Until(d Dates) *time.Time {
+	return hoursBefore(d, t.hours())
 }
 
 func (t *Transfers) max() int {
@@ -187,15 +216,19 @@ type TransferTerms struct {
 // TransferTermsOf reads a product's transfer terms: closed when the policy
 // is off or the date cancelled; with no date set, open without a deadline.
 func TransferTermsOf(ctx context.Context, q db.DBTX, id uuid.UUID) (TransferTerms, error) {
+	var d Dates
+	var hours *int
+	var publication string
+	var now time.Time
 	var t TransferTerms
 	err := q.QueryRow(ctx, `
-		SELECT coalesce(doors_at, starts_at) - make_interval(hours => transfer_hours_before), transfer_max, per_buyer_limit,
-		       transfer_hours_before IS NOT NULL AND publication <> 'CANCELLED'
-		       AND coalesce(now() < coalesce(doors_at, starts_at) - make_interval(hours => transfer_hours_before), true)
-		FROM products WHERE id = $1`, id).Scan(&t.Deadline, &t.MaxTimes, &t.PerBuyer, &t.Open)
+		SELECT doors_at, starts_at, transfer_hours_before, transfer_max, per_buyer_limit, publication, now()
+		FROM products WHERE id = $1`, id).Scan(&d.DoorsAt, &d.StartsAt, &hours, &t.MaxTimes, &t.PerBuyer, &publication, &now)
 	if err != nil {
 		return t, fmt.Errorf("transfer terms of %s: %w", id, db.NotFound(err))
 	}
+	t.Deadline = hoursBefore(d, hours)
+	t.Open = hours != nil && publication != Cancelled && (t.Deadline == nil || now.Before(*t.Deadline))
 	return t, nil
 }
 

@@ -924,14 +924,14 @@ async function rehearsePage(id) {
 // ---------- orders ----------
 
 async function ordersPage() {
-  const q = h('input', {id: 'order-q', type: 'search', placeholder: 'Order id, e-mail, buyer, number or seat', value: sessionStorage.getItem('order-q') || ''});
+  const q = h('input', {id: 'order-q', type: 'search', placeholder: 'Order reference or id, e-mail, buyer, number or seat', value: sessionStorage.getItem('order-q') || ''});
   const results = h('div', {id: 'order-results'});
   const search = guarded(async () => {
     sessionStorage.setItem('order-q', q.value);
     const list = await api('GET', `/v1/tenant/orders?q=${encodeURIComponent(q.value)}`);
     results.replaceChildren(list.length === 0 ? h('p', {class: 'muted'}, 'No orders found.') :
       table(['Order', 'E-mail', 'Buyer', 'Seats', 'Status', 'Amount', 'Created'], list.map((o) => h('tr', {},
-        h('td', {}, h('a', {href: `#/orders/${o.id}`}, o.id.slice(0, 8))), h('td', {}, o.email), h('td', {}, o.buyerId),
+        h('td', {}, h('a', {href: `#/orders/${o.id}`}, o.ref)), h('td', {}, o.email), h('td', {}, o.buyerId),
         h('td', {}, o.seats.join(', ')), h('td', {}, o.status), h('td', {class: 'num'}, money(o.amountCents, o.currency)), h('td', {}, when(o.createdAt))))));
   });
   page('Orders', h('form', {class: 'inline', onsubmit: search}, q, h('button', {class: 'primary', type: 'submit'}, 'Search')), results);
@@ -957,7 +957,7 @@ async function orderPage(id) {
         route();
       })}, 'Check in')));
   });
-  page(`Order ${o.id.slice(0, 8)}`,
+  page(`Order ${o.ref}`,
     h('div', {class: 'tiles'}, tile('Status', o.status, 'order-status'), tile('Capture', o.captureStatus), tile('Amount', money(o.amountCents, o.currency)),
       o.refundedCents ? tile('Refunded', money(o.refundedCents, o.currency), 'refunded') : null,
       tile('Buyer', o.buyerId), tile('E-mail', o.email || '—'), tile('Seats', o.seats.join(', '))),

@@ -655,7 +655,25 @@ function eventHero(p) {
     // An upcoming sale's countdown is the page's call to action, below.
     h("div", { class: "event-head" }, h("h1", {}, p.event?.name || p.name), p.saleStatus === "UPCOMING" ? null : stateBadge(p),
       eventDetails(p.event, p),
-      p.description ? h("p", { class: "event-description" }, p.description) : null, prices, keep));
+      p.description ? h("p", { class: "event-description" }, p.description) : null, prices, cancelPolicy(p), keep));
+}
+
+// cancelUntil is when an order of p stops being the shopper's to cancel,
+// or null when it is not (the organiser allows none, or the time is past).
+function cancelUntil(p) {
+  const until = p?.shopperCancellation?.until;
+  return until && new Date(until) > Date.now() ? until : null;
+}
+
+// cancelPolicy says, before the shopper buys, whether and until when they
+// may cancel, and what it costs.
+function cancelPolicy(p) {
+  const until = cancelUntil(p);
+  if (!until) return null;
+  const fee = p.shopperCancellation.feeCents;
+  return h("p", { class: "muted policy" }, t(fee ? "cancelPolicy" : "cancelPolicyFree", {
+    until: formatIn(p.event?.timeZone || "UTC")(until, { dateStyle: "medium", timeStyle: "short" }),
+    fee: money(fee, p.currency) }));
 }
 
 // saveCalendar hands the browser an iCalendar entry of the date.
@@ -1613,47 +1631,125 @@ async function qrImage(ticketId, label) {
   return h("img", { src: url, alt: `${t("ticket")} ${label}`, width: 160, height: 160, class: "qr" });
 }
 
+// orderPage is one order: right after checkout it waits for the payment's
+// outcome; later (from My orders or the tickets' e-mail) it is the order as
+// it stands — its date, state, what it cost and what came back, its tickets,
+// and the way to cancel it while the organiser allows.
 async function orderPage(id, params) {
-  const box = h("div", { "aria-live": "polite" }, h("h1", {}, t("order")), h("p", {}, t("confirming")));
+  const fromCheckout = params.has("p");
+  const box = h("div", { class: "order-page", "aria-live": "polite" }, h("h1", {}, t("order")),
+    h("p", {}, t(fromCheckout ? "confirming" : "loading")));
   show(box);
   let stopped = false;
   cleanup.push(() => (stopped = true));
   // Each read waits at the server for the payment's outcome (Prefer:
   // wait); one that comes back at once still pending (a server that could
-  // not wait) is followed by another in a moment.
+  // not wait) is followed by another in a moment. A refund has no such
+  // wait: its read is repeated every two seconds until it is done.
   const poll = async () => {
     if (stopped) return;
     const asked = Date.now();
     const o = await api("GET", `/v1/orders/${id}`, { auth: true, headers: { "Prefer": "wait=15" } });
+    if (stopped) return;
     if (o.status === "PENDING_PAYMENT") return Date.now() - asked > 1000 ? poll() : setTimeout(poll, 700);
-    if (o.status === "FAILED") {
+    if (o.status === "FAILED" && fromCheckout) {
       return box.replaceChildren(h("h1", {}, t("order")), h("p", { class: "error", role: "alert" }, t("declined")),
         h("button", { class: "primary", onclick: () => (location.hash = `#/checkout/${o.holdId}?p=${params.get("p") ?? o.productId}&r=${params.get("r") ?? ""}`) }, t("payAgain")));
     }
-    if (o.status !== "CONFIRMED") return box.replaceChildren(h("p", { role: "alert" }, t("orderFailed", { reason: o.reason || o.status })));
-    const tickets = await Promise.all(o.tickets.map((tk) => ticketItem(tk)));
-    if (basket.get()?.holdId === o.holdId) basket.clear();
-    const paid = [t("total"), ": ", money(o.amountCents, o.currency)];
-    if (o.feeCents) paid.push(` (${t("feesIncluded", { fees: money(o.feeCents, o.currency) })})`);
-    if (o.discountCents) paid.push(` · ${t("discount", { code: o.discountCode })} −${money(o.discountCents, o.currency)}`);
-    const files = h("p", { class: "tools" },
-      o.tickets.some((tk) => tk.code) ? h("button", { class: "primary", id: "tickets-pdf",
-        onclick: (e) => once(`pdf.${id}`, e.currentTarget, () => saveFile(`/v1/orders/${id}/tickets.pdf`, `tickets-${id}.pdf`)) }, t("downloadTickets")) : null,
-      h("button", { onclick: (e) => once(`ics.${id}`, e.currentTarget, () => saveFile(`/v1/orders/${id}/calendar.ics`, `event-${id}.ics`)) }, t("addToCalendar")));
-    box.replaceChildren(h("h1", {}, t("confirmed")), h("p", {}, ...paid), files, h("ul", { class: "tickets" }, tickets));
-    announce(t("confirmed"));
+    if (o.status === "CONFIRMED" && basket.get()?.holdId === o.holdId) basket.clear();
+    const p = (await products()).find((x) => x.id === o.productId);
+    box.replaceChildren(...(await orderView(o, p, fromCheckout, poll)).filter(Boolean));
+    if (o.status === "REFUND_PENDING") setTimeout(poll, 2000);
+    if (fromCheckout && o.status === "CONFIRMED") announce(t("confirmedDone"));
   };
   poll();
 }
 
+// orderView is an order's page: its date (p, when the catalog still has
+// it), its state in words, what it cost, its tickets and what may be done.
+async function orderView(o, p, fresh, reload) {
+  const name = p ? p.event?.name || p.name : t("order");
+  const tickets = await Promise.all((o.tickets ?? []).map((tk) => ticketItem(tk, p)));
+  const paid = [t("total"), ": ", money(o.amountCents, o.currency)];
+  if (o.feeCents) paid.push(` (${t("feesIncluded", { fees: money(o.feeCents, o.currency) })})`);
+  if (o.discountCents) paid.push(` · ${t("discount", { code: o.discountCode })} −${money(o.discountCents, o.currency)}`);
+  if (o.refundedCents) paid.push(` · ${t("refunded", { amount: money(o.refundedCents, o.currency) })}`);
+  const valid = o.tickets?.some((tk) => tk.status === "VALID" && tk.code);
+  const email = localStorage.getItem(key("email"));
+  const state = fresh && o.status === "CONFIRMED"
+    ? h("p", { class: "notice" }, t(email ? "confirmedSent" : "confirmedDone", { email }))
+    : h("p", { class: "order-state" }, h("span", { class: `badge order-${o.status.toLowerCase()}` }, t(`order_${o.status}`)),
+      cfg.strings[`orderNote_${o.status}`] ? [" ", t(`orderNote_${o.status}`)] : null);
+  const files = valid ? h("p", { class: "tools" },
+    h("button", { class: "primary", id: "tickets-pdf",
+      onclick: (e) => once(`pdf.${o.id}`, e.currentTarget, () => saveFile(`/v1/orders/${o.id}/tickets.pdf`, `tickets-${o.id}.pdf`)) }, t("downloadTickets")),
+    p?.startsAt ? h("button", { onclick: (e) => once(`ics.${o.id}`, e.currentTarget, () => saveFile(`/v1/orders/${o.id}/calendar.ics`, `event-${o.id}.ics`)) }, t("addToCalendar")) : null) : null;
+  // Right after paying, the page celebrates: cancelling waits for a
+  // later visit.
+  return [h("h1", {}, name), p ? eventDetails(p.event, p) : null, state,
+    h("p", { class: "muted" }, t("orderRef", { ref: o.ref })), h("p", {}, ...paid), files,
+    tickets.length ? h("ul", { class: "tickets" }, tickets) : null,
+    !fresh && o.status === "CONFIRMED" && valid && cancelUntil(p) ? cancelPanel(o, p, reload) : null];
+}
+
+// cancelPanel lets the shopper cancel their order while the organiser's
+// policy allows: every ticket still theirs is refunded, less the fee, to
+// the card it was paid with. It asks once more before it acts.
+function cancelPanel(o, p, reload) {
+  const fee = p.shopperCancellation.feeCents;
+  const until = formatIn(p.event?.timeZone || "UTC")(cancelUntil(p), { dateStyle: "medium", timeStyle: "short" });
+  const msg = h("p", { "aria-live": "polite" });
+  const confirm = h("form", {
+    class: "cancel-order",
+    hidden: true,
+    onsubmit: (e) => {
+      e.preventDefault();
+      return once(`cancel.${o.id}`, confirm.querySelector("button.danger"), async () => {
+        const idem = actionKey(`cancel.${o.id}`, {});
+        try {
+          await api("POST", `/v1/orders/${o.id}/cancel`, { auth: true, headers: { "Idempotency-Key": idem.id } });
+          idem.done();
+          announce(t("cancelAsked"));
+          reload();
+        } catch (err) {
+          if (err.status && err.status < 500) idem.done();
+          msg.className = "error";
+          msg.setAttribute("role", "alert");
+          msg.textContent = err.code && cfg.strings[err.code] ? t(err.code) : err.message;
+        }
+      });
+    },
+  }, h("p", {}, t(fee ? "cancelTerms" : "cancelTermsFree", { fee: money(fee, o.currency) })),
+  h("button", { class: "danger" }, t("cancelConfirm")),
+  h("button", { type: "button", onclick: () => { confirm.hidden = true; open.hidden = false; open.focus(); } }, t("cancelKeep")), msg);
+  const open = h("button", {
+    type: "button",
+    onclick: () => {
+      confirm.hidden = false;
+      open.hidden = true;
+      confirm.querySelector("button.danger").focus();
+    },
+  }, t("cancelOrder"));
+  return h("section", { class: "panel cancel", "aria-labelledby": "cancel-title" },
+    h("h2", { id: "cancel-title" }, t("cancelTitle")), h("p", { class: "muted" }, t("cancelUntil", { until })), open, confirm);
+}
+
 // ticketItem shows one ticket of an order: its code and QR while it is the
-// shopper's to use (with a way to give it to someone), or what became of it.
-async function ticketItem(tk) {
+// shopper's to use (with a way to give it to someone while its date p
+// allows), or what became of it.
+async function ticketItem(tk, p) {
   const seat = h("strong", {}, tk.seat);
   if (tk.status === "TRANSFERRED") return h("li", { class: "ticket gone" }, seat, " ", t("ticketTransferred"));
   if (tk.heldBy) return h("li", { class: "ticket gone" }, seat, " ", t("ticketGivenTo", { who: tk.heldBy }));
   if (tk.status !== "VALID" || !tk.code) return h("li", { class: "ticket gone" }, seat, " ", t("ticketVoid"));
-  return h("li", { class: "ticket", "data-ticket": tk.id }, seat, await qrImage(tk.id, tk.seat), h("code", {}, tk.code), transferForm(tk));
+  return h("li", { class: "ticket", "data-ticket": tk.id }, seat, await qrImage(tk.id, tk.seat), h("code", {}, tk.code),
+    transfersOpen(p) ? transferForm(tk) : null);
+}
+
+// transfersOpen says whether p's tickets may change hands now.
+function transfersOpen(p) {
+  const until = p?.transfers?.until;
+  return !!p?.transfers && (!until || new Date(until) > Date.now());
 }
 
 // transferForm gives a ticket to another e-mail address: the code shown
@@ -1700,11 +1796,12 @@ async function ticketsPage() {
   if (!token()) return needLogin();
   const sent = sessionStorage.getItem(key("sent"));
   sessionStorage.removeItem(key("sent"));
-  const { tickets } = await api("GET", "/v1/tickets", { auth: true });
+  const [{ tickets }, list] = await Promise.all([api("GET", "/v1/tickets", { auth: true }), products()]);
+  const of = new Map(list.map((p) => [p.id, p]));
   const notice = sent ? h("p", { class: "notice", role: "status" }, t("transferDone", { who: sent })) : null;
   if (!tickets.length) return show(h("h1", {}, t("myTickets")), notice, h("p", {}, t("noTickets")));
   const items = await Promise.all(tickets.map(async (tk) => {
-    const item = await ticketItem({ ...tk, status: "VALID" });
+    const item = await ticketItem({ ...tk, status: "VALID" }, of.get(tk.productId));
     item.prepend(h("h2", {}, tk.event?.name || tk.product), eventDetails(tk.event, tk),
       tk.received ? h("p", { class: "muted" }, t("ticketReceived")) : null);
     return item;
