@@ -530,16 +530,17 @@ func (s *Service) SendRefundNotice(ctx context.Context, refundID uuid.UUID) erro
 	}
 	var email *string
 	var notified *time.Time
-	var productID, tenantID uuid.UUID
-	var amount, refunded, total int64
+	var orderID, productID, tenantID uuid.UUID
+	var amount, refunded, total, fee int64
 	var currency, reason, orderStatus, kind string
 	var numbers []int32
 	err := s.pool.QueryRow(ctx, `
-		SELECT o.email, r.notified_at, o.product_id, o.tenant_id, r.amount_cents, o.refunded_cents, o.amount_cents, r.currency,
-		       r.reason, o.status, r.numbers, r.kind
+		SELECT o.email, r.notified_at, o.id, o.product_id, o.tenant_id, r.amount_cents, o.refunded_cents, o.amount_cents,
+		       r.fee_cents, r.currency, r.reason, o.status, r.numbers, r.kind
 		FROM refunds r JOIN orders o ON o.id = r.order_id
 		WHERE r.id = $1 AND r.status = 'REFUNDED'`, refundID).
-		Scan(&email, &notified, &productID, &tenantID, &amount, &refunded, &total, &currency, &reason, &orderStatus, &numbers, &kind)
+		Scan(&email, &notified, &orderID, &productID, &tenantID, &amount, &refunded, &total, &fee, &currency, &reason,
+			&orderStatus, &numbers, &kind)
 	if err != nil {
 		return fmt.Errorf("refund %s to notify: %w", refundID, db.NotFound(err))
 	}
@@ -565,11 +566,18 @@ func (s *Service) SendRefundNotice(ctx context.Context, refundID uuid.UUID) erro
 	for _, seat := range quote.Seats {
 		c.Lines = append(c.Lines, letter.Fact{Label: seat, Value: w.T("refundedSeat")})
 	}
+	c.Facts = append(c.Facts, letter.Fact{Label: w.T("order"), Value: db.ShortRef(orderID)})
 	if reason != "" {
 		c.Facts = append(c.Facts, letter.Fact{Label: w.T("reason"), Value: reason})
 	}
+	if fee > 0 {
+		c.Facts = append(c.Facts, letter.Fact{Label: w.T("cancelFee"), Value: w.Money(fee, currency)})
+	}
 	if orderStatus == StatusConfirmed {
 		c.Intro = append(c.Intro, w.T("refundSoFar", "refunded", w.Money(refunded, currency), "total", w.Money(total, currency)))
+	}
+	if brand.StoreURL != "" {
+		c.Button = &letter.Link{Text: w.T("viewOrder"), URL: brand.StoreURL + "#/o/" + orderID.String()}
 	}
 	l, err := brand.Compose(*email, c)
 	if err != nil {

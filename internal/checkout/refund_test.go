@@ -395,6 +395,12 @@ func TestShopperCancellation(t *testing.T) {
 	require.Equal(t, "CANCELLED", res.Void)
 	require.Zero(t, b.count(t, `SELECT sold FROM inventory WHERE product_id = $1`, p.ID), "the seats are back on sale")
 	b.requireSafe(t)
+	require.Eventually(t, func() bool { return len(b.mailsTo("liam@example.test", "Your refund")) == 1 },
+		10*time.Second, 20*time.Millisecond, "liam is told")
+	told := decoded(b.mailsTo("liam@example.test", "Your refund")[0])
+	for _, want := range []string{"€90.00", "Cancellation fee kept", "€10.00", got.Ref} {
+		require.Contains(t, told, want)
+	}
 
 	// Too late: the show starts in a day, the window closed 48 h before.
 	tomorrow := time.Now().Add(24 * time.Hour)
