@@ -149,11 +149,15 @@ func (s *Server) loadCatalog(ctx context.Context, slug string) (*catalogView, er
 		if w, ok := presales[p.ID]; ok {
 			out.Products[i].Presale = &w
 		}
-		if until := p.Cancellation.Until(p.Dates); until != nil {
-			out.Products[i].Cancellation = &StoreCancellation{Until: *until, FeeCents: p.Cancellation.FeeCents}
-		}
-		if p.Transfers != nil && p.Publication != product.Cancelled {
-			out.Products[i].Transfers = &StoreTransfers{Until: p.Transfers.Until(p.Dates)}
+		// A cancelled date's orders are refunded whole: nothing is left for
+		// its buyers to cancel or give away.
+		if p.Publication != product.Cancelled {
+			if until := p.Cancellation.Until(p.Dates); until != nil {
+				out.Products[i].Cancellation = &StoreCancellation{Until: *until, FeeCents: p.Cancellation.FeeCents}
+			}
+			if p.Transfers != nil {
+				out.Products[i].Transfers = &StoreTransfers{Until: p.Transfers.Until(p.Dates)}
+			}
 		}
 	}
 	return &catalogView{tenantID: tenantID, body: out, etag: etagOf(out)}, nil

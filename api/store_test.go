@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/api"
@@ -69,7 +70,17 @@ func TestStoreCatalog(t *testing.T) {
 	now := time.Now()
 	draft := b.createProduct(t, key, map[string]any{"name": "Draft", "publication": "DRAFT"})
 	upcoming := b.createProduct(t, key, map[string]any{"name": "Upcoming", "onSaleAt": now.Add(time.Hour)})
-	onSale := b.createProduct(t, key, map[string]any{"name": "On sale", "description": "Doors at 8", "imageUrl": "https://cdn.example/a.jpg"})
+	doors := now.Add(30 * 24 * time.Hour).Truncate(time.Minute).UTC()
+	policies := map[string]any{"doorsAt": doors, "startsAt": doors.Add(time.Hour),
+		"shopperCancellation": map[string]any{"hoursBefore": 48, "feeCents": 200}, "transfers": map[string]any{"hoursBefore": 24}}
+	onSale := b.createProduct(t, key, map[string]any{"name": "On sale", "description": "Doors at 8", "imageUrl": "https://cdn.example/a.jpg",
+		"doorsAt": policies["doorsAt"], "startsAt": policies["startsAt"], "shopperCancellation": policies["shopperCancellation"],
+		"transfers": policies["transfers"]})
+	called := b.createProduct(t, key, policies)
+	require.NoError(t, pgx.BeginFunc(t.Context(), b.env.Schema.Pool, func(tx pgx.Tx) error {
+		_, err := product.MarkCancelled(t.Context(), tx, tn.ID, uuid.MustParse(called), "Storm", "test")
+		return err
+	}))
 	soldOut := b.createProduct(t, key, map[string]any{"name": "Sold out", "capacity": 1})
 	closed := b.createProduct(t, key, map[string]any{"name": "Closed"})
 	require.Equal(t, http.StatusOK, b.do(t, http.MethodPatch, "/v1/products/"+closed, key, map[string]any{"publication": "CLOSED"}).status)
@@ -92,9 +103,16 @@ func TestStoreCatalog(t *testing.T) {
 			require.EqualValues(t, 1500, m["priceCents"])
 			require.Equal(t, []any{}, m["priceLevels"])
 			require.Equal(t, false, m["waitingRoom"])
+			require.Equal(t, map[string]any{"until": doors.Add(-48 * time.Hour).Format(time.RFC3339), "feeCents": 200.0},
+				m["shopperCancellation"], "the policy as the shopper is told it: until when, and the fee")
+			require.Equal(t, map[string]any{"until": doors.Add(-24 * time.Hour).Format(time.RFC3339)}, m["transfers"])
+		}
+		if m["id"] == upcoming || m["id"] == called {
+			require.NotContains(t, m, "shopperCancellation", "none allowed, or a cancelled date's")
+			require.NotContains(t, m, "transfers")
 		}
 	}
-	require.Equal(t, map[string]string{upcoming: "UPCOMING", onSale: "ON_SALE", soldOut: "SOLD_OUT", closed: "CLOSED"}, status,
+	require.Equal(t, map[string]string{upcoming: "UPCOMING", onSale: "ON_SALE", soldOut: "SOLD_OUT", closed: "CLOSED", called: "CANCELLED"}, status,
 		"drafts are never listed")
 	require.NotContains(t, status, draft)
 	etag = r.header.Get("ETag")
@@ -104,7 +122,7 @@ func TestStoreCatalog(t *testing.T) {
 	require.Equal(t, http.StatusOK, b.do(t, http.MethodPatch, "/v1/products/"+draft, key, map[string]any{"publication": "PUBLISHED"}).status)
 	require.Eventually(t, func() bool {
 		r := b.do(t, http.MethodGet, "/v1/stores/arena/products", "", nil)
-		return len(r.body["products"].([]any)) == 5
+		return len(r.body["products"].([]any)) == 6
 	}, 5*time.Second, 100*time.Millisecond)
 }
 
