@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -79,15 +80,8 @@ func (s *Service) Search(ctx context.Context, tenantID uuid.UUID, query string, 
 // isShortRef says whether a query has the form of an order's short
 // reference: eight hex digits.
 func isShortRef(q string) bool {
-	if len(q) != 8 {
-		return false
-	}
-	for _, c := range strings.ToLower(q) {
-		if !strings.ContainsRune("0123456789abcdef", c) {
-			return false
-		}
-	}
-	return true
+	_, err := hex.DecodeString(q)
+	return len(q) == 8 && err == nil
 }
 
 // Timeline is everything that happened to an order's payment, oldest

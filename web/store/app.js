@@ -756,6 +756,24 @@ function actionKey(action, body) {
   return { id, done: () => sessionStorage.removeItem(k) };
 }
 
+// keyedSend sends a shopper action under its Idempotency-Key (actionKey)
+// and says whether it was done; a refusal is shown in msg, in the
+// store's words when it has them for the error's code.
+async function keyedSend(action, body, msg, send) {
+  const idem = actionKey(action, body);
+  try {
+    await send(idem.id);
+    idem.done();
+    return true;
+  } catch (err) {
+    if (err.status && err.status < 500) idem.done();
+    msg.className = "error";
+    msg.setAttribute("role", "alert");
+    msg.textContent = err.code && cfg.strings[err.code] ? t(err.code) : err.message;
+    return false;
+  }
+}
+
 // once runs one shopper action at a time: a click while it runs does
 // nothing, and the control that started it is disabled meanwhile.
 const running = new Set();
@@ -1705,18 +1723,11 @@ function cancelPanel(o, p, reload) {
     onsubmit: (e) => {
       e.preventDefault();
       return once(`cancel.${o.id}`, confirm.querySelector("button.danger"), async () => {
-        const idem = actionKey(`cancel.${o.id}`, {});
-        try {
-          await api("POST", `/v1/orders/${o.id}/cancel`, { auth: true, headers: { "Idempotency-Key": idem.id } });
-          idem.done();
-          announce(t("cancelAsked"));
-          reload();
-        } catch (err) {
-          if (err.status && err.status < 500) idem.done();
-          msg.className = "error";
-          msg.setAttribute("role", "alert");
-          msg.textContent = err.code && cfg.strings[err.code] ? t(err.code) : err.message;
-        }
+        const asked = await keyedSend(`cancel.${o.id}`, {}, msg, (k) =>
+          api("POST", `/v1/orders/${o.id}/cancel`, { auth: true, headers: { "Idempotency-Key": k } }));
+        if (!asked) return;
+        announce(t("cancelAsked"));
+        reload();
       });
     },
   }, h("p", {}, t(fee ? "cancelTerms" : "cancelTermsFree", { fee: money(fee, o.currency) })),
@@ -1763,19 +1774,12 @@ function transferForm(tk) {
     onsubmit: (e) => {
       e.preventDefault();
       return once(`transfer.${tk.id}`, form.querySelector("button.primary"), async () => {
-        const idem = actionKey(`transfer.${tk.id}`, email.value);
-        try {
-          await api("POST", `/v1/tickets/${tk.id}/transfer`, { auth: true, headers: { "Idempotency-Key": idem.id }, body: { email: email.value } });
-          idem.done();
-          sessionStorage.setItem(key("sent"), email.value);
-          if (location.hash.startsWith("#/tickets")) route();
-          else location.hash = "#/tickets";
-        } catch (err) {
-          if (err.status && err.status < 500) idem.done();
-          msg.className = "error";
-          msg.setAttribute("role", "alert");
-          msg.textContent = err.code && cfg.strings[err.code] ? t(err.code) : err.message;
-        }
+        const sent = await keyedSend(`transfer.${tk.id}`, email.value, msg, (k) =>
+          api("POST", `/v1/tickets/${tk.id}/transfer`, { auth: true, headers: { "Idempotency-Key": k }, body: { email: email.value } }));
+        if (!sent) return;
+        sessionStorage.setItem(key("sent"), email.value);
+        if (location.hash.startsWith("#/tickets")) route();
+        else location.hash = "#/tickets";
       });
     },
   }, h("label", { for: email.id }, t("transferTo")), email, h("p", { class: "muted" }, t("transferHelp")),
