@@ -11,6 +11,7 @@ import (
 	"boxoffice/internal/browsertest"
 	"boxoffice/internal/product"
 	"boxoffice/internal/pspsim"
+	"boxoffice/internal/tenant"
 	"boxoffice/internal/testfix"
 )
 
@@ -79,11 +80,21 @@ func TestShopperCancelsAnOrder(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, gone, "the tickets no longer admit")
 	browsertest.Step(t, rita, "4-cancelled")
-	var status string
+	var status, orderID string
 	var refunded int64
-	require.NoError(t, w.env.Schema.Pool.QueryRow(ctx, `SELECT status, refunded_cents FROM orders`).Scan(&status, &refunded))
+	require.NoError(t, w.env.Schema.Pool.QueryRow(ctx, `SELECT status, refunded_cents, id::text FROM orders`).
+		Scan(&status, &refunded, &orderID))
 	require.Equal(t, "CANCELLED", status)
 	require.Equal(t, int64(17700), refunded)
+
+	// The refund's e-mail links to the order: opened in a browser where she
+	// is not signed in, the store has her log in, then shows it.
+	elsewhere := browsertest.Browser(t)
+	tok, err := tenant.SignBuyerToken([]byte(w.env.Tenant.BuyerTokenSecret), w.env.Tenant.ID, "rita", time.Hour)
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(elsewhere, chromedp.Navigate(store+"#/o/"+orderID), chromedp.WaitVisible(chromedp.CSS(`#login-email`)),
+		handOff(store, w.env.Tenant.Slug, tok), browsertest.WaitJS(`!!document.querySelector('main .badge.order-cancelled')`)))
+	require.Contains(t, browsertest.Text(t, elsewhere, "main"), "€177.00 refunded")
 
 	// Doors tomorrow: the window closed a day ago.
 	require.NoError(t, chromedp.Do(rita, chromedp.Navigate(store+"#/p/"+soon.ID.String()),

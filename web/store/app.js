@@ -1654,6 +1654,7 @@ async function qrImage(ticketId, label) {
 // it stands — its date, state, what it cost and what came back, its tickets,
 // and the way to cancel it while the organiser allows.
 async function orderPage(id, params) {
+  if (!token()) return needLogin(); // the e-mail's link, opened where the shopper is not signed in
   const fromCheckout = params.has("p");
   const box = h("div", { class: "order-page", "aria-live": "polite" }, h("h1", {}, t("order")),
     h("p", {}, t(fromCheckout ? "confirming" : "loading")));
@@ -1663,24 +1664,30 @@ async function orderPage(id, params) {
   // Each read waits at the server for the payment's outcome (Prefer:
   // wait); one that comes back at once still pending (a server that could
   // not wait) is followed by another in a moment. A refund has no such
-  // wait: its read is repeated every two seconds until it is done.
-  const poll = async () => {
+  // wait: its read is repeated every two seconds until it is done. A read
+  // that fails says so as any page does (a session that ended: log in).
+  const next = (ms = 0) => setTimeout(() => read().catch((err) => {
+    if (stopped) return;
+    if (err.status === 401) needLogin();
+    else errorView(err);
+  }), ms);
+  const read = async () => {
     if (stopped) return;
     const asked = Date.now();
     const o = await api("GET", `/v1/orders/${id}`, { auth: true, headers: { "Prefer": "wait=15" } });
     if (stopped) return;
-    if (o.status === "PENDING_PAYMENT") return Date.now() - asked > 1000 ? poll() : setTimeout(poll, 700);
+    if (o.status === "PENDING_PAYMENT") return next(Date.now() - asked > 1000 ? 0 : 700);
     if (o.status === "FAILED" && fromCheckout) {
       return box.replaceChildren(h("h1", {}, t("order")), h("p", { class: "error", role: "alert" }, t("declined")),
         h("button", { class: "primary", onclick: () => (location.hash = `#/checkout/${o.holdId}?p=${params.get("p") ?? o.productId}&r=${params.get("r") ?? ""}`) }, t("payAgain")));
     }
     if (o.status === "CONFIRMED" && basket.get()?.holdId === o.holdId) basket.clear();
     const p = (await products()).find((x) => x.id === o.productId);
-    box.replaceChildren(...(await orderView(o, p, fromCheckout, poll)).filter(Boolean));
-    if (o.status === "REFUND_PENDING") setTimeout(poll, 2000);
+    box.replaceChildren(...(await orderView(o, p, fromCheckout, () => next())).filter(Boolean));
+    if (o.status === "REFUND_PENDING") next(2000);
     if (fromCheckout && o.status === "CONFIRMED") announce(t("confirmedDone"));
   };
-  poll();
+  next();
 }
 
 // orderView is an order's page: its date (p, when the catalog still has
