@@ -16,12 +16,13 @@ import (
 )
 
 // Journey: the organiser lets buyers cancel until 48 hours before doors
-// for €1.50 a ticket. The event's page says so before rita buys; her
-// order's page (as My orders and the tickets' e-mail open it) names the
+// for €1.50 a ticket. The event's page and her hold say so before rita
+// buys; her order's page (as My orders and the e-mails open it) names the
 // date, its state and the way to cancel, which asks once more before it
 // acts. Cancelled, the order's page follows the refund to its end: the
 // tickets no longer admit, and what came back is the price less the fee.
-// A date whose window has closed offers no cancelling.
+// Opened where she is not signed in, the page has her log in first. A
+// date whose window has closed offers no cancelling.
 func TestShopperCancelsAnOrder(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -43,7 +44,9 @@ func TestShopperCancelsAnOrder(t *testing.T) {
 		browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready()`)))
 	require.Contains(t, browsertest.Text(t, rita, ".event-hero .policy"), "for a fee of €1.50 a ticket")
 	require.NoError(t, chromedp.Do(rita, clickSeat(0), clickSeat(1), chromedp.Click(chromedp.CSS(`.bar button.primary`)),
-		chromedp.WaitVisible(chromedp.CSS(`.countdown`)), chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`.summary .policy`))))
+	require.Contains(t, browsertest.Text(t, rita, ".summary .policy"), "for a fee of €1.50 a ticket", "the hold says it too")
+	require.NoError(t, chromedp.Do(rita, chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		pay("rita@example.test", pspsim.MethodOK), tickets(2)))
 	fresh := browsertest.Text(t, rita, "main")
 	require.Contains(t, fresh, "on their way to rita@example.test")

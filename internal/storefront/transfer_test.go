@@ -48,6 +48,8 @@ func TestTransferInTheStore(t *testing.T) {
 	details := browsertest.Text(t, ana, ".event-details")
 	require.Contains(t, details, venueName)
 	require.Contains(t, details, "Europe/Lisbon")
+	require.Contains(t, browsertest.Text(t, ana, ".event-hero .policy"), "may be given to someone else until",
+		"the policy is said before one buys")
 	browsertest.Step(t, ana, "1-event-details")
 	require.NoError(t, chromedp.Do(ana, holdTwoAndPay("ana@example.test")))
 	orders, err := w.env.Checkout.ListForBuyer(ctx, p.TenantID, buyerOf(t, w, "ana@example.test"), 10)

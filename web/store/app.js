@@ -163,7 +163,8 @@ function summary(p, quote) {
     p ? eventDetails(p.event, p) : null,
     h("table", { class: "lines" }, h("caption", { class: "visually-hidden" }, t("orderSummary")),
       h("tbody", {}, rows),
-      h("tfoot", {}, h("tr", {}, h("th", { scope: "row" }, t("total")), h("td", {}, money(quote.totalCents, cur))))));
+      h("tfoot", {}, h("tr", {}, h("th", { scope: "row" }, t("total")), h("td", {}, money(quote.totalCents, cur))))),
+    cancelPolicy(p));
 }
 
 // hull is the convex hull of points ([x, y]), each pushed out by pad
@@ -552,14 +553,13 @@ async function productPage(id) {
 // the general sale is open (the reservation checks it), or says when it
 // opens.
 function presalePanel(p, open) {
-  const fmt = (at) => new Date(at).toLocaleString(locale, { timeZone: p.event?.timeZone || "UTC", dateStyle: "medium", timeStyle: "short" });
-  if (!open) return h("p", { class: "presale" }, t("presaleOpens", { time: fmt(p.presale.opensAt) }));
+  if (!open) return h("p", { class: "presale" }, t("presaleOpens", { time: moment(p, p.presale.opensAt) }));
   const code = h("input", { id: "presale-code", required: true, autocomplete: "off", maxlength: 40 });
   return h("form", { class: "presale waitlist", onsubmit: (e) => {
     e.preventDefault();
     sessionStorage.setItem(key(`presale.${p.id}`), code.value.trim());
     route();
-  } }, h("h2", {}, t("presaleTitle")), h("p", {}, t("presaleExplain", { time: fmt(p.presale.closesAt) })),
+  } }, h("h2", {}, t("presaleTitle")), h("p", {}, t("presaleExplain", { time: moment(p, p.presale.closesAt) })),
   h("label", { for: "presale-code" }, t("presaleCode")), code,
   h("p", {}, h("button", { class: "primary", type: "submit", id: "presale-enter" }, t("presaleEnter"))));
 }
@@ -655,7 +655,7 @@ function eventHero(p) {
     // An upcoming sale's countdown is the page's call to action, below.
     h("div", { class: "event-head" }, h("h1", {}, p.event?.name || p.name), p.saleStatus === "UPCOMING" ? null : stateBadge(p),
       eventDetails(p.event, p),
-      p.description ? h("p", { class: "event-description" }, p.description) : null, prices, cancelPolicy(p), keep));
+      p.description ? h("p", { class: "event-description" }, p.description) : null, prices, cancelPolicy(p), transferPolicy(p), keep));
 }
 
 // cancelUntil is when an order of p stops being the shopper's to cancel,
@@ -665,14 +665,14 @@ function cancelUntil(p) {
   return until && new Date(until) > Date.now() ? until : null;
 }
 
-// cancelPolicy says, before the shopper buys, whether and until when they
-// may cancel, and what it costs.
+// cancelPolicy says, before the shopper buys (the event page, the hold's
+// summary), whether and until when they may cancel, and what it costs.
 function cancelPolicy(p) {
   const until = cancelUntil(p);
   if (!until) return null;
   const fee = p.shopperCancellation.feeCents;
   return h("p", { class: "muted policy" }, t(fee ? "cancelPolicy" : "cancelPolicyFree", {
-    until: formatIn(p.event?.timeZone || "UTC")(until, { dateStyle: "medium", timeStyle: "short" }),
+    until: moment(p, until),
     fee: money(fee, p.currency) }));
 }
 
@@ -711,6 +711,10 @@ async function share(p) {
 
 // formatIn formats a time with Intl's options in a venue's time zone.
 const formatIn = (zone) => (x, o) => new Intl.DateTimeFormat(locale, { ...o, timeZone: zone }).format(new Date(x));
+
+// moment is a deadline or an opening of p's sale, "2 Jan 2027, 19:30", in
+// its venue's time zone.
+const moment = (p, at) => formatIn(p.event?.timeZone || "UTC")(at, { dateStyle: "medium", timeStyle: "short" });
 
 // whenText says when a date is, in the venue's time zone (as the tickets
 // and mails do), or null when it has no date yet.
@@ -1325,7 +1329,6 @@ async function numberedPage(p, head, notice) {
 // presale behind the waiting room: the code gates the presale's queue,
 // whose places are drawn when its window opens.
 function presaleQueuePanel(p) {
-  const fmt = (at) => new Date(at).toLocaleString(locale, { timeZone: p.event?.timeZone || "UTC", dateStyle: "medium", timeStyle: "short" });
   const code = h("input", { id: "presale-code", required: true, autocomplete: "off", maxlength: 40 });
   return h("form", { class: "presale waitlist", onsubmit: (e) => {
     e.preventDefault();
@@ -1333,7 +1336,7 @@ function presaleQueuePanel(p) {
     sessionStorage.removeItem(key(`queue.${p.id}`)); // a shopper in the general queue moves to the presale's
     location.hash = `#/q/${p.id}`;
   } }, h("h2", {}, t("presaleTitle")),
-  h("p", {}, t("presaleRoomExplain", { opens: fmt(p.presale.opensAt), closes: fmt(p.presale.closesAt) })),
+  h("p", {}, t("presaleRoomExplain", { opens: moment(p, p.presale.opensAt), closes: moment(p, p.presale.closesAt) })),
   h("label", { for: "presale-code" }, t("presaleCode")), code,
   h("p", {}, h("button", { class: "primary", type: "submit", id: "presale-enter" }, t("presaleRoomEnter"))));
 }
@@ -1722,7 +1725,7 @@ async function orderView(o, p, fresh, reload) {
 // the card it was paid with. It asks once more before it acts.
 function cancelPanel(o, p, reload) {
   const fee = p.shopperCancellation.feeCents;
-  const until = formatIn(p.event?.timeZone || "UTC")(cancelUntil(p), { dateStyle: "medium", timeStyle: "short" });
+  const until = moment(p, cancelUntil(p));
   const msg = h("p", { "aria-live": "polite" });
   const confirm = h("form", {
     class: "cancel-order",
@@ -1762,6 +1765,16 @@ async function ticketItem(tk, p) {
   if (tk.status !== "VALID" || !tk.code) return h("li", { class: "ticket gone" }, seat, " ", t("ticketVoid"));
   return h("li", { class: "ticket", "data-ticket": tk.id }, seat, await qrImage(tk.id, tk.seat), h("code", {}, tk.code),
     transfersOpen(p) ? transferForm(tk) : null);
+}
+
+// transferPolicy says, before the shopper buys, whether and until when
+// its tickets may be given to someone else.
+function transferPolicy(p) {
+  if (!transfersOpen(p)) return null;
+  const until = p.transfers.until;
+  return h("p", { class: "muted policy" }, until
+    ? t("transferPolicy", { until: moment(p, until) })
+    : t("transferPolicyOpen"));
 }
 
 // transfersOpen says whether p's tickets may change hands now.
