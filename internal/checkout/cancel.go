@@ -27,8 +27,12 @@ import (
 // with the same refund), and each buyer's mail is recorded in mail_sent
 // after it goes.
 
-// refundKindEventCancelled marks the refunds of a cancelled date.
-const refundKindEventCancelled = "EVENT_CANCELLED"
+// The kinds of refund besides the organiser's own (REFUND): those of a
+// cancelled date, and a buyer's cancellation of their order.
+const (
+	refundKindEventCancelled = "EVENT_CANCELLED"
+	refundKindCancellation   = "CANCELLATION"
+)
 
 // cancelBatch is how many orders one pass of the job refunds before it
 // looks again (each refund is its own transaction).

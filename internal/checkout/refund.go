@@ -217,7 +217,7 @@ func (s *Service) recordRefund(ctx context.Context, tx pgx.Tx, p RefundParams) (
 		if !terms.Open {
 			return uuid.Nil, ErrCancellationClosed
 		}
-		kind, fee = "CANCELLATION", terms.FeeCents*int64(len(ids))
+		kind, fee = refundKindCancellation, terms.FeeCents*int64(len(ids))
 		if cents -= fee; cents <= 0 {
 			return uuid.Nil, ErrNothingToRefund
 		}
@@ -567,6 +567,11 @@ func (s *Service) SendRefundNotice(ctx context.Context, refundID uuid.UUID) erro
 		c.Lines = append(c.Lines, letter.Fact{Label: seat, Value: w.T("refundedSeat")})
 	}
 	c.Facts = append(c.Facts, letter.Fact{Label: w.T("order"), Value: db.ShortRef(orderID)})
+	// The buyer's own cancellation is said in the store's language, not
+	// with the reason recorded for the organiser.
+	if kind == refundKindCancellation {
+		reason = w.T("youCancelled")
+	}
 	if reason != "" {
 		c.Facts = append(c.Facts, letter.Fact{Label: w.T("reason"), Value: reason})
 	}

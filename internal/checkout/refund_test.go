@@ -398,7 +398,7 @@ func TestShopperCancellation(t *testing.T) {
 	require.Eventually(t, func() bool { return len(b.mailsTo("liam@example.test", "Your refund")) == 1 },
 		10*time.Second, 20*time.Millisecond, "liam is told")
 	told := decoded(b.mailsTo("liam@example.test", "Your refund")[0])
-	for _, want := range []string{"€90.00", "Cancellation fee kept", "€10.00", got.Ref} {
+	for _, want := range []string{"€90.00", "You cancelled the order", "Cancellation fee kept", "€10.00", got.Ref} {
 		require.Contains(t, told, want)
 	}
 
