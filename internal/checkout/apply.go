@@ -181,7 +181,8 @@ func (s *Service) confirm(ctx context.Context, tx pgx.Tx, orderID uuid.UUID) (bo
 		return false, fmt.Errorf("issue tickets: %w", err)
 	}
 	if err := outbox.Add(ctx, tx, outbox.New{TenantID: tenantID, Topic: "order.confirmed", Payload: map[string]any{
-		"orderId": orderID, "productId": productID, "buyerId": buyer, "email": email, "tickets": tickets}}); err != nil {
+		"orderId": orderID, "orderRef": db.ShortRef(orderID), "productId": productID, "buyerId": buyer, "email": email,
+		"tickets": tickets}}); err != nil {
 		return false, err
 	}
 	if err := codes.Finalize(ctx, tx, orderID); err != nil {

@@ -151,6 +151,8 @@ func TestSuccess(t *testing.T) {
 	require.Equal(t, 2, b.count(t, `SELECT count(*) FROM claims WHERE hold_id = $1 AND state = 'SOLD'`, hold))
 	require.Equal(t, 2, b.count(t, `SELECT sold FROM inventory WHERE product_id = $1`, b.product.ID))
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM outbox WHERE topic = 'order.confirmed'`))
+	require.Equal(t, o.Ref, b.status(t, `SELECT payload ->> 'orderRef' FROM outbox WHERE topic = 'order.confirmed'`),
+		"integrators get the reference the buyer's e-mails print")
 	require.Equal(t, "CONVERTED", b.status(t, `SELECT state FROM holds WHERE id = $1`, hold))
 	b.requireSafe(t)
 

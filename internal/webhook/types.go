@@ -24,7 +24,7 @@ const TestType = "webhook.test"
 // Types are the event types tenants receive, in the order the console
 // lists them. data is the event's payload as documented in docs/webhooks.md.
 var Types = []EventType{
-	{"order.confirmed", "An order was paid: its tickets are issued (data: orderId, productId, buyerId, email, tickets)"},
+	{"order.confirmed", "An order was paid: its tickets are issued (data: orderId, orderRef — the reference the buyer's e-mails print —, productId, buyerId, email, tickets)"},
 	{"order.refunded", "Money went back to the buyer for some or all tickets (data: orderId, refundId, amountCents, orderStatus, reason)"},
 	{"order.cancelled", "An order was cancelled and refunded: by the buyer, or with its date (data as order.refunded)"},
 	{"ticket.checked_in", "A ticket was scanned in at the door (data: ticketId, orderId, productId, number, checkedInAt)"},
