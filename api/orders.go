@@ -331,7 +331,7 @@ func (s *Server) ticketQR(ctx context.Context, in *struct {
 
 // searchOrders serves GET /v1/tenant/orders.
 func (s *Server) searchOrders(ctx context.Context, in *struct {
-	Query string `query:"q" maxLength:"200" doc:"An order id, e-mail, buyer id, number or seat; empty lists the newest"`
+	Query string `query:"q" maxLength:"200" doc:"An order's reference (ref, as its e-mails print it) or id, an e-mail, buyer id, number or seat; empty lists the newest"`
 	Limit int    `query:"limit" minimum:"1" maximum:"200" default:"50"`
 }) (*struct{ Body []checkout.OrderSummary }, error) {
 	list, err := s.Checkout.Search(ctx, caller(ctx).TenantID, in.Query, in.Limit)
