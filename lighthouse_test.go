@@ -33,7 +33,8 @@ type lighthousePage struct {
 // TestLighthouse judges the demo `make run` seeds with Lighthouse (npm,
 // pinned in infra/dev/audit) in mobile emulation, the median of three runs
 // a page: the store's home, an event page with its image and venue map, a
-// series' page of dates, a concert hall's seat map and checkout must score
+// series' page of dates, a concert hall's seat map, checkout and an order
+// (with its tickets and the way to cancel it) must score
 // performance ≥ 95, accessibility 100 and best practices 100; the
 // console's sign-in, sales list and live sale view and the API docs page
 // accessibility 100. Lighthouse drives the same Chromium the test signed
@@ -67,9 +68,13 @@ func TestLighthouse(t *testing.T) {
 		chromedp.Navigate(store+"#/login?token="+printed["Buyer token"]+"&state=lh"),
 		chromedp.WaitVisible(chromedp.CSS(`ul.cards`)))
 	// The concert hall plays three evenings: its first date, and the
-	// series' page of dates.
+	// series' page of dates; two of its seats are held for checkout, two
+	// more bought.
 	hall, series := catalogProduct(t, api, "The Four Seasons")
-	checkout := store + holdTwo(t, api, printed["Buyer token"], hall)
+	checkout, _ := holdTwo(t, api, printed["Buyer token"], hall)
+	checkout = store + checkout
+	order := store + paidOrder(t, api, printed["Buyer token"], hall)
+	browsertest.Do(t, b, chromedp.Navigate(order), chromedp.WaitVisible(chromedp.CSS(`.order-page section.cancel`)))
 	browsertest.Do(t, b, chromedp.Navigate(checkout), chromedp.WaitVisible(chromedp.CSS(`form.checkout`)))
 	browsertest.Do(t, b, chromedp.Navigate(printed["Console"]+"#/signin"), chromedp.WaitVisible(chromedp.CSS(`#key`)),
 		chromedp.SendKeys(chromedp.CSS(`#key`), printed["Operator key"]), chromedp.Click(chromedp.CSS(`form.signin button`)),
@@ -83,6 +88,7 @@ func TestLighthouse(t *testing.T) {
 		{"series page", store + "#/e/" + series, shop},
 		{"seat map", store + "#/p/" + hall, shop},
 		{"checkout", checkout, shop},
+		{"order", order, shop},
 		{"console sign-in", printed["Console"] + "#/signin", console},
 		{"console sales", printed["Console"] + "#/sales", console},
 		{"console live sale", printed["Console"] + "#/sales/" + printed["Stadium"], console},
@@ -178,42 +184,64 @@ func catalogProduct(t *testing.T, api, name string) (id, eventID string) {
 	return "", ""
 }
 
-// holdTwo reserves two seats of a product for the buyer and returns the
-// store's checkout address (its hash) for the hold.
-func holdTwo(t *testing.T, api, token, productID string) string {
+// buyerCall calls the demo's API as the buyer, each call under its own
+// Idempotency-Key, and decodes the answer into out.
+func buyerCall(t *testing.T, api, token, method, path string, body, out any) {
 	t.Helper()
-	call := func(method, path string, body any, out any) {
-		t.Helper()
-		var rd *bytes.Reader
-		if body != nil {
-			raw, err := json.Marshal(body)
-			require.NoError(t, err)
-			rd = bytes.NewReader(raw)
-		} else {
-			rd = bytes.NewReader(nil)
-		}
-		req, err := http.NewRequest(method, api+path, rd)
+	var rd *bytes.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
 		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Idempotency-Key", fmt.Sprintf("lighthouse-%d", time.Now().UnixNano()))
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		require.Less(t, resp.StatusCode, 300, "%s %s", method, path)
-		require.NoError(t, json.NewDecoder(resp.Body).Decode(out))
+		rd = bytes.NewReader(raw)
+	} else {
+		rd = bytes.NewReader(nil)
 	}
+	req, err := http.NewRequest(method, api+path, rd)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", fmt.Sprintf("lighthouse-%d", time.Now().UnixNano()))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Less(t, resp.StatusCode, 300, "%s %s", method, path)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(out))
+}
+
+// holdTwo reserves two seats of a product for the buyer and returns the
+// store's checkout address (its hash) for the hold, and the hold.
+func holdTwo(t *testing.T, api, token, productID string) (checkout, holdID string) {
+	t.Helper()
 	var accepted struct {
 		ID string `json:"id"`
 	}
-	call(http.MethodPost, "/v1/products/"+productID+"/reservations", map[string]int{"quantity": 2}, &accepted)
+	buyerCall(t, api, token, http.MethodPost, "/v1/products/"+productID+"/reservations", map[string]int{"quantity": 2}, &accepted)
 	var r struct {
 		Status string `json:"status"`
 		HoldID string `json:"holdId"`
 	}
 	require.Eventually(t, func() bool {
-		call(http.MethodGet, "/v1/reservations/"+accepted.ID, nil, &r)
+		buyerCall(t, api, token, http.MethodGet, "/v1/reservations/"+accepted.ID, nil, &r)
 		return r.Status == "HELD"
 	}, 30*time.Second, 100*time.Millisecond, "the two seats are held")
-	return fmt.Sprintf("#/checkout/%s?p=%s&r=%s", r.HoldID, productID, accepted.ID)
+	return fmt.Sprintf("#/checkout/%s?p=%s&r=%s", r.HoldID, productID, accepted.ID), r.HoldID
+}
+
+// paidOrder holds two seats of a product for the buyer, pays for them with
+// the simulator's approving card and returns the store's address (its
+// hash) of the order, as its e-mails link to it.
+func paidOrder(t *testing.T, api, token, productID string) string {
+	t.Helper()
+	_, hold := holdTwo(t, api, token, productID)
+	var o struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	buyerCall(t, api, token, http.MethodPost, "/v1/orders",
+		map[string]string{"holdId": hold, "paymentMethod": "sim_ok", "email": "alice@example.com"}, &o)
+	require.Eventually(t, func() bool {
+		buyerCall(t, api, token, http.MethodGet, "/v1/orders/"+o.ID, nil, &o)
+		return o.Status == "CONFIRMED"
+	}, 30*time.Second, 100*time.Millisecond, "the order is paid")
+	return "#/o/" + o.ID
 }
