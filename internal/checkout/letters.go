@@ -173,10 +173,17 @@ func (s *Service) ticketsLetter(ctx context.Context, tenantID, orderID uuid.UUID
 		}
 		c.Attachments = append(c.Attachments, mail.Attachment{Name: "event.ics", ContentType: "text/calendar", Data: ics})
 	}
-	if b.StoreURL != "" {
-		c.Button = &letter.Link{Text: w.T("viewOrder"), URL: b.StoreURL + "#/o/" + o.ID.String()}
-	}
+	c.Button = orderButton(b, o.ID)
 	return b.Compose(to, c)
+}
+
+// orderButton is a letter's way to the order's page in the tenant's store
+// (nil when the store's address is not known).
+func orderButton(b letter.Brand, orderID uuid.UUID) *letter.Link {
+	if b.StoreURL == "" {
+		return nil
+	}
+	return &letter.Link{Text: b.Words.T("viewOrder"), URL: b.StoreURL + "#/o/" + orderID.String()}
 }
 
 // facts are the when, where and entry of the letters about an order.

@@ -581,9 +581,7 @@ func (s *Service) SendRefundNotice(ctx context.Context, refundID uuid.UUID) erro
 	if orderStatus == StatusConfirmed {
 		c.Intro = append(c.Intro, w.T("refundSoFar", "refunded", w.Money(refunded, currency), "total", w.Money(total, currency)))
 	}
-	if brand.StoreURL != "" {
-		c.Button = &letter.Link{Text: w.T("viewOrder"), URL: brand.StoreURL + "#/o/" + orderID.String()}
-	}
+	c.Button = orderButton(brand, orderID)
 	l, err := brand.Compose(*email, c)
 	if err != nil {
 		return err
