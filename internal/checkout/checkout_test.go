@@ -298,7 +298,30 @@ func TestReconcilerResolvesWhatJobsLeft(t *testing.T) {
 	res, err := b.env.Checkout.Reconcile(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Resolved)
-	b.env.StartWorkers(t) // the resolver re-authorizes with the same key; capture follows
+	b.env.StartWorkers(t) // the reconciler re-authorized with the same key; capture follows
+	require.Equal(t, checkout.StatusConfirmed, b.wait(t, o.ID, settled).Status)
+	b.requireSafe(t)
+}
+
+// An authorize job whose completion River lost (its batch completer gave up
+// during a failover) stays running until River's rescuer, minutes later. The
+// reconciler must not wait for it: the attempt is authorized by the
+// reconciler itself, not by a new job the stuck one would swallow.
+func TestReconcilerPassesAStuckAuthorizeJob(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pspsim.Config{}, false)
+	o := b.order(t, "alice", b.hold(t, "alice"), pspsim.MethodOK)
+	b.env.Exec(t, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now(), attempted_by = '{gone}'
+		WHERE kind = 'payment_authorize'`)
+	b.env.Exec(t, `UPDATE payment_attempts SET updated_at = now() - interval '1 hour'`)
+	res, err := b.env.Checkout.Reconcile(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Resolved)
+	got, err := b.env.Checkout.Get(context.Background(), b.product.TenantID, o.ID, "")
+	require.NoError(t, err)
+	require.Equal(t, checkout.StatusConfirmed, got.Status, "confirmed by the reconciler, the stuck job still running")
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM river_job WHERE kind = 'payment_authorize' AND state = 'running'`))
+	b.env.StartWorkers(t)
 	require.Equal(t, checkout.StatusConfirmed, b.wait(t, o.ID, settled).Status)
 	b.requireSafe(t)
 }

@@ -54,22 +54,30 @@ func (s *Service) Authorize(ctx context.Context, attemptID uuid.UUID) error {
 	if a.Status != "PENDING" {
 		return nil // already decided (a retried job, or a webhook got there first)
 	}
+	_, err = s.authorize(ctx, a)
+	return err
+}
+
+// authorize makes the provider call of a loaded attempt under its key and
+// applies the answer; unknown reports an outcome that only a later query can
+// tell.
+func (s *Service) authorize(ctx context.Context, a *attempt) (unknown bool, err error) {
 	p, err := s.providerOf(a.Provider).Authorize(ctx, payment.AuthorizeRequest{Key: a.Key, AmountCents: a.AmountCents,
 		Currency: a.Currency, PaymentMethod: a.Method, OrderID: a.OrderID.String()})
 	switch {
 	case err == nil:
 		s.metrics.PaymentEvent("answered") // whatever the answer: the call did not time out
-		return s.Apply(ctx, attemptID, p)
+		return false, s.Apply(ctx, a.ID, p)
 	case errors.Is(err, payment.ErrRateLimited):
 		s.metrics.PaymentEvent("rate_limited")
-		return err // nothing happened at the provider: River retries the same call later
+		return false, err // nothing happened at the provider: the same call is retried later
 	case errors.Is(err, payment.ErrRejected):
 		s.metrics.PaymentEvent("rejected")
-		return s.fail(ctx, attemptID, "PAYMENT_REJECTED", err)
+		return false, s.fail(ctx, a.ID, "PAYMENT_REJECTED", err)
 	default:
 		s.metrics.PaymentEvent("unknown")
-		s.logger.WarnContext(ctx, "authorization outcome unknown", "attempt", attemptID, "error", err)
-		return s.markUnknown(ctx, attemptID, err)
+		s.logger.WarnContext(ctx, "authorization outcome unknown", "attempt", a.ID, "error", err)
+		return true, s.markUnknown(ctx, a.ID, err)
 	}
 }
 
@@ -106,9 +114,14 @@ func (s *Service) fail(ctx context.Context, attemptID uuid.UUID, reason string, 
 	})
 }
 
-// Resolve is the job for an UNKNOWN attempt: ask the provider with the same
-// key. Not found means the authorization never happened, so it is made again
-// with the same key; a provider still unreachable retries with backoff.
+// Resolve is the job for an UNKNOWN attempt, and the reconciler's call for a
+// stale one: ask the provider with the same key. Not found means the
+// authorization never happened, so it is made here, with the same key. It is
+// not handed to an authorize job: one whose completion River lost (a database
+// failover mid-batch) stays running until River's rescuer frees it, and being
+// unique while live it would swallow the new one, leaving the order waiting.
+// A provider still unreachable, or an outcome unknown again, is an error, so
+// the job retries with backoff and the reconciler asks again.
 func (s *Service) Resolve(ctx context.Context, attemptID uuid.UUID) error {
 	a, err := s.loadAttempt(ctx, s.pool, attemptID, false)
 	if err != nil {
@@ -122,14 +135,14 @@ func (s *Service) Resolve(ctx context.Context, attemptID uuid.UUID) error {
 	case err == nil:
 		return s.Apply(ctx, attemptID, p)
 	case errors.Is(err, payment.ErrNotFound):
-		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `UPDATE payment_attempts SET status = 'PENDING', updated_at = now() WHERE id = $1 AND status IN ('PENDING', 'UNKNOWN')`,
-				attemptID); err != nil {
-				return err
-			}
-			_, err := s.river.InsertTx(ctx, tx, AuthorizeArgs{AttemptID: attemptID}, nil)
-			return err
-		})
+		unknown, err := s.authorize(ctx, a)
+		if err == nil && unknown {
+			err = errors.New("authorization outcome unknown again")
+		}
+		if err != nil {
+			return fmt.Errorf("resolve attempt %s: %w", attemptID, err)
+		}
+		return nil
 	default:
 		return fmt.Errorf("resolve attempt %s: %w", attemptID, err)
 	}
