@@ -333,8 +333,9 @@ func TestRaffleSearchAndBuy(t *testing.T) {
 	browsertest.Step(t, ctx, "2-bought")
 }
 
-// A ten-million-number raffle: the page reads the bitmap pages under the
-// ranges it shows and the page of the number searched, not all 611.
+// A ten-million-number raffle: the page reads the bitmap pages its counts
+// and the number searched need, not all 611; the shopper browses down from
+// ten blocks of a million to a hundred numbers and picks one there.
 func TestTenMillionRaffleReadsItsPages(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -352,29 +353,73 @@ func TestTenMillionRaffleReadsItsPages(t *testing.T) {
 			browsertest.WaitJS(`document.querySelector('#number-result').textContent.includes('`+n+`')`),
 		)
 	}
+	pagesRead := func() int {
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](
+			`performance.getEntriesByType('resource').filter((e) => e.name.includes('/availability/pages/')).length`))
+		require.NoError(t, err)
+		return n
+	}
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#number`)),
-		browsertest.WaitJS(`document.querySelector('ul.ranges').textContent.includes('1–10000: 10000 free')`),
+		browsertest.WaitJS(`document.querySelector('ul.ranges').textContent.includes('1–1000000: 1000000 free')`),
+		browsertest.WaitJS(`document.querySelector('ul.ranges').textContent.includes('7000001–8000000: 999999 free')`),
 		search("7654321"),
 	))
+	blocks, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('ul.ranges button').length`))
+	require.NoError(t, err)
+	require.Equal(t, 10, blocks)
 	require.Contains(t, browsertest.Text(t, ctx, "#number-result"), "Number 7654321 is taken")
 	require.NoError(t, chromedp.Do(ctx, search("7654322")))
 	require.Contains(t, browsertest.Text(t, ctx, "#number-result"), "Number 7654322 is free")
-	pages, err := chromedp.Run(ctx, chromedp.Evaluate[int](
-		`performance.getEntriesByType('resource').filter((e) => e.name.includes('/availability/pages/')).length`))
-	require.NoError(t, err)
-	// Ranges 1–500,000 are pages 0–30; both numbers are on page 467.
-	require.Equal(t, 32, pages)
+	// The blocks' counts need the pages where a million ends (9), the
+	// number searched one more: the pages a block covers whole are counted
+	// by the index.
+	require.Equal(t, 10, pagesRead())
 	browsertest.Step(t, ctx, "1-found")
+
+	// Down to a hundred numbers: a million's blocks of ten thousand need its
+	// 62 pages, the next levels nothing more.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#number-result button`)),
+		clickButton(`ul.ranges button`, "7000001–8000000"),
+		browsertest.WaitJS(`document.querySelector('ul.ranges').textContent.includes('7650001–7660000: 9999 free')`),
+		clickButton(`ul.ranges button`, "7650001–7660000"),
+		browsertest.WaitJS(`document.querySelector('ul.ranges').textContent.includes('7654301–7654400: 99 free')`),
+		clickButton(`ul.ranges button`, "7654301–7654400"),
+		browsertest.WaitJS(`document.querySelectorAll('ul.numbers button').length === 100`),
+	))
+	crumbs, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelector('nav.crumbs').children].map((c) => c.textContent)`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"All numbers", "7000001–8000000", "7650001–7660000", "7654301–7654400"}, crumbs)
+	taken, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll('ul.numbers button:disabled')].map((b) => b.getAttribute('aria-label'))`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"7654321, taken"}, taken)
+	require.Equal(t, 69, pagesRead(), "pages 427–488 and the searched one")
+	require.NoError(t, chromedp.Do(ctx, clickButton(`ul.numbers button`, "7654322")))
+	pressed, err := chromedp.Run(ctx, chromedp.Evaluate[string](
+		`document.querySelector('ul.numbers button[aria-label="7654322, picked"]')?.getAttribute('aria-pressed')`))
+	require.NoError(t, err)
+	require.Equal(t, "true", pressed)
+	require.Contains(t, browsertest.Text(t, ctx, ".total"), "1 picked")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](
+		`document.querySelector('ul.numbers button[aria-pressed="true"]').scrollIntoView({block: "center"})`)))
+	browsertest.Step(t, ctx, "2-picked")
+	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		pay("gus@example.test", pspsim.MethodOK), tickets(1),
 	))
 	require.Contains(t, browsertest.Text(t, ctx, ".tickets"), "Number 7654322")
+}
+
+// clickButton clicks the first button of sel whose text starts with text.
+func clickButton(sel, text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		browsertest.WaitJS(fmt.Sprintf(`[...document.querySelectorAll(%q)].some((b) => b.textContent.startsWith(%q))`, sel, text)),
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`[...document.querySelectorAll(%q)].find((b) => b.textContent.startsWith(%q)).click()`, sel, text)),
+	)
 }
 
 // holdTwoAndPay picks the map's first two seats, holds them, pays with

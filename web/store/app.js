@@ -501,7 +501,35 @@ function watchAvailability(productId, capacity, onChange) {
   cleanup.push(() => { es?.close(); clearInterval(poll); });
   // ready says whether number n's state is known (its page loaded).
   const ready = (n) => !paged || state.pages.has(Math.floor((n - 1) / PAGE));
-  return { state, taken, want, ready };
+  // freeIn counts the free numbers from..to: a page not loaded counts by
+  // the index when the range covers it whole; otherwise the count is not
+  // known yet (null).
+  const freeIn = (from, to) => {
+    let n = 0;
+    for (let pg = Math.floor((from - 1) / PAGE); pg <= Math.floor((to - 1) / PAGE); pg++) {
+      const first = pg * PAGE + 1, last = Math.min(capacity, first + PAGE - 1);
+      const a = Math.max(from, first), b = Math.min(to, last);
+      if (!ready(a)) {
+        if (a !== first || b !== last || !state.index[pg]) return null;
+        n += last - first + 1 - state.index[pg].taken;
+        continue;
+      }
+      const [bits, i0] = locate(a);
+      n += b - a + 1 - countBits(bits, i0, i0 + b - a);
+    }
+    return n;
+  };
+  return { state, taken, want, ready, freeIn };
+}
+
+// countBits counts the set bits i0..i1 of bits, a byte at a time where it can.
+const BYTE_BITS = Uint8Array.from({ length: 256 }, (_, b) => { let c = 0; for (; b; b &= b - 1) c++; return c; });
+function countBits(bits, i0, i1) {
+  let c = 0, i = i0;
+  for (; i <= i1 && i & 7; i++) c += (bits[i >> 3] >> (i & 7)) & 1;
+  for (; i + 7 <= i1; i += 8) c += BYTE_BITS[bits[i >> 3]];
+  for (; i <= i1; i++) c += (bits[i >> 3] >> (i & 7)) & 1;
+  return c;
 }
 
 // ---------- product page ----------
@@ -1262,14 +1290,19 @@ async function seatedPage(p, head, notice) {
 }
 
 async function numberedPage(p, head, notice) {
-  const avail = watchAvailability(p.id, p.capacity, () => renderRanges());
+  const avail = watchAvailability(p.id, p.capacity, () => sync());
   const picked = new Set(restorePick(p.id));
   const total = h("p", { class: "total", "aria-live": "polite" });
   const reserveBtn = h("button", { class: "primary", disabled: true, onclick: (e) => reserve(p, { numbers: [...picked] }, e.currentTarget) }, t("reserve"));
   const update = () => {
     total.textContent = t("selection", { n: picked.size, total: money(picked.size * p.priceCents, p.currency) });
     reserveBtn.disabled = picked.size === 0;
-    pickedList.replaceChildren(...[...picked].map((n) => h("li", {}, `#${n} `, h("button", { "aria-label": `${t("clear")} ${n}`, onclick: () => { picked.delete(n); update(); } }, "×"))));
+    pickedList.replaceChildren(...[...picked].map((n) => h("li", {}, `#${n} `, h("button", { "aria-label": `${t("clear")} ${n}`, onclick: () => drop(n) }, "×"))));
+    sync();
+  };
+  const drop = (n) => {
+    picked.delete(n);
+    update();
   };
   const pickedList = h("ul", { class: "picked" });
   const add = (n) => {
@@ -1288,29 +1321,67 @@ async function numberedPage(p, head, notice) {
     if (avail.taken(n)) return result.replaceChildren(t("numberTaken", { n }));
     result.replaceChildren(t("numberFree", { n }), " ", h("button", { onclick: () => add(n) }, t("pick")));
   };
-  const block = p.capacity > 100000 ? 10000 : p.capacity > 1000 ? 100 : 10;
+  // Browsing: blocks of 100, 10,000, 1,000,000… numbers, at most 100 of
+  // them a level, down to the numbers themselves. A level fetches only the
+  // bitmap pages its blocks' counts need: the pages a block covers whole
+  // are counted by the availability's index.
+  let top = 1;
+  while (Math.ceil(p.capacity / top) > 100) top *= 100;
+  const trail = [{ from: 1, to: p.capacity, size: top }];
+  const crumbs = h("nav", { class: "crumbs", "aria-label": t("browse") });
   const ranges = h("ul", { class: "ranges" });
-  let shown = 0;
-  // The ranges shown are the first 50 blocks: a large raffle's store
-  // fetches the pages under them only.
-  const shownTo = Math.min(p.capacity, 50 * block);
-  avail.want(Array.from({ length: Math.floor((shownTo - 1) / PAGE) + 1 }, (_, i) => i));
-  function renderRanges() {
-    const items = [];
-    for (let from = 1; from <= shownTo && items.length < 50; from += block) {
-      const to = Math.min(p.capacity, from + block - 1);
-      let free = 0;
-      for (let n = from; n <= to; n++) if (!avail.taken(n)) free++;
-      if (!avail.ready(from) || !avail.ready(to)) free = "…";
-      items.push(h("li", {}, h("button", {
-        onclick: () => {
-          for (let n = from; n <= to; n++) if (!avail.taken(n) && !picked.has(n)) return add(n);
-        },
-      }, t("range", { from, to, free }))));
+  const shown = new Map(); // what the level shows: number or block start → [button, to]
+  const level = () => trail[trail.length - 1];
+  const wantFor = (lv) => {
+    const pages = new Set(), pageOf = (n) => Math.floor((n - 1) / PAGE);
+    for (let a = lv.from; a <= lv.to; a += lv.size) {
+      const b = Math.min(lv.to, a + lv.size - 1);
+      if (lv.size === 1 || (a - 1) % PAGE || pageOf(a) === pageOf(b)) pages.add(pageOf(a));
+      if (b % PAGE && b !== p.capacity) pages.add(pageOf(b));
     }
-    ranges.replaceChildren(...items);
-    shown++;
+    return avail.want([...pages]);
+  };
+  // sync brings what is shown up to date, without rebuilding it (a shopper
+  // moving by keyboard keeps their place).
+  function sync() {
+    const numbers = level().size === 1;
+    for (const [from, [b, to]] of shown) {
+      if (!numbers) {
+        b.textContent = t("range", { from, to, free: avail.freeIn(from, to) ?? "…" });
+        continue;
+      }
+      const mine = picked.has(from), gone = !mine && !!avail.taken(from);
+      b.disabled = gone;
+      b.setAttribute("aria-pressed", String(mine));
+      b.setAttribute("aria-label", t(gone ? "numberIsTaken" : mine ? "numberIsPicked" : "numberIsFree", { n: from }));
+    }
   }
+  function renderRanges() {
+    const lv = level(), numbers = lv.size === 1;
+    const label = (c, k) => (k ? `${c.from}–${c.to}` : t("allNumbers"));
+    crumbs.replaceChildren(...trail.map((c, k) => k === trail.length - 1
+      ? h("span", { "aria-current": "location" }, label(c, k))
+      : h("button", { type: "button", class: "link", onclick: () => { trail.length = k + 1; renderRanges(); ranges.querySelector("button")?.focus(); } },
+        label(c, k))));
+    crumbs.hidden = trail.length === 1;
+    ranges.className = numbers ? "numbers" : "ranges";
+    shown.clear();
+    for (let from = lv.from; from <= lv.to; from += lv.size) {
+      const to = Math.min(lv.to, from + lv.size - 1);
+      const b = numbers
+        ? h("button", { type: "button", onclick: () => (picked.has(from) ? drop(from) : add(from)) }, String(from))
+        : h("button", { type: "button", onclick: () => {
+          trail.push({ from, to, size: Math.max(1, lv.size / 100) });
+          wantFor(level());
+          renderRanges();
+          ranges.querySelector("button:not([disabled])")?.focus();
+        } });
+      shown.set(from, [b, to]);
+    }
+    ranges.replaceChildren(...[...shown.values()].map(([b]) => h("li", {}, b)));
+    sync();
+  }
+  wantFor(level());
   const count = h("select", { "aria-label": t("quantity") }, Array.from({ length: p.perBuyerLimit }, (_, i) => h("option", { value: i + 1 }, i + 1)));
   // The button says how many it reserves, following the select.
   const randomBtn = h("button", { class: "random", onclick: (e) => reserve(p, { quantity: Number(count.value), mode: "random" }, e.currentTarget) },
@@ -1320,7 +1391,7 @@ async function numberedPage(p, head, notice) {
     h("form", { onsubmit: search, class: "search" }, h("label", { for: "number" }, t("searchNumber")), input, h("button", {}, t("search"))),
     result, h("h2", {}, t("random")),
     h("p", {}, count, " ", randomBtn),
-    ranges, pickedList, h("div", { class: "bar" }, total, reserveBtn));
+    h("h2", {}, t("browse")), crumbs, ranges, pickedList, h("div", { class: "bar" }, total, reserveBtn));
   update();
   renderRanges();
 }
