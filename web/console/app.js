@@ -75,7 +75,10 @@ const fmt = new Intl.NumberFormat();
 const n = (v) => fmt.format(Math.round(v || 0));
 const secs = (v) => (v || 0) < 90 ? `${(v || 0).toFixed(1)} s` : `${Math.round(v / 60)} min`;
 const money = (cents, cur) => `${((cents || 0) / 100).toFixed(2)} ${cur || ''}`.trim();
-const when = (t) => t ? new Date(t).toLocaleString() : '—';
+// when shows a moment in the browser's zone, which it names: the console's
+// forms take times in that zone, and an operator may not be where the venue is.
+const when = (t) => t ? new Date(t).toLocaleString(undefined, {year: 'numeric', month: 'short', day: 'numeric',
+  hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short'}) : '—';
 // contrast is WCAG's contrast ratio of two #rrggbb colours.
 function contrast(a, b) {
   const lum = (hex) => {
