@@ -19,7 +19,7 @@ import (
 // TestDocsScreenshots takes README's pictures of the demo as `make run`
 // seeds it — the store's home, a series' dates, an event page, the venue
 // map, a section, checkout, the order with its tickets, a sold-out
-// night's waiting list, the ticket mail and a PDF ticket (rendered with
+// night's waiting list, the raffle's numbers, the ticket mail and a PDF ticket (rendered with
 // poppler's pdftoppm where installed) — into the folder
 // BOXOFFICE_DOCS_SHOTS names (`make screenshots` names docs/). Skipped
 // otherwise: pictures are committed on purpose, not by every test run.
@@ -89,6 +89,17 @@ func TestDocsScreenshots(t *testing.T) {
 	// The sold-out night: its page is the waiting list.
 	browsertest.Do(t, b, chromedp.Navigate(store+"#/p/"+printed["Sold out"]), chromedp.WaitVisible(chromedp.CSS(`#waitlist-join`)))
 	shot("store-waitlist")
+
+	// The raffle: browsed down to a hundred numbers, two of them picked.
+	pick := func(n string) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll('ul.numbers button')].find((b) => b.textContent === '` + n + `').click()`)
+	}
+	browsertest.Do(t, b, chromedp.Navigate(store+"#/p/"+printed["Raffle"]), chromedp.WaitVisible(chromedp.CSS(`ul.ranges`)),
+		chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll('ul.ranges button')].find((b) => b.textContent.startsWith('701–800')).click()`),
+		browsertest.WaitJS(`document.querySelectorAll('ul.numbers button').length === 100`),
+		pick("707"), pick("777"), browsertest.WaitJS(`document.querySelectorAll('ul.numbers button[aria-pressed="true"]').length === 2`),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('nav.crumbs').previousElementSibling.scrollIntoView({block: 'start'})`))
+	shot("store-raffle")
 
 	// The mail as a mail client shows it, and the PDF ticket.
 	var pdf []byte
