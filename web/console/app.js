@@ -76,9 +76,13 @@ const n = (v) => fmt.format(Math.round(v || 0));
 const secs = (v) => (v || 0) < 90 ? `${(v || 0).toFixed(1)} s` : `${Math.round(v / 60)} min`;
 const money = (cents, cur) => `${((cents || 0) / 100).toFixed(2)} ${cur || ''}`.trim();
 // when shows a moment in the browser's zone, which it names: the console's
-// forms take times in that zone, and an operator may not be where the venue is.
-const when = (t) => t ? new Date(t).toLocaleString(undefined, {year: 'numeric', month: 'short', day: 'numeric',
-  hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short'}) : '—';
+// forms take times in that zone, and an operator may not be where the venue
+// is. Logged moments keep their seconds; scheduled ones (a start, an
+// opening, a code's validity) are set to the minute and shown so (planned).
+const stamp = (t, seconds) => t ? new Date(t).toLocaleString(undefined, {year: 'numeric', month: 'short', day: 'numeric',
+  hour: '2-digit', minute: '2-digit', second: seconds ? '2-digit' : undefined, timeZoneName: 'short'}) : '—';
+const when = (t) => stamp(t, true);
+const planned = (t) => stamp(t, false);
 // contrast is WCAG's contrast ratio of two #rrggbb colours.
 function contrast(a, b) {
   const lum = (hex) => {
@@ -304,7 +308,7 @@ async function codesPage() {
   h('p', {class: 'muted'}, 'A discount comes off the tickets\' prices, never the booking fees; a code is taken with the order and given back if the payment fails or the hold runs out. A presale lets the codes\' holders reserve in its window, before the general sale; for an event behind a waiting room the code puts them in the presale\'s queue, drawn when the window opens.'),
   h('button', {class: 'primary', type: 'submit', id: 'create-codes'}, 'Create the list'));
   const discount = (l) => l.kind === 'PRESALE' ? 'presale' : l.percentOff ? `${l.percentOff}% off` : `${(l.amountOffCents / 100).toFixed(2)} off`;
-  const validity = (l) => [l.validFrom ? `from ${when(l.validFrom)}` : '', l.validUntil ? `until ${when(l.validUntil)}` : ''].filter(Boolean).join(' ') || 'always';
+  const validity = (l) => [l.validFrom ? `from ${planned(l.validFrom)}` : '', l.validUntil ? `until ${planned(l.validUntil)}` : ''].filter(Boolean).join(' ') || 'always';
   sync();
   page('Discount and presale codes',
     lists.length === 0 ? h('p', {class: 'muted', id: 'no-codes'}, 'No codes yet.') :
@@ -328,7 +332,7 @@ async function salesPage() {
       table(['Product', 'Status', 'On sale', 'Sold', 'Held', 'Available', ''], sales.map((s) => h('tr', {dataset: {id: s.id}},
         h('td', {}, h('a', {href: `#/sales/${s.id}`}, s.name), s.waitingRoom ? h('span', {class: 'muted'}, ' · waiting room') : null),
         h('td', {}, h('span', {class: `badge ${s.saleStatus}`}, s.saleStatus)),
-        h('td', {}, when(s.onSaleAt)),
+        h('td', {}, planned(s.onSaleAt)),
         h('td', {class: 'num'}, n(s.sold)), h('td', {class: 'num'}, n(s.held)), h('td', {class: 'num'}, n(s.available)),
         h('td', {}, h('a', {href: `#/report/${s.id}`}, 'Report'), isTenantAdmin() ? [' · ', h('a', {href: `#/products/${s.id}`}, 'Edit')] : null)))));
 }
@@ -400,7 +404,7 @@ async function livePage(id) {
 function drawLive(v, tiles, status) {
   const p = v.product, r = v.requests, hd = v.holds, pay = v.payments;
   main.querySelector('h1').textContent = `Live: ${p.name}`;
-  status.textContent = `Updated ${new Date(v.at).toLocaleTimeString()} · ${p.publication} · on sale ${when(p.onSaleAt)}`;
+  status.textContent = `Updated ${new Date(v.at).toLocaleTimeString()} · ${p.publication} · on sale ${planned(p.onSaleAt)}`;
   if (v.invariant.violations.length) {
     alarm.hidden = false;
     alarm.textContent = `INVARIANT VIOLATION — stop the sale and page the on-call: ${v.invariant.violations.join('; ')}`;
@@ -460,7 +464,7 @@ async function reportPage(id) {
     h('p', {id: 'report-event'}, `${night} (${r.event?.timeZone || 'UTC'})`, where ? ` · ${where}` : ''),
     h('p', {}, h('a', {href: `/v1/products/${id}/report.csv`, download: `sales-${id}.csv`, id: 'csv'}, 'Download CSV'), ' · ',
       h('a', {href: `/v1/products/${id}/attendees.csv`, download: `attendees-${id}.csv`, id: 'attendees-csv'}, 'Orders and attendees (CSV)'), ' · ',
-      h('a', {href: `#/sales/${id}`}, 'Live view'), h('span', {class: 'muted'}, ` · steps of ${r.stepSeconds / 60} min from ${when(r.from)}; quiet steps hidden`)),
+      h('a', {href: `#/sales/${id}`}, 'Live view'), h('span', {class: 'muted'}, ` · steps of ${r.stepSeconds / 60} min from ${planned(r.from)}; quiet steps hidden`)),
     h('div', {class: 'tiles'}, cols.map((c) => tile(c, n(r.totals[c]))), tile('revenue', money(r.totals.revenueCents, r.currency)),
       r.totals.refunds ? tile('refunded', `${money(r.totals.refundedCents, r.currency)} (${n(r.totals.refunds)})`) : null),
     h('h2', {}, 'Funnel by step'),
@@ -475,8 +479,8 @@ async function productsPage() {
   const {products} = await api('GET', '/v1/products?limit=100');
   page('Products', h('p', {}, h('a', {href: '#/products/new', id: 'new-product'}, 'New product')),
     table(['Product', 'Starts', 'Kind', 'Capacity', 'Publication', 'On sale', ''], products.map((p) => h('tr', {},
-      h('td', {}, h('a', {href: `#/products/${p.id}`}, p.name)), h('td', {}, when(p.startsAt)), h('td', {}, p.kind), h('td', {class: 'num'}, n(p.capacity)),
-      h('td', {}, h('span', {class: `badge ${p.publication}`}, p.publication)), h('td', {}, when(p.onSaleAt)),
+      h('td', {}, h('a', {href: `#/products/${p.id}`}, p.name)), h('td', {}, planned(p.startsAt)), h('td', {}, p.kind), h('td', {class: 'num'}, n(p.capacity)),
+      h('td', {}, h('span', {class: `badge ${p.publication}`}, p.publication)), h('td', {}, planned(p.onSaleAt)),
       h('td', {}, h('a', {href: `#/sales/${p.id}`}, 'Live'))))));
 }
 
@@ -755,9 +759,9 @@ function datesPanel(p, dates) {
   h('button', {type: 'submit', id: 'add-date'}, 'Add the date')) : null;
   return h('section', {class: 'panel', id: 'event-dates'}, h('h2', {}, `Dates of the event (${dates.length})`),
     table(['Starts', 'Product', 'Publication', 'On sale'], dates.map((d) => h('tr', {dataset: {product: d.id}},
-      h('td', {}, d.startsAt ? when(d.startsAt) : 'to be announced'),
+      h('td', {}, d.startsAt ? planned(d.startsAt) : 'to be announced'),
       h('td', {}, d.id === p.id ? h('strong', {'aria-current': 'page'}, `${d.name} (this one)`) : h('a', {href: `#/products/${d.id}`}, d.name)),
-      h('td', {}, h('span', {class: `badge ${d.publication}`}, d.publication)), h('td', {}, when(d.onSaleAt))))),
+      h('td', {}, h('span', {class: `badge ${d.publication}`}, d.publication)), h('td', {}, planned(d.onSaleAt))))),
     add);
 }
 
