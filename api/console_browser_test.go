@@ -178,10 +178,10 @@ func TestConsoleOperatorWatchesBurst(t *testing.T) {
 	require.NoError(t, err, "the backlog drains")
 	// The 15-minute chart has the burst in it (its history is refreshed
 	// every 5 s).
-	require.NoError(t, chromedp.Do(ctx, browsertest.WaitJS(
-		`Number(document.querySelector('.chart[data-chart="accepted decided rejected"]')?.dataset.peak) >= 20`)))
+	browsertest.Do(t, ctx, browsertest.WaitJS(
+		`Number(document.querySelector('.chart[data-chart="accepted decided rejected"]')?.dataset.peak) >= 20`))
 	// The whole page, charts included (the picture in docs/operations.md).
-	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 1120), chromedp.Sleep(1200*time.Millisecond)))
+	browsertest.Do(t, ctx, chromedp.EmulateViewport(1280, 1120), chromedp.Sleep(1200*time.Millisecond))
 	browsertest.Step(t, ctx, "2-drained")
 }
 
@@ -468,11 +468,11 @@ func TestConsoleShowsNoNull(t *testing.T) {
 	d := newDeployment(t, deploymentOpts{})
 	d.env.Product(t, testfix.ProductOpts{})
 	ctx := browsertest.Browser(t)
-	require.NoError(t, chromedp.Do(ctx, d.signIn(adminKey), d.open("#/sales"), waitText(`main`, "Product")))
+	browsertest.Do(t, ctx, d.signIn(adminKey), d.open("#/sales"), waitText(`main`, "Product"))
 	require.NotContains(t, browsertest.Text(t, ctx, `main`), "null", "the admin's sales list")
 	ctx = browsertest.Browser(t)
-	require.NoError(t, chromedp.Do(ctx, d.signIn(d.env.Tenant.APIKey), d.open("#/store"),
-		chromedp.WaitVisible(chromedp.CSS(`#store-preview h2`))))
+	browsertest.Do(t, ctx, d.signIn(d.env.Tenant.APIKey), d.open("#/store"),
+		chromedp.WaitVisible(chromedp.CSS(`#store-preview h2`)))
 	require.NotContains(t, browsertest.Text(t, ctx, `#store-preview`), "null", "the store preview")
 }
 

@@ -191,27 +191,27 @@ func TestBuyTwoSeats(t *testing.T) {
 	ctx := browsertest.Browser(t)
 
 	// A tenant with its own login hands its token over.
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		handOff(store, w.env.Tenant.Slug, token),
 		chromedp.WaitVisible(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
-	))
+	)
 	browsertest.Step(t, ctx, "1-home")
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`canvas.map`)),
 		browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready()`),
 		clickSeat(2), clickSeat(3),
 		browsertest.WaitJS(`window.__seatMap.picked.size === 2`),
-	))
+	)
 	total := browsertest.Text(t, ctx, ".total")
 	require.Contains(t, total, "2 picked")
 	require.Contains(t, total, "180.00", "two Front seats at 90.00")
 	browsertest.Step(t, ctx, "2-picked")
 
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
-	))
+	)
 	// The hold: each seat at its price, the fees and the total, and the
 	// time left, also in the header's basket.
 	held := browsertest.Text(t, ctx, ".summary")
@@ -221,18 +221,18 @@ func TestBuyTwoSeats(t *testing.T) {
 	require.Contains(t, browsertest.Text(t, ctx, "#basket"), "Your hold")
 	browsertest.Step(t, ctx, "3-held")
 
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`form.checkout`)),
-	))
+	)
 	require.Contains(t, browsertest.Text(t, ctx, ".summary"), "Total\t€183.00", "checkout sums up the order")
 	require.Equal(t, "Pay €183.00", browsertest.Text(t, ctx, "form.checkout button.primary"))
 	require.Regexp(t, `Your seats are held for \d+:\d\d`, browsertest.Text(t, ctx, ".hold-left"))
 	browsertest.Step(t, ctx, "4-checkout")
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		pay("ana@example.test", pspsim.MethodOK),
 		browsertest.WaitJS(`document.querySelectorAll('.tickets img.qr').length === 2 && [...document.querySelectorAll('.tickets img.qr')].every(i => i.complete && i.naturalWidth > 0)`),
-	))
+	)
 	tickets := browsertest.Text(t, ctx, ".tickets")
 	require.Contains(t, tickets, "North · Row A · Seat 3")
 	require.Contains(t, browsertest.Text(t, ctx, "main"), "€183.00 (booking fees €3.00 included)")

@@ -40,23 +40,23 @@ func TestShopperCancelsAnOrder(t *testing.T) {
 	store := w.publish(t, w.env.Tenant.Slug)
 	rita := w.shopper(t, w.env.Tenant, store, "rita")
 
-	require.NoError(t, chromedp.Do(rita, chromedp.Navigate(store+"#/p/"+p.ID.String()),
-		browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready()`)))
+	browsertest.Do(t, rita, chromedp.Navigate(store+"#/p/"+p.ID.String()),
+		browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready()`))
 	require.Contains(t, browsertest.Text(t, rita, ".event-hero .policy"), "for a fee of €1.50 a ticket")
-	require.NoError(t, chromedp.Do(rita, clickSeat(0), clickSeat(1), chromedp.Click(chromedp.CSS(`.bar button.primary`)),
-		chromedp.WaitVisible(chromedp.CSS(`.summary .policy`))))
+	browsertest.Do(t, rita, clickSeat(0), clickSeat(1), chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`.summary .policy`)))
 	require.Contains(t, browsertest.Text(t, rita, ".summary .policy"), "for a fee of €1.50 a ticket", "the hold says it too")
-	require.NoError(t, chromedp.Do(rita, chromedp.Click(chromedp.CSS(`.bar button.primary`)),
-		pay("rita@example.test", pspsim.MethodOK), tickets(2)))
+	browsertest.Do(t, rita, chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		pay("rita@example.test", pspsim.MethodOK), tickets(2))
 	fresh := browsertest.Text(t, rita, "main")
 	require.Contains(t, fresh, "on their way to rita@example.test")
 	require.Contains(t, fresh, "€180.00", "two North seats at 90.00")
 	browsertest.Step(t, rita, "1-confirmed")
 
 	// Later, from her orders.
-	require.NoError(t, chromedp.Do(rita, chromedp.Navigate(store+"#/orders"),
+	browsertest.Do(t, rita, chromedp.Navigate(store+"#/orders"),
 		chromedp.WaitVisible(chromedp.CSS(`ul.order-list li a`)), chromedp.Click(chromedp.CSS(`ul.order-list li a`)),
-		chromedp.WaitVisible(chromedp.CSS(`section.cancel`)), tickets(2)))
+		chromedp.WaitVisible(chromedp.CSS(`section.cancel`)), tickets(2))
 	page := browsertest.Text(t, rita, "main")
 	require.Contains(t, page, p.Event.Name)
 	require.Contains(t, page, "Paid")
@@ -66,15 +66,15 @@ func TestShopperCancelsAnOrder(t *testing.T) {
 	require.Zero(t, links, "this date's tickets may not be given away: no offer to")
 	browsertest.Step(t, rita, "2-order")
 
-	require.NoError(t, chromedp.Do(rita, chromedp.Click(chromedp.CSS(`section.cancel > button`)),
-		chromedp.WaitVisible(chromedp.CSS(`form.cancel-order button.danger`))))
+	browsertest.Do(t, rita, chromedp.Click(chromedp.CSS(`section.cancel > button`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.cancel-order button.danger`)))
 	require.Contains(t, browsertest.Text(t, rita, "form.cancel-order"), "less €1.50 a ticket")
 	var sold int
 	require.NoError(t, w.env.Schema.Pool.QueryRow(ctx, `SELECT count(*) FROM tickets WHERE status = 'VALID'`).Scan(&sold))
 	require.Equal(t, 2, sold, "nothing happens before she confirms")
 	browsertest.Step(t, rita, "3-confirm")
-	require.NoError(t, chromedp.Do(rita, chromedp.Click(chromedp.CSS(`form.cancel-order button.danger`)),
-		browsertest.WaitJS(`!!document.querySelector('main .badge.order-cancelled')`)))
+	browsertest.Do(t, rita, chromedp.Click(chromedp.CSS(`form.cancel-order button.danger`)),
+		browsertest.WaitJS(`!!document.querySelector('main .badge.order-cancelled')`))
 	page = browsertest.Text(t, rita, "main")
 	require.Contains(t, page, "Cancelled")
 	require.Contains(t, page, "€177.00 refunded", "€180.00 less two fees of €1.50")
@@ -95,13 +95,13 @@ func TestShopperCancelsAnOrder(t *testing.T) {
 	elsewhere := browsertest.Browser(t)
 	tok, err := tenant.SignBuyerToken([]byte(w.env.Tenant.BuyerTokenSecret), w.env.Tenant.ID, "rita", time.Hour)
 	require.NoError(t, err)
-	require.NoError(t, chromedp.Do(elsewhere, chromedp.Navigate(store+"#/o/"+orderID), chromedp.WaitVisible(chromedp.CSS(`#login-email`)),
-		handOff(store, w.env.Tenant.Slug, tok), browsertest.WaitJS(`!!document.querySelector('main .badge.order-cancelled')`)))
+	browsertest.Do(t, elsewhere, chromedp.Navigate(store+"#/o/"+orderID), chromedp.WaitVisible(chromedp.CSS(`#login-email`)),
+		handOff(store, w.env.Tenant.Slug, tok), browsertest.WaitJS(`!!document.querySelector('main .badge.order-cancelled')`))
 	require.Contains(t, browsertest.Text(t, elsewhere, "main"), "€177.00 refunded")
 
 	// Doors tomorrow: the window closed a day ago.
-	require.NoError(t, chromedp.Do(rita, chromedp.Navigate(store+"#/p/"+soon.ID.String()),
-		browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready()`)))
+	browsertest.Do(t, rita, chromedp.Navigate(store+"#/p/"+soon.ID.String()),
+		browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready()`))
 	has, err := chromedp.Run(rita, chromedp.Evaluate[bool](`!!document.querySelector('.event-hero .policy')`))
 	require.NoError(t, err)
 	require.False(t, has, "no cancelling once the window has closed")

@@ -31,7 +31,7 @@ func (w *world) shopper(t *testing.T, tn *tenant.Created, store, buyer string) c
 	tok, err := tenant.SignBuyerToken([]byte(tn.BuyerTokenSecret), tn.ID, buyer, time.Hour)
 	require.NoError(t, err)
 	ctx := browsertest.Browser(t)
-	require.NoError(t, chromedp.Do(ctx, handOff(store, tn.Slug, tok), chromedp.WaitVisible(chromedp.CSS(`ul.cards`))))
+	browsertest.Do(t, ctx, handOff(store, tn.Slug, tok), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)))
 	return ctx
 }
 
@@ -76,10 +76,10 @@ func TestLoginHandOffNeedsTheStoresNonce(t *testing.T) {
 	store := w.publish(t, tn.Slug)
 	ctx := browsertest.Browser(t)
 
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		chromedp.Navigate(store+"#/login?token="+attacker),
 		chromedp.WaitVisible(chromedp.CSS(`main [role=alert]`)),
-	))
+	)
 	stored, err := chromedp.Run(ctx, chromedp.Evaluate[string](`localStorage.getItem("bo.`+tn.Slug+`.token") || ""`))
 	require.NoError(t, err)
 	require.Empty(t, stored, "the attacker's token is not kept")
@@ -90,8 +90,8 @@ func TestLoginHandOffNeedsTheStoresNonce(t *testing.T) {
 	// login and back, signed in.
 	_, err = chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.CSS(`#login-own`))))
 	require.NoError(t, err)
-	require.NoError(t, chromedp.Do(ctx,
-		browsertest.WaitJS(`(document.querySelector('#signed-in-as')?.textContent || '').includes('ana@example.test')`)))
+	browsertest.Do(t, ctx,
+		browsertest.WaitJS(`(document.querySelector('#signed-in-as')?.textContent || '').includes('ana@example.test')`))
 	browsertest.Step(t, ctx, "2-signed-in")
 	require.NotContains(t, browsertest.Text(t, ctx, "main"), "mallory")
 }
@@ -130,9 +130,9 @@ func twoShoppers(t *testing.T) (productID string, ana, bo context.Context) {
 func TestSeatTakenElsewhereShowsWithinASecond(t *testing.T) {
 	t.Parallel()
 	id, ana, bo := twoShoppers(t)
-	require.NoError(t, chromedp.Do(ana, openProduct(id)))
-	require.NoError(t, chromedp.Do(bo, openProduct(id), clickSeat(5), browsertest.WaitJS(`window.__seatMap.picked.size === 1`),
-		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`))))
+	browsertest.Do(t, ana, openProduct(id))
+	browsertest.Do(t, bo, openProduct(id), clickSeat(5), browsertest.WaitJS(`window.__seatMap.picked.size === 1`),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`)))
 	// Bo's page shows the hold once its own poll saw it decided: ana's map
 	// has had at least that long.
 	within := func(what, cond string) {
@@ -144,7 +144,7 @@ func TestSeatTakenElsewhereShowsWithinASecond(t *testing.T) {
 	}
 	within("taken", `window.__seatMap.taken(5)`)
 	browsertest.Shot(t, ana, "1-taken-elsewhere")
-	require.NoError(t, chromedp.Do(bo, chromedp.Click(chromedp.CSS(`.bar button:not(.primary)`)), chromedp.WaitVisible(chromedp.CSS(`p[role="alert"]`))))
+	browsertest.Do(t, bo, chromedp.Click(chromedp.CSS(`.bar button:not(.primary)`)), chromedp.WaitVisible(chromedp.CSS(`p[role="alert"]`)))
 	within("freed", `!window.__seatMap.taken(5)`)
 }
 
@@ -156,9 +156,9 @@ func TestSameSeatTwoBrowsers(t *testing.T) {
 	// Both have seat 6 picked; both reserve at once (before either hold
 	// can reach the other's map through the stream).
 	for _, ctx := range []context.Context{ana, bo} {
-		require.NoError(t, chromedp.Do(ctx,
+		browsertest.Do(t, ctx,
 			openProduct(id),
-			clickSeat(5), browsertest.WaitJS(`window.__seatMap.picked.size === 1`)))
+			clickSeat(5), browsertest.WaitJS(`window.__seatMap.picked.size === 1`))
 	}
 	errs := make(chan error, 2)
 	for _, ctx := range []context.Context{ana, bo} {
@@ -179,8 +179,8 @@ func TestSameSeatTwoBrowsers(t *testing.T) {
 	require.NoError(t, chromedp.Do(loser, browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready() && window.__seatMap.taken(5)`)),
 		"the map shows it taken")
 	browsertest.Step(t, loser, "1-seat-taken")
-	require.NoError(t, chromedp.Do(loser, clickSeat(6), browsertest.WaitJS(`window.__seatMap.picked.size === 1`),
-		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`))))
+	browsertest.Do(t, loser, clickSeat(6), browsertest.WaitJS(`window.__seatMap.picked.size === 1`),
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`)))
 	require.Contains(t, browsertest.Text(t, loser, ".summary"), "North · Row A · Seat 7")
 	browsertest.Step(t, loser, "2-another")
 }
@@ -192,21 +192,53 @@ func TestDeclineThenPayAgain(t *testing.T) {
 	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
 	store := w.publish(t, w.env.Tenant.Slug)
 	ctx := w.shopper(t, w.env.Tenant, store, "cy")
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		pickAndHold(p.ID.String(), 12),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		pay("cy@example.test", pspsim.MethodDecline),
 		chromedp.WaitVisible(chromedp.CSS(`p.error[role="alert"]:not([hidden])`)),
-	))
+	)
 	require.Contains(t, browsertest.Text(t, ctx, "p.error:not([hidden])"), "declined")
 	browsertest.Step(t, ctx, "1-declined")
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		chromedp.Click(chromedp.CSS(`button.primary`)), // pay again
 		pay("cy@example.test", pspsim.MethodOK), tickets(1),
-	))
+	)
 	require.Contains(t, browsertest.Text(t, ctx, ".tickets"), "North · Row B · Seat 3")
 	browsertest.Step(t, ctx, "2-paid")
+}
+
+// A reservation that waited past the API's deadline behind a lock is
+// answered 503 PRODUCT_BUSY with Retry-After. The store says it is busy,
+// sends the same request again (its Idempotency-Key makes that safe) and
+// the shopper has their hold once the lock is gone: one request recorded,
+// and no dialog stopped the page meanwhile.
+func TestBusyAnswerIsSentAgain(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
+	store := w.publish(t, w.env.Tenant.Slug)
+	ctx := w.shopper(t, w.env.Tenant, store, "flo")
+	// A long transaction keeps every new request out (an operator's
+	// maintenance, say); reads go on.
+	lock, err := w.env.Schema.Pool.Begin(context.Background())
+	require.NoError(t, err)
+	defer func() { _ = lock.Rollback(context.Background()) }()
+	_, err = lock.Exec(context.Background(), `LOCK TABLE reservation_requests IN EXCLUSIVE MODE`)
+	require.NoError(t, err)
+
+	browsertest.Do(t, ctx, pickAndHold(p.ID.String(), 12),
+		browsertest.WaitJS(`!document.getElementById('toast').hidden && document.getElementById('toast').textContent.includes('Busy')`))
+	browsertest.Step(t, ctx, "1-busy")
+	require.NoError(t, lock.Rollback(context.Background()))
+	browsertest.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`.countdown`)))
+	require.Contains(t, browsertest.Text(t, ctx, ".summary"), "North · Row B · Seat 3")
+	browsertest.Step(t, ctx, "2-held")
+	var requests int
+	require.NoError(t, w.env.Schema.Pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM reservation_requests WHERE buyer_id = 'flo'`).Scan(&requests))
+	require.Equal(t, 1, requests)
 }
 
 // The hold's time runs out: the page says the seats were released.
@@ -250,13 +282,13 @@ func TestPasswordlessLoginInTheStore(t *testing.T) {
 // email, read from the mail catcher as the shopper reads it.
 func (w *world) logInByEmail(t *testing.T, ctx context.Context, store, email string) {
 	t.Helper()
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		chromedp.Navigate(store+"#/login"),
 		chromedp.WaitVisible(chromedp.CSS(`#login-email`)),
 		chromedp.SendKeys(chromedp.CSS(`#login-email`), email),
 		chromedp.Click(chromedp.CSS(`form button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#login-code`)),
-	))
+	)
 	browsertest.Step(t, ctx, "1-code-sent")
 	var code string
 	require.Eventually(t, func() bool {
@@ -267,11 +299,11 @@ func (w *world) logInByEmail(t *testing.T, ctx context.Context, store, email str
 		}
 		return code != ""
 	}, 10*time.Second, 50*time.Millisecond)
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		chromedp.SendKeys(chromedp.CSS(`#login-code`), code),
 		chromedp.Click(chromedp.CSS(`#login-code ~ button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#account a[href="#/orders"]`)),
-	))
+	)
 }
 
 // Two tenants' stores: each shows its own name, colours and products only.
@@ -292,7 +324,7 @@ func TestTwoTenantsTwoStores(t *testing.T) {
 	for _, c := range []struct {
 		url, name, colour, shows, hides string
 	}{{blue, "Blue Arena", "#1040c0", mine.ID.String(), theirs.ID.String()}, {red, "Red Club", "#c01010", theirs.ID.String(), mine.ID.String()}} {
-		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(c.url), chromedp.WaitVisible(chromedp.CSS(`ul.cards`))))
+		browsertest.Do(t, ctx, chromedp.Navigate(c.url), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)))
 		title, err := chromedp.Run(ctx, chromedp.Title())
 		require.NoError(t, err)
 		require.Equal(t, c.name, title)
@@ -314,21 +346,21 @@ func TestRaffleSearchAndBuy(t *testing.T) {
 	p := w.env.Product(t, testfix.ProductOpts{Capacity: 1_000_000})
 	store := w.publish(t, w.env.Tenant.Slug)
 	ctx := w.shopper(t, w.env.Tenant, store, "fay")
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#number`)),
 		chromedp.SendKeys(chromedp.CSS(`#number`), "777777"),
 		chromedp.Click(chromedp.CSS(`form.search button`)),
 		browsertest.WaitJS(`document.querySelector('main').textContent.includes('777777 is free')`),
-	))
+	)
 	browsertest.Step(t, ctx, "1-found")
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		chromedp.Click(chromedp.CSS(`#number-result button`)), // pick it
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		pay("fay@example.test", pspsim.MethodOK), tickets(1),
-	))
+	)
 	require.Contains(t, browsertest.Text(t, ctx, ".tickets"), "Number 777777")
 	browsertest.Step(t, ctx, "2-bought")
 }
@@ -359,18 +391,18 @@ func TestTenMillionRaffleReadsItsPages(t *testing.T) {
 		require.NoError(t, err)
 		return n
 	}
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#number`)),
 		browsertest.WaitJS(`document.querySelector('ul.ranges').textContent.includes('1–1000000: 1000000 free')`),
 		browsertest.WaitJS(`document.querySelector('ul.ranges').textContent.includes('7000001–8000000: 999999 free')`),
 		search("7654321"),
-	))
+	)
 	blocks, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('ul.ranges button').length`))
 	require.NoError(t, err)
 	require.Equal(t, 10, blocks)
 	require.Contains(t, browsertest.Text(t, ctx, "#number-result"), "Number 7654321 is taken")
-	require.NoError(t, chromedp.Do(ctx, search("7654322")))
+	browsertest.Do(t, ctx, search("7654322"))
 	require.Contains(t, browsertest.Text(t, ctx, "#number-result"), "Number 7654322 is free")
 	// The blocks' counts need the pages where a million ends (9), the
 	// number searched one more: the pages a block covers whole are counted
@@ -380,14 +412,14 @@ func TestTenMillionRaffleReadsItsPages(t *testing.T) {
 
 	// Down to a hundred numbers: a million's blocks of ten thousand need its
 	// 62 pages, the next levels nothing more.
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		clickButton(`ul.ranges button`, "7000001–8000000"),
 		browsertest.WaitJS(`document.querySelector('ul.ranges').textContent.includes('7650001–7660000: 9999 free')`),
 		clickButton(`ul.ranges button`, "7650001–7660000"),
 		browsertest.WaitJS(`document.querySelector('ul.ranges').textContent.includes('7654301–7654400: 99 free')`),
 		clickButton(`ul.ranges button`, "7654301–7654400"),
 		browsertest.WaitJS(`document.querySelectorAll('ul.numbers button').length === 100`),
-	))
+	)
 	crumbs, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelector('nav.crumbs').children].map((c) => c.textContent)`))
 	require.NoError(t, err)
 	require.Equal(t, []string{"All numbers", "7000001–8000000", "7650001–7660000", "7654301–7654400"}, crumbs)
@@ -396,21 +428,21 @@ func TestTenMillionRaffleReadsItsPages(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"7654321, taken"}, taken)
 	require.Equal(t, 69, pagesRead(), "pages 427–488 and the searched one")
-	require.NoError(t, chromedp.Do(ctx, clickButton(`ul.numbers button`, "7654322")))
+	browsertest.Do(t, ctx, clickButton(`ul.numbers button`, "7654322"))
 	pressed, err := chromedp.Run(ctx, chromedp.Evaluate[string](
 		`document.querySelector('ul.numbers button[aria-label="7654322, picked"]')?.getAttribute('aria-pressed')`))
 	require.NoError(t, err)
 	require.Equal(t, "true", pressed)
 	require.Contains(t, browsertest.Text(t, ctx, ".total"), "1 picked")
-	require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](
-		`document.querySelector('ul.numbers button[aria-pressed="true"]').scrollIntoView({block: "center"})`)))
+	browsertest.Do(t, ctx, chromedp.Evaluate[chromedp.Void](
+		`document.querySelector('ul.numbers button[aria-pressed="true"]').scrollIntoView({block: "center"})`))
 	browsertest.Step(t, ctx, "2-picked")
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		pay("gus@example.test", pspsim.MethodOK), tickets(1),
-	))
+	)
 	require.Contains(t, browsertest.Text(t, ctx, ".tickets"), "Number 7654322")
 }
 
@@ -444,18 +476,18 @@ func TestWaitingRoomJourney(t *testing.T) {
 	store := w.publish(t, w.env.Tenant.Slug)
 	ctx := w.shopper(t, w.env.Tenant, store, "gus")
 	id := p.ID.String()
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		chromedp.Click(chromedp.CSS(`a[href="#/p/`+id+`"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`main button.primary`)),
-	))
+	)
 	browsertest.Step(t, ctx, "1-room")
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		chromedp.Click(chromedp.CSS(`main button.primary`)), // join
 		chromedp.Poll[chromedp.Void](`window.__seatMap && window.__seatMap.ready()`,
 			chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(100*time.Millisecond)),
-	))
+	)
 	browsertest.Step(t, ctx, "2-admitted")
-	require.NoError(t, chromedp.Do(ctx, holdTwoAndPay("gus@example.test")))
+	browsertest.Do(t, ctx, holdTwoAndPay("gus@example.test"))
 	browsertest.Step(t, ctx, "3-confirmed")
 	require.Eventually(t, func() bool {
 		for _, m := range w.sink.Messages() {
@@ -479,11 +511,11 @@ func TestNarrowScreen(t *testing.T) {
 	browsertest.Do(t, ctx, chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile),
 		chromedp.Navigate(store+"#/"), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)), browsertest.WaitJS(fits))
 	browsertest.Step(t, ctx, "1-home")
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		openProduct(p.ID.String()), browsertest.WaitJS(fits),
 		clickSeat(0), browsertest.WaitJS(`window.__seatMap.picked.size === 1`),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
-		chromedp.WaitVisible(chromedp.CSS(`.countdown`)), browsertest.WaitJS(fits)))
+		chromedp.WaitVisible(chromedp.CSS(`.countdown`)), browsertest.WaitJS(fits))
 	browsertest.Step(t, ctx, "2-held")
 }
 
@@ -495,19 +527,19 @@ func TestKeyboardPicking(t *testing.T) {
 	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
 	store := w.publish(t, w.env.Tenant.Slug)
 	ctx := w.shopper(t, w.env.Tenant, store, "ivy")
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		openProduct(p.ID.String()),
 		chromedp.Focus(chromedp.CSS(`canvas.map`)),
 		chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.Enter),
 		browsertest.WaitJS(`window.__seatMap.picked.size === 1`),
 		browsertest.WaitJS(`document.getElementById('announce').textContent.includes('North · Row B · Seat 2') && document.getElementById('announce').textContent.includes('picked')`),
-	))
+	)
 	said := browsertest.Text(t, ctx, "#announce")
 	require.Contains(t, said, "90.00", "the price is said with the seat")
 	require.Contains(t, said, "picked")
-	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(" "),
+	browsertest.Do(t, ctx, chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(" "),
 		browsertest.WaitJS(`window.__seatMap.picked.size === 2`),
-		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`))))
+		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`.countdown`)))
 	seats := browsertest.Text(t, ctx, ".summary")
 	require.Contains(t, seats, "North · Row B · Seat 2")
 	require.Contains(t, seats, "North · Row B · Seat 3")

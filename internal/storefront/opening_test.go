@@ -41,17 +41,17 @@ func TestCountdownThroughTheOpening(t *testing.T) {
 			ctx := w.shopper(t, w.env.Tenant, store, "early-"+device.name)
 			opensAt := time.Now().Add(8 * time.Second)
 			p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40, OnSaleAt: opensAt})
-			require.NoError(t, chromedp.Do(ctx, device.setup,
+			browsertest.Do(t, ctx, device.setup,
 				chromedp.Navigate(store+"#/p/"+p.ID.String()),
-				chromedp.WaitVisible(chromedp.CSS(`p.badge.upcoming`))))
+				chromedp.WaitVisible(chromedp.CSS(`p.badge.upcoming`)))
 			browsertest.Step(t, ctx, "1-countdown")
 			require.Contains(t, browsertest.Text(t, ctx, `p.badge.upcoming`), "Opens in")
 			// Past the opening the map shows by itself, and the page still
 			// answers at once.
 			opened, cancel := context.WithTimeout(ctx, time.Until(opensAt)+30*time.Second)
 			defer cancel()
-			require.NoError(t, chromedp.Do(opened,
-				browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready()`)))
+			browsertest.Do(t, opened,
+				browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready()`))
 			browsertest.Step(t, ctx, "2-open")
 			responsive, cancel := context.WithTimeout(ctx, 3*time.Second)
 			defer cancel()
@@ -73,9 +73,9 @@ func TestEventPublishedAfterTheStoreLoaded(t *testing.T) {
 	store := w.publish(t, w.env.Tenant.Slug)
 	ctx := w.shopper(t, w.env.Tenant, store, "late")
 	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		chromedp.Navigate(store+"#/p/"+p.ID.String()),
-		browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready()`)))
+		browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready()`))
 	require.NotContains(t, browsertest.Text(t, ctx, `main`), "Something went wrong")
 }
 
@@ -92,13 +92,13 @@ func TestDoubleClickIsOneAction(t *testing.T) {
 	doubleClick := func(sel string) chromedp.Action[chromedp.Void] {
 		return chromedp.Evaluate[chromedp.Void](`(() => { const b = document.querySelector('` + sel + `'); b.click(); b.click(); })()`)
 	}
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		chromedp.Navigate(store+"#/p/"+p.ID.String()),
 		chromedp.WaitVisible(chromedp.CSS(`button.random`)),
 		chromedp.SetValue(chromedp.CSS(`main select`), "2"),
 		doubleClick(`button.random`),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
-	))
+	)
 	count := func(sql string) int {
 		var n int
 		require.NoError(t, w.env.Schema.Pool.QueryRow(context.Background(), sql, p.ID).Scan(&n))
@@ -107,13 +107,13 @@ func TestDoubleClickIsOneAction(t *testing.T) {
 	require.Equal(t, 1, count(`SELECT count(*) FROM reservation_requests WHERE product_id = $1`), "one reservation")
 	require.Equal(t, 2, count(`SELECT coalesce(sum(cardinality(numbers)), 0) FROM holds WHERE product_id = $1`),
 		"two numbers held, as the page shows")
-	require.NoError(t, chromedp.Do(ctx,
+	browsertest.Do(t, ctx,
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`#email`)),
 		fillEmail("dot@example.test"),
 		doubleClick(`form.checkout button.primary`),
 		tickets(2),
-	))
+	)
 	require.Equal(t, 1, count(`SELECT count(*) FROM orders WHERE product_id = $1`), "one order")
 }
 
@@ -174,7 +174,7 @@ func TestRowsWithoutPositionsAreDrawnAsRows(t *testing.T) {
 	p := w.env.Product(t, testfix.ProductOpts{Layout: &product.Layout{Sections: sections}})
 	store := w.publish(t, w.env.Tenant.Slug)
 	ctx := w.shopper(t, w.env.Tenant, store, "rows")
-	require.NoError(t, chromedp.Do(ctx, openProduct(p.ID.String())))
+	browsertest.Do(t, ctx, openProduct(p.ID.String()))
 	browsertest.Step(t, ctx, "1-rows")
 	ys, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](
 		`Array.from({length: 30}, (_, i) => Math.round(window.__seatMap.pos(i).y))`))
@@ -200,7 +200,7 @@ func TestDemoStadiumIsDrawnAsAStadium(t *testing.T) {
 	hall := w.env.Product(t, testfix.ProductOpts{Layout: demo.Hall()})
 	store := w.publish(t, w.env.Tenant.Slug)
 	ctx := w.shopper(t, w.env.Tenant, store, "fan")
-	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), openProduct(p.ID.String())))
+	browsertest.Do(t, ctx, chromedp.EmulateViewport(1280, 800), openProduct(p.ID.String()))
 	browsertest.Step(t, ctx, "1-stadium")
 	type point struct{ X, Y int }
 	pts, err := chromedp.Run(ctx, chromedp.Evaluate[[]point](

@@ -53,7 +53,7 @@ func TestSeriesInTheStore(t *testing.T) {
 	store := w.publish(t, w.env.Tenant.Slug)
 	ana := w.shopper(t, w.env.Tenant, store, "ana")
 	series := `li.card[data-event="` + first.EventID.String() + `"]`
-	require.NoError(t, chromedp.Do(ana, chromedp.WaitVisible(chromedp.CSS(series))))
+	browsertest.Do(t, ana, chromedp.WaitVisible(chromedp.CSS(series)))
 	require.Contains(t, browsertest.Text(t, ana, series), "3 dates")
 	require.Contains(t, browsertest.Text(t, ana, series), name)
 	cards := browsertest.Text(t, ana, "ul.cards")
@@ -62,8 +62,8 @@ func TestSeriesInTheStore(t *testing.T) {
 		"a show of one date keeps its own card")
 	browsertest.Step(t, ana, "1-home")
 
-	require.NoError(t, chromedp.Do(ana, chromedp.Click(chromedp.CSS(series+` h2 a`)),
-		chromedp.WaitVisible(chromedp.CSS(`ul.dates`))))
+	browsertest.Do(t, ana, chromedp.Click(chromedp.CSS(series+` h2 a`)),
+		chromedp.WaitVisible(chromedp.CSS(`ul.dates`)))
 	listed, err := chromedp.Run(ana, chromedp.Evaluate[[]string](`[...document.querySelectorAll('li.date')].map((li) => li.dataset.product)`))
 	require.NoError(t, err)
 	require.Equal(t, []string{dates[0].ID.String(), dates[1].ID.String(), dates[2].ID.String()}, listed, "by when they are")
@@ -75,8 +75,8 @@ func TestSeriesInTheStore(t *testing.T) {
 	day := browsertest.Text(t, ana, row(dates[1])+" .date-when strong")
 	browsertest.Step(t, ana, "2-dates")
 
-	require.NoError(t, chromedp.Do(ana, chromedp.Click(chromedp.CSS(row(dates[1])+" a.button")),
-		browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready()`)))
+	browsertest.Do(t, ana, chromedp.Click(chromedp.CSS(row(dates[1])+" a.button")),
+		browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready()`))
 	back, err := chromedp.Run(ana, chromedp.Evaluate[string](`document.querySelector('main > p:first-child a').getAttribute('href')`))
 	require.NoError(t, err)
 	require.Equal(t, "#/e/"+first.EventID.String(), back, "back to the dates")
@@ -85,15 +85,15 @@ func TestSeriesInTheStore(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"#/p/" + dates[0].ID.String(), "here", "#/p/" + dates[2].ID.String()}, others)
 	browsertest.Step(t, ana, "3-second-evening")
-	require.NoError(t, chromedp.Do(ana, clickSeat(0), clickSeat(1), chromedp.Click(chromedp.CSS(`.bar button.primary`)),
-		chromedp.WaitVisible(chromedp.CSS(`.countdown`)), chromedp.WaitVisible(chromedp.CSS(`.summary .event-details`))))
+	browsertest.Do(t, ana, clickSeat(0), clickSeat(1), chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`.countdown`)), chromedp.WaitVisible(chromedp.CSS(`.summary .event-details`)))
 	require.Contains(t, browsertest.Text(t, ana, ".summary .event-details"), day, "the hold says which evening")
 	browsertest.Step(t, ana, "4-held")
 
 	// Paid, the order names the evening among her orders.
-	require.NoError(t, chromedp.Do(ana, chromedp.Click(chromedp.CSS(`.bar button.primary`)),
+	browsertest.Do(t, ana, chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		pay("ana@example.test", pspsim.MethodOK), tickets(2),
-		chromedp.Navigate(store+"#/orders"), chromedp.WaitVisible(chromedp.CSS(`ul.order-list li`))))
+		chromedp.Navigate(store+"#/orders"), chromedp.WaitVisible(chromedp.CSS(`ul.order-list li`)))
 	order := browsertest.Text(t, ana, `ul.order-list li`)
 	require.Contains(t, order, name)
 	require.Contains(t, order, "Paid")
@@ -101,8 +101,8 @@ func TestSeriesInTheStore(t *testing.T) {
 	browsertest.Step(t, ana, "5-orders")
 
 	// From one evening to another without going back.
-	require.NoError(t, chromedp.Do(ana, chromedp.Navigate(store+"#/p/"+dates[1].ID.String()),
+	browsertest.Do(t, ana, chromedp.Navigate(store+"#/p/"+dates[1].ID.String()),
 		browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready()`),
 		chromedp.Click(chromedp.CSS(`.other-dates a[href="#/p/`+dates[2].ID.String()+`"]`)),
-		browsertest.WaitJS(`(document.querySelector('main .badge.upcoming')?.textContent || '').includes('Opens in')`)))
+		browsertest.WaitJS(`(document.querySelector('main .badge.upcoming')?.textContent || '').includes('Opens in')`))
 }

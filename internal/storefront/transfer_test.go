@@ -41,32 +41,32 @@ func TestTransferInTheStore(t *testing.T) {
 
 	ana := browsertest.Browser(t)
 	w.logInByEmail(t, ana, store, "ana@example.test")
-	require.NoError(t, chromedp.Do(ana,
+	browsertest.Do(t, ana,
 		chromedp.Navigate(store+"#/"), chromedp.WaitVisible(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
 		openProduct(p.ID.String()),
-	))
+	)
 	details := browsertest.Text(t, ana, ".event-details")
 	require.Contains(t, details, venueName)
 	require.Contains(t, details, "Europe/Lisbon")
 	require.Contains(t, browsertest.Text(t, ana, ".event-hero .policy"), "may be given to someone else until",
 		"the policy is said before one buys")
 	browsertest.Step(t, ana, "1-event-details")
-	require.NoError(t, chromedp.Do(ana, holdTwoAndPay("ana@example.test")))
+	browsertest.Do(t, ana, holdTwoAndPay("ana@example.test"))
 	orders, err := w.env.Checkout.ListForBuyer(ctx, p.TenantID, buyerOf(t, w, "ana@example.test"), 10)
 	require.NoError(t, err)
 	require.Len(t, orders, 1)
 	given := orders[0].Tickets[0]
 
-	require.NoError(t, chromedp.Do(ana,
+	browsertest.Do(t, ana,
 		chromedp.Click(chromedp.CSS(`li[data-ticket="`+given.ID.String()+`"] button.link`)),
 		chromedp.WaitVisible(chromedp.CSS(`#transfer-`+given.ID.String())),
 		chromedp.SendKeys(chromedp.CSS(`#transfer-`+given.ID.String()), "ben@example.test"),
-	))
+	)
 	browsertest.Step(t, ana, "2-transfer-form")
-	require.NoError(t, chromedp.Do(ana,
+	browsertest.Do(t, ana,
 		chromedp.Click(chromedp.CSS(`li[data-ticket="`+given.ID.String()+`"] form.transfer button.primary`)),
 		browsertest.WaitJS(`location.hash === '#/tickets' && document.querySelectorAll('.tickets.held li.ticket').length === 1`),
-	))
+	)
 	require.Contains(t, browsertest.Text(t, ana, "main"), "ben@example.test")
 	browsertest.Step(t, ana, "3-sent")
 	res, err := w.env.Checkout.CheckIn(ctx, p.TenantID, given.Code, "gate")
@@ -86,10 +86,10 @@ func TestTransferInTheStore(t *testing.T) {
 
 	ben := browsertest.Browser(t)
 	w.logInByEmail(t, ben, store, "ben@example.test")
-	require.NoError(t, chromedp.Do(ben,
+	browsertest.Do(t, ben,
 		chromedp.Click(chromedp.CSS(`#account a[href="#/tickets"]`)),
 		browsertest.WaitJS(`document.querySelectorAll('.tickets.held img.qr').length === 1 && document.querySelector('.tickets.held img.qr').complete`),
-	))
+	)
 	mine := browsertest.Text(t, ben, ".tickets.held")
 	require.Contains(t, mine, code)
 	require.Contains(t, mine, "Given to you")

@@ -77,25 +77,68 @@ class APIError extends Error {
 // over the next one.
 let routeSeq = 0;
 
+// A request that may be sent again as it is: the method says so, or its
+// Idempotency-Key makes a second send answer as the first did.
+const repeatable = (method, headers) => ["GET", "PUT", "DELETE"].includes(method) || !!headers["Idempotency-Key"];
+const RETRIES = 4;
+
 async function api(method, path, { body, auth = false, headers = {}, fresh = false } = {}) {
   const seq = routeSeq;
   const h2 = { ...headers };
   if (body !== undefined) h2["Content-Type"] = "application/json";
   if (auth && token()) h2.Authorization = `Bearer ${token()}`;
-  // fresh revalidates what the browser cached (the catalog is cacheable
-  // for seconds): an ETag makes that a 304 when nothing changed.
-  const res = await fetch(cfg.apiBase + path, { method, headers: h2, body: body === undefined ? undefined : JSON.stringify(body),
-    cache: fresh ? "no-cache" : "default" });
-  const text = await res.text();
-  let data = null;
-  try {
-    data = text ? JSON.parse(text) : null;
-  } catch {
-    data = null;
+  for (let attempt = 0; ; attempt++) {
+    let res;
+    try {
+      // fresh revalidates what the browser cached (the catalog is
+      // cacheable for seconds): an ETag makes that a 304 when nothing
+      // changed.
+      res = await fetch(cfg.apiBase + path, { method, headers: h2, body: body === undefined ? undefined : JSON.stringify(body),
+        cache: fresh ? "no-cache" : "default" });
+    } catch (err) {
+      // No answer at all (the network, a restarting server).
+      if (attempt < RETRIES && repeatable(method, headers)) {
+        await pause(1000 * 2 ** attempt);
+        continue;
+      }
+      throw new APIError(0, { detail: t("offline") });
+    }
+    const text = await res.text();
+    let data = null;
+    try {
+      data = text ? JSON.parse(text) : null;
+    } catch {
+      data = null;
+    }
+    if (method === "GET" && seq !== routeSeq) return new Promise(() => {});
+    // Busy for now (a rate limit, a product's lock, the database away):
+    // the server says when to come back, and the same request is safe to
+    // send again.
+    const after = Number(res.headers.get("Retry-After"));
+    if ((res.status === 429 || res.status === 503) && after > 0 && attempt < RETRIES && repeatable(method, headers)) {
+      toast(t("busyRetrying"));
+      await pause(Math.min(after, 10) * 1000);
+      continue;
+    }
+    if (!res.ok) throw new APIError(res.status, data);
+    return data;
   }
-  if (method === "GET" && seq !== routeSeq) return new Promise(() => {});
-  if (!res.ok) throw new APIError(res.status, data);
-  return data;
+}
+
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// toast shows a short message over the page's foot for a few seconds (an
+// error until the next one or a click): a native alert would stop the page,
+// its live updates and the shopper's hold clock with it.
+const toastBox = document.getElementById("toast");
+let toastTimer = 0;
+function toast(text, { error = false } = {}) {
+  clearTimeout(toastTimer);
+  toastBox.className = error ? "toast error" : "toast";
+  toastBox.replaceChildren(h("span", {}, text),
+    h("button", { type: "button", class: "link", "aria-label": t("close"), onclick: () => (toastBox.hidden = true) }, "×"));
+  toastBox.hidden = false;
+  toastTimer = setTimeout(() => (toastBox.hidden = true), error ? 10000 : 4000);
 }
 
 function errorView(err) {
@@ -636,7 +679,7 @@ function waitlistPanel(p, entry) {
       } catch (err) {
         if (err.status === 401) return needLogin();
         // Back on sale meanwhile (409): the page shows the seats.
-        if (err.status !== 409) return alert(err.message);
+        if (err.status !== 409) return toast(err.message, { error: true });
         await products(true);
       }
       route();
@@ -730,8 +773,7 @@ async function share(p) {
   try {
     if (navigator.share) return await navigator.share({ title: p.event?.name || p.name, url });
     await navigator.clipboard.writeText(url);
-    announce(t("linkCopied"));
-    alert(t("linkCopied"));
+    toast(t("linkCopied"));
   } catch {
     /* the shopper closed the share sheet */
   }
@@ -842,8 +884,7 @@ function reserve(p, body, control) {
     } catch (err) {
       if (err.status && err.status < 500) idem.done();
       if (err.status === 401) return needLogin();
-      announce(err.message);
-      alert(err.message);
+      toast(err.message, { error: true });
       // A presale code refused: ask for it again.
       if (presale && (err.code?.startsWith("CODE_") || err.code === "PRESALE_CODE_REQUIRED")) {
         sessionStorage.removeItem(key(`presale.${p.id}`));
@@ -1172,8 +1213,7 @@ async function seatedPage(p, head, notice) {
         }
       }
     }
-    announce(t("noneFree"));
-    alert(t("noneFree"));
+    toast(t("noneFree"), { error: true });
   };
 
   const legend = h("ul", { class: "legend", "aria-label": t("legend") },
@@ -1704,9 +1744,7 @@ async function saveFile(path, name) {
     } catch {
       body = null;
     }
-    const err = new APIError(res.status, body);
-    announce(err.message);
-    return alert(err.message);
+    return toast(new APIError(res.status, body).message, { error: true });
   }
   const url = URL.createObjectURL(await res.blob());
   const a = h("a", { href: url, download: name, hidden: true });
