@@ -18,6 +18,7 @@ import (
 
 	"boxoffice/internal/bench"
 	"boxoffice/internal/browsertest"
+	"boxoffice/internal/product"
 	"boxoffice/internal/pspsim"
 	"boxoffice/internal/reservation"
 	"boxoffice/internal/tenant"
@@ -114,14 +115,22 @@ func pickAndHold(productID string, seats ...int) chromedp.Action[chromedp.Void] 
 	return chromedp.Steps(append(steps, chromedp.Click(chromedp.CSS(`.bar button.primary`)))...)
 }
 
-// twoShoppers publishes a 40-seat venue and signs two shoppers, ana and bo,
-// in to its store, each in a browser of their own.
-func twoShoppers(t *testing.T) (productID string, ana, bo context.Context) {
+// venueShopper publishes a 40-seat venue and signs buyer in to its store:
+// the world, the venue's product, the store's address and buyer's browser.
+func venueShopper(t *testing.T, buyer string) (*world, *product.Product, string, context.Context) {
 	t.Helper()
 	w := newWorld(t)
 	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
 	store := w.publish(t, w.env.Tenant.Slug)
-	return p.ID.String(), w.shopper(t, w.env.Tenant, store, "ana"), w.shopper(t, w.env.Tenant, store, "bo")
+	return w, p, store, w.shopper(t, w.env.Tenant, store, buyer)
+}
+
+// twoShoppers publishes a 40-seat venue and signs two shoppers, ana and bo,
+// in to its store, each in a browser of their own.
+func twoShoppers(t *testing.T) (productID string, ana, bo context.Context) {
+	t.Helper()
+	w, p, store, ana := venueShopper(t, "ana")
+	return p.ID.String(), ana, w.shopper(t, w.env.Tenant, store, "bo")
 }
 
 // A seat another shopper holds turns taken on a map that is open, within a
@@ -188,10 +197,7 @@ func TestSameSeatTwoBrowsers(t *testing.T) {
 // A declined payment, then paying again while the seats are held.
 func TestDeclineThenPayAgain(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
-	store := w.publish(t, w.env.Tenant.Slug)
-	ctx := w.shopper(t, w.env.Tenant, store, "cy")
+	_, p, _, ctx := venueShopper(t, "cy")
 	browsertest.Do(t, ctx,
 		pickAndHold(p.ID.String(), 12),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
@@ -216,10 +222,7 @@ func TestDeclineThenPayAgain(t *testing.T) {
 // and no dialog stopped the page meanwhile.
 func TestBusyAnswerIsSentAgain(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
-	store := w.publish(t, w.env.Tenant.Slug)
-	ctx := w.shopper(t, w.env.Tenant, store, "flo")
+	w, p, _, ctx := venueShopper(t, "flo")
 	// A long transaction keeps every new request out (an operator's
 	// maintenance, say); reads go on.
 	lock, err := w.env.Schema.Pool.Begin(context.Background())
@@ -503,10 +506,7 @@ func TestWaitingRoomJourney(t *testing.T) {
 // seats can still be picked.
 func TestNarrowScreen(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
-	store := w.publish(t, w.env.Tenant.Slug)
-	ctx := w.shopper(t, w.env.Tenant, store, "hal")
+	_, p, store, ctx := venueShopper(t, "hal")
 	fits := `document.documentElement.scrollWidth <= 360`
 	browsertest.Do(t, ctx, chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile),
 		chromedp.Navigate(store+"#/"), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)), browsertest.WaitJS(fits))
@@ -523,10 +523,7 @@ func TestNarrowScreen(t *testing.T) {
 // pick with Enter; each seat is announced with its label and price.
 func TestKeyboardPicking(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	p := w.env.Product(t, testfix.ProductOpts{Layout: venue(), Capacity: 40})
-	store := w.publish(t, w.env.Tenant.Slug)
-	ctx := w.shopper(t, w.env.Tenant, store, "ivy")
+	_, p, _, ctx := venueShopper(t, "ivy")
 	browsertest.Do(t, ctx,
 		openProduct(p.ID.String()),
 		chromedp.Focus(chromedp.CSS(`canvas.map`)),
