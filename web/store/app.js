@@ -113,10 +113,11 @@ async function api(method, path, { body, auth = false, headers = {}, fresh = fal
     if (method === "GET" && seq !== routeSeq) return new Promise(() => {});
     // Busy for now (a rate limit, a product's lock, the database away):
     // the server says when to come back, and the same request is safe to
-    // send again.
+    // send again. Only what the shopper did is said; a read goes on quietly
+    // (many run in the background: a map's pages, a hold's status).
     const after = Number(res.headers.get("Retry-After"));
     if ((res.status === 429 || res.status === 503) && after > 0 && attempt < RETRIES && repeatable(method, headers)) {
-      toast(t("busyRetrying"));
+      if (method !== "GET") toast(t("busyRetrying"));
       await pause(Math.min(after, 10) * 1000);
       continue;
     }
