@@ -129,7 +129,7 @@ async function api(method, path, { body, auth = false, headers = {}, fresh = fal
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // toast shows a short message over the page's foot for a few seconds (an
-// error until the next one or a click): a native alert would stop the page,
+// error for longer, or until closed): a native alert would stop the page,
 // its live updates and the shopper's hold clock with it.
 const toastBox = document.getElementById("toast");
 let toastTimer = 0;
