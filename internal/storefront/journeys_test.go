@@ -357,15 +357,25 @@ func TestRaffleSearchAndBuy(t *testing.T) {
 		browsertest.WaitJS(`document.querySelector('main').textContent.includes('777777 is free')`),
 	)
 	browsertest.Step(t, ctx, "1-found")
+	// The pick shows as a chip whose button takes it back.
+	pickIt := chromedp.Steps(chromedp.Click(chromedp.CSS(`#number-result button`)),
+		chromedp.WaitVisible(chromedp.CSS(`.picked li`)))
+	browsertest.Do(t, ctx, pickIt)
+	require.Equal(t, []string{"#777777", "×"}, strings.Fields(browsertest.Text(t, ctx, ".bar .picked li")))
+	require.Equal(t, "Number 777777 is in your picks. Remove", browsertest.Text(t, ctx, "#number-result"))
+	browsertest.Step(t, ctx, "2-picked")
 	browsertest.Do(t, ctx,
-		chromedp.Click(chromedp.CSS(`#number-result button`)), // pick it
+		chromedp.Click(chromedp.CSS(`.picked button[aria-label="Remove number 777777"]`)),
+		browsertest.WaitJS(`document.querySelectorAll('.picked li').length === 0 && document.querySelector('.bar button.primary').disabled`),
+		browsertest.WaitJS(`document.querySelector('#number-result').textContent.includes('777777 is free')`),
+		pickIt,
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`.countdown`)),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)),
 		pay("fay@example.test", pspsim.MethodOK), tickets(1),
 	)
 	require.Contains(t, browsertest.Text(t, ctx, ".tickets"), "Number 777777")
-	browsertest.Step(t, ctx, "2-bought")
+	browsertest.Step(t, ctx, "3-bought")
 }
 
 // A ten-million-number raffle: the page reads the bitmap pages its counts

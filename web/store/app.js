@@ -1338,7 +1338,7 @@ async function numberedPage(p, head, notice) {
   const update = () => {
     total.textContent = t("selection", { n: picked.size, total: money(picked.size * p.priceCents, p.currency) });
     reserveBtn.disabled = picked.size === 0;
-    pickedList.replaceChildren(...[...picked].map((n) => h("li", {}, `#${n} `, h("button", { "aria-label": `${t("clear")} ${n}`, onclick: () => drop(n) }, "×"))));
+    pickedList.replaceChildren(...[...picked].map((n) => h("li", {}, `#${n}`, h("button", { "aria-label": t("removeNumber", { n }), onclick: () => drop(n) }, "×"))));
     sync();
   };
   const drop = (n) => {
@@ -1354,13 +1354,32 @@ async function numberedPage(p, head, notice) {
   };
   const input = h("input", { type: "number", min: 1, max: p.capacity, id: "number", inputmode: "numeric" });
   const result = h("p", { "aria-live": "polite", id: "number-result" });
+  // The number searched for, and what was last said of it: the answer
+  // follows the picks and the availability (picked, then taken by someone
+  // else), and keeps the keyboard's place when its button changes.
+  let searched = null, said = "";
+  const showResult = () => {
+    if (searched === null) return;
+    const n = searched, state = picked.has(n) ? "picked" : avail.taken(n) ? "taken" : "free";
+    if (state === said) return;
+    said = state;
+    const focused = result.contains(document.activeElement);
+    result.replaceChildren(...{
+      picked: [t("numberPicked", { n }), " ", h("button", { onclick: () => drop(n) }, t("remove"))],
+      taken: [t("numberTaken", { n })],
+      free: [t("numberFree", { n }), " ", h("button", { onclick: () => add(n) }, t("pick"))],
+    }[state]);
+    if (focused) (result.querySelector("button") ?? input).focus();
+  };
   const search = async (e) => {
     e.preventDefault();
     const n = Number(input.value);
+    searched = null;
+    said = "";
     if (!Number.isInteger(n) || n < 1 || n > p.capacity) return result.replaceChildren(t("numberOut", { n: input.value }));
     await avail.want([Math.floor((n - 1) / PAGE)]);
-    if (avail.taken(n)) return result.replaceChildren(t("numberTaken", { n }));
-    result.replaceChildren(t("numberFree", { n }), " ", h("button", { onclick: () => add(n) }, t("pick")));
+    searched = n;
+    showResult();
   };
   // Browsing: blocks of 100, 10,000, 1,000,000… numbers, at most 100 of
   // them a level, down to the numbers themselves. A level fetches only the
@@ -1385,6 +1404,7 @@ async function numberedPage(p, head, notice) {
   // sync brings what is shown up to date, without rebuilding it (a shopper
   // moving by keyboard keeps their place).
   function sync() {
+    showResult();
     const numbers = level().size === 1;
     for (const [from, [b, to]] of shown) {
       if (!numbers) {
@@ -1432,7 +1452,7 @@ async function numberedPage(p, head, notice) {
     h("form", { onsubmit: search, class: "search" }, h("label", { for: "number" }, t("searchNumber")), input, h("button", {}, t("search"))),
     result, h("h2", {}, t("random")),
     h("p", {}, count, " ", randomBtn),
-    h("h2", {}, t("browse")), crumbs, ranges, pickedList, h("div", { class: "bar" }, total, reserveBtn));
+    h("h2", {}, t("browse")), crumbs, ranges, h("div", { class: "bar" }, total, pickedList, reserveBtn));
   update();
   renderRanges();
 }
