@@ -160,7 +160,7 @@ func (b *testBundle) do(t require.TestingT, method, path, token string, body any
 	if strings.HasPrefix(path, "/v1/") {
 		contractOf(b.server) // loaded before the request, not between a test's timed requests
 	}
-	resp, err := b.server.App().Test(req, 10_000)
+	resp, err := b.server.App().Test(req, 30_000) // past the longest Prefer: wait
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)

@@ -22,6 +22,7 @@ type createInput struct {
 	ProductPath
 	IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"Required; unique per buyer"`
 	AccessToken    string `header:"X-Access-Token" maxLength:"2000" doc:"Required when the product's waiting room is on"`
+	Prefer         string `header:"Prefer" maxLength:"200" doc:"wait=N (RFC 7240): answer when the request is decided (201), or after N seconds (at most 20) with its status then (202)"`
 	Body           ReservationBody
 }
 
@@ -37,11 +38,12 @@ type createInput struct {
 // header the schema refuses — goes on to huma's route, whose answers are
 // the documented ones.
 type fastCreate struct {
-	registry huma.Registry
-	body     *huma.Schema
-	maxBody  int
-	maxKey   int
-	maxToken int
+	registry  huma.Registry
+	body      *huma.Schema
+	maxBody   int
+	maxKey    int
+	maxToken  int
+	maxPrefer int
 }
 
 // newFastCreate reads the operation's rules from the document huma built.
@@ -62,9 +64,11 @@ func newFastCreate(oapi *huma.OpenAPI) (*fastCreate, error) {
 			f.maxKey = *p.Schema.MaxLength
 		case "X-Access-Token":
 			f.maxToken = *p.Schema.MaxLength
+		case "Prefer":
+			f.maxPrefer = *p.Schema.MaxLength
 		}
 	}
-	if f.maxBody <= 0 || f.maxKey <= 0 || f.maxToken <= 0 {
+	if f.maxBody <= 0 || f.maxKey <= 0 || f.maxToken <= 0 || f.maxPrefer <= 0 {
 		return nil, fmt.Errorf("api: %s has no body or header limits to keep", createPath)
 	}
 	return f, nil
@@ -80,10 +84,10 @@ func (s *Server) createFast(c *fiber.Ctx) error {
 	// Only the canonical form of the uuid: huma decides on the others.
 	idParam := c.Params("id")
 	id, err := uuid.Parse(idParam)
-	key, access := c.Get("Idempotency-Key"), c.Get("X-Access-Token")
+	key, access, prefer := c.Get("Idempotency-Key"), c.Get("X-Access-Token"), c.Get("Prefer")
 	body := c.Body()
 	// Byte lengths bound the rune counts the schema limits.
-	if err != nil || len(idParam) != 36 || len(key) > f.maxKey || len(access) > f.maxToken ||
+	if err != nil || len(idParam) != 36 || len(key) > f.maxKey || len(access) > f.maxToken || len(prefer) > f.maxPrefer ||
 		len(body) == 0 || len(body) > f.maxBody {
 		return c.Next()
 	}
@@ -98,7 +102,7 @@ func (s *Server) createFast(c *fiber.Ctx) error {
 	}
 	res := &huma.ValidateResult{}
 	huma.Validate(f.registry, f.body, huma.NewPathBuffer(make([]byte, 0, 64), 0), huma.ModeWriteToServer, parsed, res)
-	in := &createInput{ProductPath: ProductPath{ID: id}, IdempotencyKey: key, AccessToken: access}
+	in := &createInput{ProductPath: ProductPath{ID: id}, IdempotencyKey: key, AccessToken: access, Prefer: prefer}
 	if len(res.Errors) > 0 || json.Unmarshal(body, &in.Body) != nil {
 		return c.Next()
 	}
@@ -125,6 +129,9 @@ func (s *Server) createFast(c *fiber.Ctx) error {
 		return writeProblem(fiberResponse{c}, err)
 	}
 	c.Set(fiber.HeaderLocation, out.Location)
+	if out.PreferenceApplied != "" {
+		c.Set("Preference-Applied", out.PreferenceApplied)
+	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	c.Status(out.Status)
 	// As huma's JSON format writes it.

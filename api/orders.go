@@ -74,15 +74,17 @@ func (s *Server) getOrder(ctx context.Context, in *struct {
 	Prefer string    `header:"Prefer" doc:"wait=N (RFC 7240): answer as soon as the order leaves PENDING_PAYMENT, or after N seconds (at most 20) with the order then"`
 }) (*orderOutput, error) {
 	who := caller(ctx)
-	read := func() (*checkout.Order, error) { return s.Checkout.Get(ctx, who.TenantID, in.ID, who.BuyerID) }
 	wait := preferredWait(in.Prefer)
 	if wait <= 0 {
-		o, err := read()
+		o, err := s.Checkout.Get(ctx, who.TenantID, in.ID, who.BuyerID)
 		if err != nil {
 			return nil, s.toProblem(err)
 		}
 		return &orderOutput{Body: o}, nil
 	}
+	ctx, cancel := waitContext(ctx, wait)
+	defer cancel()
+	read := func() (*checkout.Order, error) { return s.Checkout.Get(ctx, who.TenantID, in.ID, who.BuyerID) }
 	o, applied, err := checkout.AwaitOutcome(ctx, s.orderChanges, in.ID, wait, read, s.stopping)
 	if err != nil {
 		return nil, s.toProblem(err)

@@ -68,9 +68,10 @@ func (s *Server) view(ctx context.Context, r *reservation.Request) ReservationVi
 }
 
 type reservationOutput struct {
-	Status   int
-	Location string `header:"Location"`
-	Body     ReservationView
+	Status            int
+	Location          string `header:"Location"`
+	PreferenceApplied string `header:"Preference-Applied"`
+	Body              ReservationView
 }
 
 // pollOutput lets browsers and proxies reuse a status for a second.
@@ -158,10 +159,27 @@ func (s *Server) createReservation(ctx context.Context, in *createInput) (*reser
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
-	out := &reservationOutput{Status: http.StatusAccepted, Body: s.view(ctx, acc.Request)}
+	out := &reservationOutput{Status: http.StatusAccepted}
+	r := acc.Request
+	// Asked to, the answer waits for the decision as a status read would:
+	// the shopper learns it in one exchange instead of two.
+	if wait := preferredWait(in.Prefer); wait > 0 && r.Status == reservation.StatusQueued {
+		decided, applied, err := s.awaitDecision(ctx, r.ID, wait)
+		if err != nil {
+			return nil, s.toProblem(err)
+		}
+		r = decided
+		if applied {
+			out.PreferenceApplied = preferenceApplied(wait)
+		}
+	}
+	out.Body = s.view(ctx, r)
 	out.Location = out.Body.StatusURL
-	if acc.Replayed {
+	switch {
+	case acc.Replayed:
 		out.Status = http.StatusOK
+	case r.Status != reservation.StatusQueued:
+		out.Status = http.StatusCreated
 	}
 	return out, nil
 }
@@ -177,18 +195,16 @@ func (s *Server) getReservation(ctx context.Context, in *struct {
 	ID     uuid.UUID `path:"id" format:"uuid"`
 	Prefer string    `header:"Prefer" doc:"wait=N (RFC 7240): answer as soon as the request is decided, or after N seconds (at most 20) with its status then"`
 }) (*pollOutput, error) {
-	who := caller(ctx)
-	read := func() (*reservation.Request, error) { return s.Reservations.Get(ctx, who.TenantID, in.ID, who.BuyerID) }
 	wait := preferredWait(in.Prefer)
 	if wait <= 0 {
-		r, err := read()
+		who := caller(ctx)
+		r, err := s.Reservations.Get(ctx, who.TenantID, in.ID, who.BuyerID)
 		if err != nil {
 			return nil, s.toProblem(err)
 		}
 		return &pollOutput{CacheControl: "private, max-age=1", Body: s.view(ctx, r)}, nil
 	}
-	mine := func(o *reservation.Owned) bool { return o.VisibleTo(who.TenantID, who.BuyerID) }
-	r, applied, err := s.decisions.Await(ctx, reservation.Await{ID: in.ID, Wait: wait, Read: read, Mine: mine, Stop: s.stopping})
+	r, applied, err := s.awaitDecision(ctx, in.ID, wait)
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
@@ -197,6 +213,26 @@ func (s *Server) getReservation(ctx context.Context, in *struct {
 		out.PreferenceApplied = preferenceApplied(wait)
 	}
 	return out, nil
+}
+
+// awaitDecision reads the caller's request id and, while it is QUEUED,
+// waits up to wait for its decision, woken by the claim's commit
+// (reservation.Waiters). applied is false when the process could not wait.
+func (s *Server) awaitDecision(ctx context.Context, id uuid.UUID, wait time.Duration) (*reservation.Request, bool, error) {
+	ctx, cancel := waitContext(ctx, wait)
+	defer cancel()
+	who := caller(ctx)
+	read := func() (*reservation.Request, error) { return s.Reservations.Get(ctx, who.TenantID, id, who.BuyerID) }
+	mine := func(o *reservation.Owned) bool { return o.VisibleTo(who.TenantID, who.BuyerID) }
+	return s.decisions.Await(ctx, reservation.Await{ID: id, Wait: wait, Read: read, Mine: mine, Stop: s.stopping})
+}
+
+// waitContext is the context of a read that waits (Prefer: wait=N). The
+// wait is not database work: it may outlast the operation's deadline
+// (requestTimeout), which bounds the reads after it instead. A server
+// shutting down ends it sooner (Server.stopping).
+func waitContext(ctx context.Context, wait time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), wait+requestTimeout)
 }
 
 // preferenceApplied says, in Preference-Applied, that a read waited as

@@ -41,6 +41,10 @@ func errs(codes ...int) option { return func(op *huma.Operation) { op.Errors = c
 // one its first answer had.
 func replayed() option { return meta("replay") }
 
+// decides declares the 201 of a create whose answer waited for the
+// request's decision (Prefer: wait=N).
+func decides() option { return meta("decides") }
+
 // conditional declares the 304 an operation answers to If-None-Match
 // naming the current ETag.
 func conditional() option { return meta("conditional") }
@@ -109,6 +113,12 @@ func completeResponses(_ *huma.OpenAPI, op *huma.Operation) {
 		again := *first
 		again.Description = "The same request again: the current state, as its first answer gave it"
 		op.Responses["200"] = &again
+	}
+	if op.Metadata["decides"] == true {
+		first := op.Responses[strconv.Itoa(op.DefaultStatus)]
+		decided := *first
+		decided.Description = "Created and decided within the wait asked with Prefer: wait=N (HELD or REJECTED)"
+		op.Responses["201"] = &decided
 	}
 	if op.Metadata["conditional"] == true {
 		op.Responses["304"] = &huma.Response{Description: "Not modified: the ETag sent in If-None-Match is current"}

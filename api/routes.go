@@ -67,7 +67,7 @@ func (s *Server) routes() {
 	route(s, "Products", put, "/v1/products/{id}/seat-map", "put-seat-map", s.putSeatMap, by(schemeAPI), body(maxSeatMapBody), errs(401, 403, 404, 409, 422))
 
 	// Reservations and holds (reservations.go)
-	route(s, "Reservations", post, "/v1/products/{id}/reservations", "create-reservation", s.createReservation, by(schemeBuyer), status(202), body(maxSmallBody), errs(400, 401, 403, 404, 409, 413, 422), replayed())
+	route(s, "Reservations", post, "/v1/products/{id}/reservations", "create-reservation", s.createReservation, by(schemeBuyer), status(202), body(maxSmallBody), errs(400, 401, 403, 404, 409, 413, 422), replayed(), decides())
 	route(s, "Reservations", get, "/v1/reservations/{id}", "get-reservation", s.getReservation, by(schemeBuyer, schemeAPI), errs(401, 403, 404))
 	route(s, "Reservations", del, "/v1/holds/{id}", "release-hold", s.releaseHold, by(schemeBuyer), errs(401, 404, 409))
 

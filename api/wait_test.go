@@ -197,3 +197,56 @@ func TestOrderReadWaitsForThePayment(t *testing.T) {
 	requireProblem(t, c.do(t, http.MethodGet, path, buyerToken(t, b.env.Tenant, "bob", time.Hour), nil, "Prefer", "wait=2"),
 		http.StatusNotFound, "NOT_FOUND")
 }
+
+// A reservation asked with Prefer: wait answers with its decision: 201
+// and the request HELD (or REJECTED) as soon as the claim commits; the
+// same request again, 200 at once; a wait that ends first, 202 QUEUED —
+// also for a wait past the API's deadline for database work.
+func TestReservationAnswerWaitsForTheDecision(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testfix.Options{}) // no workers: the test decides when claims run
+	listening := b.env.Reserve(t, b.product, "alice", reservation.Params{Numbers: testfix.Nums(1)}).ID.String()
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		r := b.do(ct, http.MethodGet, "/v1/reservations/"+listening, b.buyer, nil, "Prefer", "wait=1")
+		assert.Equal(ct, "wait=1", r.header.Get("Preference-Applied"))
+	}, 10*time.Second, 10*time.Millisecond)
+
+	path := "/v1/products/" + b.product.ID.String() + "/reservations"
+	answered := make(chan response)
+	start := time.Now()
+	go func() {
+		answered <- b.do(testfix.InGoroutine(t), http.MethodPost, path, b.buyer, map[string]any{"numbers": []int{2}},
+			"Idempotency-Key", "waits", "Prefer", "wait=8")
+	}()
+	time.Sleep(500 * time.Millisecond)
+	b.env.Drain(t, b.product, 50)
+	r := <-answered
+	require.Equal(t, http.StatusCreated, r.status, string(r.raw))
+	require.Equal(t, "HELD", r.body["status"])
+	require.NotEmpty(t, r.body["holdId"])
+	require.Equal(t, "wait=8", r.header.Get("Preference-Applied"))
+	require.Equal(t, r.body["statusUrl"], r.header.Get("Location"))
+	require.Less(t, time.Since(start), 7*time.Second, "answered by the decision, not at the end of the wait")
+
+	again := b.do(t, http.MethodPost, path, b.buyer, map[string]any{"numbers": []int{2}}, "Idempotency-Key", "waits", "Prefer", "wait=8")
+	require.Equal(t, http.StatusOK, again.status)
+	require.Equal(t, r.body["holdId"], again.body["holdId"])
+
+	// Undecided when the wait ends: 202 and its status then. Twelve
+	// seconds outlast the API's ten for an operation's database work; the
+	// wait is not that work.
+	for _, wait := range []int{1, 12} {
+		start = time.Now()
+		r = b.do(t, http.MethodPost, path, b.buyer, map[string]any{"numbers": []int{10 + wait}},
+			"Idempotency-Key", fmt.Sprint("late-", wait), "Prefer", fmt.Sprint("wait=", wait))
+		require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
+		require.Equal(t, "QUEUED", r.body["status"])
+		require.Equal(t, fmt.Sprint("wait=", wait), r.header.Get("Preference-Applied"))
+		require.GreaterOrEqual(t, time.Since(start), time.Duration(wait)*time.Second)
+	}
+	start = time.Now()
+	r = b.do(t, http.MethodGet, r.body["statusUrl"].(string), b.buyer, nil, "Prefer", "wait=12")
+	require.Equal(t, http.StatusOK, r.status, string(r.raw))
+	require.Equal(t, "QUEUED", r.body["status"])
+	require.GreaterOrEqual(t, time.Since(start), 12*time.Second)
+}

@@ -864,6 +864,11 @@ async function once(action, control, run) {
   }
 }
 
+// decided keeps a reservation's answer that came with its decision (the
+// POST waited for it, Prefer: wait) for the reserving page, which then has
+// nothing to ask.
+const decided = new Map();
+
 function reserve(p, body, control) {
   return once(`reserve.${p.id}`, control, async () => {
     if (!token()) {
@@ -875,12 +880,15 @@ function reserve(p, body, control) {
     const presale = p.saleStatus === "UPCOMING" && sessionStorage.getItem(key(`presale.${p.id}`));
     if (presale) body = { ...body, presaleCode: presale };
     const idem = actionKey(`reserve.${p.id}`, body);
-    const headers = { "Idempotency-Key": idem.id };
+    // A decision within two seconds comes with the answer; a later one is
+    // waited for on the reserving page, which says the request is queued.
+    const headers = { "Idempotency-Key": idem.id, "Prefer": "wait=2" };
     const access = accessToken(p.id);
     if (access && !body.offer) headers["X-Access-Token"] = access;
     try {
       const r = await api("POST", `/v1/products/${p.id}/reservations`, { body, auth: true, headers });
       idem.done();
+      if (r.status !== "QUEUED") decided.set(r.id, r);
       location.hash = `#/r/${r.id}?p=${p.id}`;
     } catch (err) {
       if (err.status && err.status < 500) idem.done();
@@ -1573,10 +1581,11 @@ async function reservationPage(id, params) {
   // (a server that could not wait) is followed by reads backing off.
   const poll = async () => {
     if (stopped) return;
-    let r;
+    let r = decided.get(id);
+    decided.delete(id);
     const asked = Date.now();
     try {
-      r = await api("GET", `/v1/reservations/${id}`, { auth: true, fresh: true, headers: { "Prefer": "wait=15" } });
+      r ??= await api("GET", `/v1/reservations/${id}`, { auth: true, fresh: true, headers: { "Prefer": "wait=15" } });
     } catch (err) {
       return errorView(err);
     }
