@@ -163,7 +163,8 @@ func (s *Server) createReservation(ctx context.Context, in *createInput) (*reser
 	r := acc.Request
 	// Asked to, the answer waits for the decision as a status read would:
 	// the shopper learns it in one exchange instead of two.
-	if wait := preferredWait(in.Prefer); wait > 0 && r.Status == reservation.StatusQueued {
+	wait := preferredWait(in.Prefer)
+	if wait > 0 && r.Status == reservation.StatusQueued {
 		decided, applied, err := s.awaitDecision(ctx, r.ID, wait)
 		if err != nil {
 			return nil, s.toProblem(err)
@@ -178,7 +179,7 @@ func (s *Server) createReservation(ctx context.Context, in *createInput) (*reser
 	switch {
 	case acc.Replayed:
 		out.Status = http.StatusOK
-	case r.Status != reservation.StatusQueued:
+	case wait > 0 && r.Status != reservation.StatusQueued:
 		out.Status = http.StatusCreated
 	}
 	return out, nil

@@ -1576,7 +1576,8 @@ async function reservationPage(id, params) {
   show(box);
   let delay = 400, stopped = false;
   cleanup.push(() => (stopped = true));
-  // Each read waits at the server for the decision (Prefer: wait), so one
+  // The reservation's answer usually brought the decision (decided);
+  // otherwise each read waits at the server for it (Prefer: wait), so one
   // read usually brings it; one that comes back at once still QUEUED
   // (a server that could not wait) is followed by reads backing off.
   const poll = async () => {
