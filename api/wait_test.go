@@ -218,7 +218,13 @@ func TestReservationAnswerWaitsForTheDecision(t *testing.T) {
 		answered <- b.do(testfix.InGoroutine(t), http.MethodPost, path, b.buyer, map[string]any{"numbers": []int{2}},
 			"Idempotency-Key", "waits", "Prefer", "wait=8")
 	}()
-	time.Sleep(500 * time.Millisecond)
+	// Decided once it is recorded (its answer waiting meanwhile).
+	require.Eventually(t, func() bool {
+		var n int
+		err := b.env.Schema.Pool.QueryRow(context.Background(),
+			`SELECT count(*) FROM reservation_requests WHERE idempotency_key = 'waits'`).Scan(&n)
+		return err == nil && n == 1
+	}, 10*time.Second, 10*time.Millisecond)
 	b.env.Drain(t, b.product, 50)
 	r := <-answered
 	require.Equal(t, http.StatusCreated, r.status, string(r.raw))
