@@ -155,6 +155,14 @@ func TestOrderReadWaitsForThePayment(t *testing.T) {
 		assert.Equal(ct, "wait=1", r.header.Get("Preference-Applied"))
 		assert.Equal(ct, checkout.StatusPending, r.body["status"])
 	}, 10*time.Second, 10*time.Millisecond)
+	// A wait past the API's 10 s deadline for database work ends with the
+	// order as it is then, not with that deadline's 503.
+	lateStart := time.Now()
+	late := c.do(t, http.MethodGet, path, b.buyer, nil, "Prefer", "wait=11")
+	require.Equal(t, http.StatusOK, late.status, string(late.raw))
+	require.Equal(t, checkout.StatusPending, late.body["status"])
+	require.Equal(t, "wait=11", late.header.Get("Preference-Applied"))
+	require.GreaterOrEqual(t, time.Since(lateStart), 11*time.Second)
 
 	const readers = 5
 	type answer struct {
