@@ -885,6 +885,12 @@ function reserve(p, body, control) {
     const headers = { "Idempotency-Key": idem.id, "Prefer": "wait=2" };
     const access = accessToken(p.id);
     if (access && !body.offer) headers["X-Access-Token"] = access;
+    // The button says the request is out while its answer waits.
+    const label = control?.textContent;
+    if (control) {
+      control.textContent = t("reservingNow");
+      control.setAttribute("aria-busy", "true");
+    }
     try {
       const r = await api("POST", `/v1/products/${p.id}/reservations`, { body, auth: true, headers });
       idem.done();
@@ -898,6 +904,11 @@ function reserve(p, body, control) {
       if (presale && (err.code?.startsWith("CODE_") || err.code === "PRESALE_CODE_REQUIRED")) {
         sessionStorage.removeItem(key(`presale.${p.id}`));
         route();
+      }
+    } finally {
+      if (control) {
+        control.textContent = label;
+        control.removeAttribute("aria-busy");
       }
     }
   });
