@@ -895,6 +895,9 @@ function reserve(p, body, control) {
       const r = await api("POST", `/v1/products/${p.id}/reservations`, { body, auth: true, headers });
       idem.done();
       if (r.status !== "QUEUED") decided.set(r.id, r);
+      // The page's live map stops now, not at the hashchange: the
+      // shopper's own new hold is not told there as a seat someone took.
+      leaveView();
       location.hash = `#/r/${r.id}?p=${p.id}`;
     } catch (err) {
       if (err.status && err.status < 500) idem.done();
@@ -964,9 +967,11 @@ async function seatedPage(p, head, notice) {
   const avail = watchAvailability(p.id, p.capacity, (_, delta) => {
     if (delta) deltaAt = performance.now();
     // A seat taken by someone else drops out of the selection, and the
-    // shopper is told.
+    // shopper is told — unless the shopper's own reservation is out: the
+    // seat may be theirs now, and its answer says which.
+    const reserving = running.has(`reserve.${p.id}`);
     for (const i of [...picked]) {
-      if (avail.taken(seats[i].number)) {
+      if (!reserving && avail.taken(seats[i].number)) {
         picked.delete(i);
         lost.hidden = false;
         announce(t("SEAT_TAKEN"));
@@ -2142,10 +2147,15 @@ function renderAccount() {
 
 // ---------- router ----------
 
-async function route() {
-  routeSeq++;
+// leaveView stops what the current view runs (its live streams, timers).
+function leaveView() {
   cleanup.forEach((f) => f());
   cleanup = [];
+}
+
+async function route() {
+  routeSeq++;
+  leaveView();
   window.__seatMap = undefined; // the browser tests' handle is the current page's only
   const [path, query] = (location.hash.slice(1) || "/").split("?");
   const params = new URLSearchParams(query);
