@@ -257,15 +257,17 @@ func burst(t proctest.T, out io.Writer, c BurstConfig) *BurstResult {
 		fmt.Fprintf(out, "  ratio decided/s pipeline ÷ synchronous (random numbers): %.2fx (target ≥ 2x)\n", res.DecidedRatio)
 	}
 	if poll := find("pipeline", "numbers", "poll"); poll != nil && poll.CPUPerDecided.Total > 0 {
-		if wait := find("pipeline", "numbers", "wait"); wait != nil {
-			res.WaitCPURatio = float64(wait.CPUPerDecided.Total) / float64(poll.CPUPerDecided.Total)
-			fmt.Fprintf(out, "  CPU per decided request with the status reads, waiting ÷ repeated polls: %s ÷ %s = %.2fx (%d reads ÷ %d)\n",
-				us(wait.CPUPerDecided.Total), us(poll.CPUPerDecided.Total), res.WaitCPURatio, wait.StatusReads, poll.StatusReads)
-		}
-		if answer := find("pipeline", "numbers", "answer"); answer != nil {
-			res.AnswerCPURatio = float64(answer.CPUPerDecided.Total) / float64(poll.CPUPerDecided.Total)
-			fmt.Fprintf(out, "  CPU per decided request with the status reads, decided in the answer ÷ repeated polls: %s ÷ %s = %.2fx (%d reads ÷ %d)\n",
-				us(answer.CPUPerDecided.Total), us(poll.CPUPerDecided.Total), res.AnswerCPURatio, answer.StatusReads, poll.StatusReads)
+		for _, k := range []struct {
+			learn, says string
+			ratio       *float64
+		}{{"wait", "waiting", &res.WaitCPURatio}, {"answer", "decided in the answer", &res.AnswerCPURatio}} {
+			r := find("pipeline", "numbers", k.learn)
+			if r == nil {
+				continue
+			}
+			*k.ratio = float64(r.CPUPerDecided.Total) / float64(poll.CPUPerDecided.Total)
+			fmt.Fprintf(out, "  CPU per decided request with the status reads, %s ÷ repeated polls: %s ÷ %s = %.2fx (%d reads ÷ %d)\n",
+				k.says, us(r.CPUPerDecided.Total), us(poll.CPUPerDecided.Total), *k.ratio, r.StatusReads, poll.StatusReads)
 		}
 	}
 	f.RequireSound()
