@@ -30,6 +30,7 @@ func TestDocsScreenshots(t *testing.T) {
 	}
 	dir, err := filepath.Abs(dir)
 	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(dir, 0o755)) //nolint:gosec // G301: a folder of pictures
 	printed := startDemo(t)
 	store, inbox, api, token := printed["Store"], printed["Dev inbox"], printed["API"], printed["Buyer token"]
 

@@ -1014,6 +1014,8 @@ async function seatedPage(p, head, notice) {
       // Seats too small to pick: the venue as its sections, each coloured
       // by its price and how much of it is left, named with its free seats.
       const overviewMode = r < 2.5;
+      // Section names go on last, over the seats they name.
+      const labels = [];
       for (const sec of sections) {
         let left = 0;
         for (let i = sec.first; i < sec.last; i++) if (!avail.taken(seats[i].number)) left++;
@@ -1033,18 +1035,8 @@ async function seatedPage(p, head, notice) {
         g.stroke();
         if (r < 8 && sec.anchor) {
           const cx = px(sec.anchor.x), cy = py(sec.anchor.y);
-          const label = (text, y, font) => {
-            g.font = font;
-            g.textAlign = "center";
-            g.textBaseline = "middle";
-            g.lineWidth = 4;
-            g.strokeStyle = "rgba(255,255,255,0.9)"; // a halo keeps the name readable over seats
-            g.strokeText(text, cx, y);
-            g.fillStyle = ink;
-            g.fillText(text, cx, y);
-          };
-          label(sec.name, overviewMode ? cy - 8 : cy, "600 13px system-ui, sans-serif");
-          if (overviewMode) label(t("sectionFree", { n: left }), cy + 8, "12px system-ui, sans-serif");
+          labels.push([sec.name, cx, overviewMode ? cy - 8 : cy, "600 13px system-ui, sans-serif"]);
+          if (overviewMode) labels.push([t("sectionFree", { n: left }), cx, cy + 8, "12px system-ui, sans-serif"]);
         }
       }
       if (r >= 6) {
@@ -1080,6 +1072,17 @@ async function seatedPage(p, head, notice) {
           g.lineWidth = 2;
           g.strokeRect(x - r - 4, y - r - 4, 2 * r + 8, 2 * r + 8);
         }
+      }
+      g.textAlign = "center";
+      g.textBaseline = "middle";
+      g.lineJoin = "round";
+      for (const [text, x, y, font] of labels) {
+        g.font = font;
+        g.lineWidth = 4;
+        g.strokeStyle = "rgba(255,255,255,0.9)"; // a halo keeps the name readable over seats
+        g.strokeText(text, x, y);
+        g.fillStyle = ink;
+        g.fillText(text, x, y);
       }
       if (fitted && avail.state.version >= 0 && timing.firstDrawMs === null) timing.firstDrawMs = performance.now() - started;
       if (deltaAt !== null) {
@@ -1243,7 +1246,9 @@ async function seatedPage(p, head, notice) {
 
   const legend = h("ul", { class: "legend", "aria-label": t("legend") },
     [...levels.values()].map((l) => h("li", {}, h("span", { class: "swatch", style: `background:hsl(${l.hue} 65% 45%)` }), `${l.name} ${money(l.priceCents, layout.currency)}`)),
-    h("li", {}, h("span", { class: "swatch free" }), `${t("legendFree")}${levels.size ? "" : " " + money(layout.priceCents, layout.currency)}`),
+    // Priced seats are drawn in their level's colour: a "free" swatch in
+    // another colour would name seats the map does not have.
+    levels.size ? null : h("li", {}, h("span", { class: "swatch free" }), `${t("legendFree")} ${money(layout.priceCents, layout.currency)}`),
     h("li", {}, h("span", { class: "swatch taken" }, "×"), t("legendTaken")),
     h("li", {}, h("span", { class: "swatch mine" }), t("legendMine")));
   // "Whole venue" first: the line scrolls sideways, and it must not be
@@ -1569,7 +1574,7 @@ async function queuePage(id) {
     if (st.status === "SOLD_OUT") parts.push(h("p", {}, t("queueSoldOut"), " ", h("a", { href: `#/p/${id}` }, t("waitlistJoin"))));
     else if (["EXPIRED", "LEFT", "RECLAIMED", "REMOVED"].includes(st.status)) parts.push(h("p", {}, t("queueEnded")));
     else if (!st.position) {
-      const time = st.opensAt ? new Date(st.opensAt).toLocaleString(locale) : "";
+      const time = st.opensAt ? formatIn(p?.event?.timeZone || "UTC")(st.opensAt, { dateStyle: "medium", timeStyle: "short" }) : "";
       parts.push(h("p", {}, t(st.presale ? "queuePresaleBeforeDraw" : "queueBeforeDraw", { time })));
     }
     else {
@@ -1982,8 +1987,9 @@ async function ticketsPage() {
   if (!tickets.length) return show(h("h1", {}, t("myTickets")), notice, h("p", {}, t("noTickets")));
   const items = await Promise.all(tickets.map(async (tk) => {
     const item = await ticketItem({ ...tk, status: "VALID" }, of.get(tk.productId));
-    item.prepend(h("h2", {}, tk.event?.name || tk.product), eventDetails(tk.event, tk),
-      tk.received ? h("p", { class: "muted" }, t("ticketReceived")) : null);
+    // prepend, unlike h, would write a null as the text "null".
+    item.prepend(...[h("h2", {}, tk.event?.name || tk.product), eventDetails(tk.event, tk),
+      tk.received ? h("p", { class: "muted" }, t("ticketReceived")) : null].filter(Boolean));
     return item;
   }));
   show(h("h1", {}, t("myTickets")), notice, h("ul", { class: "tickets held" }, items));
