@@ -108,7 +108,31 @@ func Shot(t *testing.T, ctx context.Context, step string) {
 func Step(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	Shot(t, ctx, name)
+	NoLeakedValues(t, ctx, name)
 	Axe(t, ctx, name)
+}
+
+// leakedValues finds the words a script writes when it puts a missing or
+// unformatted value into a page (null, undefined, NaN, [object Object]) in
+// the text a visitor reads — code samples aside.
+const leakedValues = `(() => {
+  const found = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    if (n.parentElement.closest("code, pre, script, style, [hidden]")) continue;
+    const m = n.textContent.match(/\b(null|undefined|NaN)\b|\[object Object\]/);
+    if (m) found.push(n.textContent.trim().slice(0, 120));
+  }
+  return found;
+})()`
+
+// NoLeakedValues fails the test when the page shows a value a script
+// never formatted (see leakedValues).
+func NoLeakedValues(t *testing.T, ctx context.Context, step string) {
+	t.Helper()
+	found, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](leakedValues))
+	require.NoError(t, err)
+	require.Empty(t, found, "step %s shows a value no script formatted", step)
 }
 
 // WaitJS polls a JavaScript condition until it holds (30 s at most).
