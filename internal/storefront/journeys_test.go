@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/bench"
@@ -681,4 +682,32 @@ func TestPickSurvivesTheLogin(t *testing.T) {
 	held := browsertest.Text(t, ctx, ".summary")
 	require.Contains(t, held, "North · Row A · Seat 5")
 	require.Contains(t, held, "North · Row A · Seat 6")
+}
+
+// A link to an event, an order or a reservation the shopper cannot have
+// (a typo, another account's, long gone) says what was not found and
+// leads back to the events; an unknown event's answer, which takes the
+// catalog a second to be sure of, does not draw over the page the shopper
+// went on to.
+func TestNotFoundPages(t *testing.T) {
+	t.Parallel()
+	_, _, store, ctx := venueShopper(t, "nia")
+	missing := uuid.NewString()
+	for _, c := range []struct{ hash, says string }{
+		{"#/p/" + missing, "This event is not (or no longer) on sale here."},
+		{"#/o/" + missing, "There is no such order in your account."},
+		{"#/r/" + missing, "There is no such reservation in your account."},
+	} {
+		browsertest.Do(t, ctx, chromedp.Navigate(store+c.hash),
+			browsertest.WaitJS(`document.querySelector('main h1')?.textContent === 'Not found'`))
+		require.Equal(t, c.says, browsertest.Text(t, ctx, `main p[role="alert"]`), c.hash)
+	}
+	browsertest.Step(t, ctx, "1-not-found")
+	browsertest.Do(t, ctx, chromedp.Click(chromedp.CSS(`main a[href="#/"]`)), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)))
+
+	browsertest.Do(t, ctx, chromedp.Navigate(store+"#/p/"+uuid.NewString()), chromedp.Sleep(500*time.Millisecond), chromedp.Navigate(store+"#/"),
+		chromedp.WaitVisible(chromedp.CSS(`ul.cards`)), chromedp.Sleep(3*time.Second))
+	home, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!document.querySelector('main ul.cards') && !document.querySelector('main [role="alert"]')`))
+	require.NoError(t, err)
+	require.True(t, home, "the events, not the error of the event left behind")
 }

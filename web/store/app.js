@@ -143,7 +143,14 @@ function toast(text, { error = false } = {}) {
 }
 
 function errorView(err) {
-  show(h("p", { class: "error", role: "alert" }, t("error", { detail: err.message })),
+  // Nothing to try again: say what was not found, in the store's words,
+  // and lead back to the events.
+  if (err.status === 404) {
+    const what = { o: "noSuchOrder", r: "noSuchReservation", checkout: "noSuchReservation" }[main.dataset.view] ?? "noSuchEvent";
+    return show(h("h1", {}, t("notFound")), h("p", { role: "alert" }, t(what)), h("p", {}, h("a", { href: "#/" }, t("back"))));
+  }
+  const detail = err.code && cfg.strings[err.code] ? t(err.code) : err.message;
+  show(h("p", { class: "error", role: "alert" }, t("error", { detail })),
     h("button", { onclick: () => route() }, t("retry")));
 }
 
@@ -404,7 +411,7 @@ async function siblings(p) {
 // way into its sale. An event left with one date opens that date.
 async function eventPage(eventId) {
   const dates = byEvent((await products(true)).filter((p) => eventOf(p) === eventId))[0];
-  if (!dates) throw new Error(t("noSuchEvent"));
+  if (!dates) throw new APIError(404, { detail: t("noSuchEvent") });
   if (dates.length === 1) return location.replace(`#/p/${dates[0].id}`);
   const first = dates[0];
   const ev = first.event || {};
@@ -580,7 +587,7 @@ function countBits(bits, i0, i1) {
 
 async function productPage(id) {
   const p = await product(id);
-  if (!p) throw new Error(t("noSuchEvent"));
+  if (!p) throw new APIError(404, { detail: t("noSuchEvent") });
   const dates = await siblings(p);
   const back = dates.length > 1 ? h("a", { href: `#/e/${eventOf(p)}` }, t("allDates")) : h("a", { href: "#/" }, t("back"));
   const head = [h("p", {}, back), eventHero(p), otherDates(p, dates)];
@@ -2160,7 +2167,7 @@ function leaveView() {
 }
 
 async function route() {
-  routeSeq++;
+  const seq = ++routeSeq;
   leaveView();
   window.__seatMap = undefined; // the browser tests' handle is the current page's only
   const [path, query] = (location.hash.slice(1) || "/").split("?");
@@ -2182,7 +2189,8 @@ async function route() {
       default: return await home();
     }
   } catch (err) {
-    errorView(err);
+    // A page the shopper has left does not draw its failure over the next.
+    if (seq === routeSeq) errorView(err);
   }
 }
 
