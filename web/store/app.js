@@ -1042,8 +1042,9 @@ async function seatedPage(p, head, notice) {
         g.stroke();
         if (r < 8 && sec.anchor) {
           const cx = px(sec.anchor.x), cy = py(sec.anchor.y);
-          labels.push([sec.name, cx, overviewMode ? cy - 8 : cy, "600 13px system-ui, sans-serif"]);
-          if (overviewMode) labels.push([t("sectionFree", { n: left }), cx, cy + 8, "12px system-ui, sans-serif"]);
+          const name = [sec.name, "600 13px system-ui, sans-serif"];
+          labels.push({ x: cx, y: cy, size: sec.last - sec.first,
+            lines: overviewMode ? [name, [t("sectionFree", { n: left }), "12px system-ui, sans-serif"]] : [name] });
         }
       }
       if (r >= 6) {
@@ -1083,13 +1084,30 @@ async function seatedPage(p, head, notice) {
       g.textAlign = "center";
       g.textBaseline = "middle";
       g.lineJoin = "round";
-      for (const [text, x, y, font] of labels) {
-        g.font = font;
-        g.lineWidth = 4;
-        g.strokeStyle = "rgba(255,255,255,0.9)"; // a halo keeps the name readable over seats
-        g.strokeText(text, x, y);
-        g.fillStyle = ink;
-        g.fillText(text, x, y);
+      // Where names would overlap or be cut by the map's edge (a stadium on
+      // a phone), the larger sections keep theirs; the rest are named by
+      // the section buttons and come back as the map zooms in.
+      const placed = [];
+      for (const l of labels.sort((a, b) => b.size - a.size)) {
+        const lineHeight = 16, half = (l.lines.length * lineHeight) / 2;
+        let width = 0;
+        for (const [text, font] of l.lines) {
+          g.font = font;
+          width = Math.max(width, g.measureText(text).width);
+        }
+        const box = { x0: l.x - width / 2 - 3, x1: l.x + width / 2 + 3, y0: l.y - half, y1: l.y + half };
+        if (box.x0 < 0 || box.y0 < 0 || box.x1 > w || box.y1 > hgt) continue;
+        if (placed.some((o) => box.x0 < o.x1 && o.x0 < box.x1 && box.y0 < o.y1 && o.y0 < box.y1)) continue;
+        placed.push(box);
+        l.lines.forEach(([text, font], k) => {
+          const y = l.y - half + lineHeight * (k + 0.5);
+          g.font = font;
+          g.lineWidth = 4;
+          g.strokeStyle = "rgba(255,255,255,0.9)"; // a halo keeps the name readable over seats
+          g.strokeText(text, l.x, y);
+          g.fillStyle = ink;
+          g.fillText(text, l.x, y);
+        });
       }
       if (fitted && avail.state.version >= 0 && timing.firstDrawMs === null) timing.firstDrawMs = performance.now() - started;
       if (deltaAt !== null) {
