@@ -1462,7 +1462,9 @@ async function numberedPage(p, head, notice) {
     const numbers = level().size === 1;
     for (const [from, [b, to]] of shown) {
       if (!numbers) {
-        b.textContent = t("range", { from, to, free: avail.freeIn(from, to) ?? "…" });
+        // Two lines, the block above its count (the space between them
+        // keeps the two apart in what a screen reader says).
+        b.replaceChildren(h("strong", {}, `${from}–${to}`), " ", h("span", {}, t("rangeFree", { free: avail.freeIn(from, to) ?? "…" })));
         continue;
       }
       const mine = picked.has(from), gone = !mine && !!avail.taken(from);
@@ -2009,7 +2011,7 @@ async function ticketsPage() {
   const [{ tickets }, list] = await Promise.all([api("GET", "/v1/tickets", { auth: true }), products()]);
   const of = new Map(list.map((p) => [p.id, p]));
   const notice = sent ? h("p", { class: "notice", role: "status" }, t("transferDone", { who: sent })) : null;
-  if (!tickets.length) return show(h("h1", {}, t("myTickets")), notice, h("p", {}, t("noTickets")));
+  if (!tickets.length) return show(h("h1", {}, t("myTickets")), notice, h("p", {}, t("noTickets")), h("p", {}, h("a", { href: "#/" }, t("back"))));
   const items = await Promise.all(tickets.map(async (tk) => {
     const item = await ticketItem({ ...tk, status: "VALID" }, of.get(tk.productId));
     // prepend, unlike h, would write a null as the text "null".
@@ -2027,7 +2029,7 @@ async function ticketsPage() {
 async function ordersPage() {
   if (!token()) return needLogin();
   const [{ orders }, list] = await Promise.all([api("GET", "/v1/orders", { auth: true }), products()]);
-  if (!orders.length) return show(h("h1", {}, t("myOrders")), h("p", {}, t("noOrders")));
+  if (!orders.length) return show(h("h1", {}, t("myOrders")), h("p", {}, t("noOrders")), h("p", {}, h("a", { href: "#/" }, t("back"))));
   const of = new Map(list.map((p) => [p.id, p]));
   show(h("h1", {}, t("myOrders")), h("ul", { class: "order-list" }, orders.map((o) => {
     const p = of.get(o.productId);
