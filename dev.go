@@ -188,27 +188,27 @@ func runDev(ctx context.Context, cfg *config.Config, logger *slog.Logger) error 
 	fmt.Printf(`
 BoxOffice dev is up.
 
-  Store          %[16]s/s/demo/     (the demo tenant's store, on an origin of its own: open it and buy a ticket)
-  Console        %[1]s/console/    (sign in with the tenant API key, the operator key or the admin key)
+  Store           %[16]s/s/demo/     (the demo tenant's store, on an origin of its own: open it and buy a ticket)
+  Console         %[1]s/console/    (sign in with the tenant API key, the operator key or the admin key)
 
-  API            %[1]s
-  API docs       %[1]s/docs        (OpenAPI: %[1]s/openapi.json)
-  Metrics        http://%[14]s/metrics
-  Health         %[1]s/healthz  %[1]s/readyz
-  Operations     %[1]s/v1/ops/queues   River UI %[1]s/ops/river (signed in to the console as admin, or Basic auth with the admin key)
-  Queue          %[11]s
-  Payments       %[12]s (simulator; methods sim_ok, sim_decline, sim_timeout_after_auth, ...)
-  Dev inbox      %[13]s
+  API             %[1]s
+  API docs        %[1]s/docs        (OpenAPI: %[1]s/openapi.json)
+  Metrics         http://%[14]s/metrics
+  Health          %[1]s/healthz  %[1]s/readyz
+  Operations      %[1]s/v1/ops/queues   River UI %[1]s/ops/river (signed in to the console as admin, or Basic auth with the admin key)
+  Queue           %[11]s
+  Payments        %[12]s (simulator; methods sim_ok, sim_decline, sim_timeout_after_auth, ...)
+  Dev inbox       %[13]s
 
-  Admin key      %[2]s
-  Demo tenant    %[3]s  (slug demo)
-  Tenant API key %[4]s
-  Operator key   %[15]s   (watches the demo tenant's sales, read-only)
-  Buyer secret   %[5]s
-  Buyer token    %[6]s   (buyer "alice", 24h)
-  Stadium        %[7]s  (seated, %[8]d seats)
-  Raffle         %[9]s  (numbered, %[10]d numbers)
-  Sold out       %[17]s  (24 seats held by demo fans for 15 minutes: its store page is the waiting list)
+  Admin key       %[2]s
+  Demo tenant     %[3]s  (slug demo)
+  Tenant API key  %[4]s
+  Operator key    %[15]s   (watches the demo tenant's sales, read-only)
+  Buyer secret    %[5]s
+  Buyer token     %[6]s   (buyer "alice", 24h)
+  Stadium         %[7]s  (seated, %[8]d seats)
+  Raffle          %[9]s  (numbered, %[10]d numbers)
+  Sold out        %[17]s  (24 seats held by demo fans for 15 minutes: its store page is the waiting list)
 
 Try:
   curl -s -X POST %[1]s/v1/products/%[7]s/reservations \

@@ -476,6 +476,15 @@ func TestConsoleShowsNoNull(t *testing.T) {
 	require.NotContains(t, browsertest.Text(t, ctx, `#store-preview`), "null", "the store preview")
 }
 
+// A link to an order that is not the tenant's says it is not found.
+func TestConsoleUnknownOrder(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t, deploymentOpts{})
+	ctx := browsertest.Browser(t)
+	browsertest.Do(t, ctx, d.signIn(d.env.Tenant.APIKey), d.open("#/orders/"+uuid.NewString()), waitText(`main h1`, "Not found"))
+	require.Contains(t, browsertest.Text(t, ctx, `main p[role="alert"]`), "Nothing here has this id")
+}
+
 // A tenant admin finds an order, refunds one of its two tickets with a
 // reason, and watches the refund go through: the ticket is void, the order
 // confirmed again with the amount refunded, the refund in its timeline.

@@ -241,7 +241,11 @@ async function route() {
         return page('Not allowed', h('p', {class: 'error', role: 'alert', id: 'not-allowed'},
           `Not allowed: this page is for ${roles.join(' or ')} keys; you are signed in as ${session.role}.`));
       }
-      try { await fn(...m.slice(1)); } catch (e) { if (e.status !== 401) page('Error', errorBox(e)); }
+      try { await fn(...m.slice(1)); } catch (e) {
+        // A link to something that is not there (or is another tenant's).
+        if (e.status === 404) page('Not found', h('p', {role: 'alert'}, 'Nothing here has this id: it never existed, or it is another tenant\'s.'));
+        else if (e.status !== 401) page('Error', errorBox(e));
+      }
       return;
     }
   }
