@@ -345,7 +345,7 @@ func TestConsoleOperatorKeptOut(t *testing.T) {
 		err = chromedp.Do(ctx, d.open(hash), waitText(`#not-allowed`, "Not allowed"))
 		require.NoError(t, err, hash)
 	}
-	err = chromedp.Do(ctx, d.open("#/sales/"+theirs.ID.String()), waitText(`main .error`, "no such product"))
+	err = chromedp.Do(ctx, d.open("#/sales/"+theirs.ID.String()), waitText(`main h1`, "Not found"), waitText(`main p[role="alert"]`, "another tenant's"))
 	require.NoError(t, err, "another tenant's sale")
 	browsertest.Step(t, ctx, "not-allowed")
 	// The API refuses the same things to the session, whatever the page does.
