@@ -142,12 +142,18 @@ function toast(text, { error = false } = {}) {
   toastTimer = setTimeout(() => (toastBox.hidden = true), error ? 10000 : 4000);
 }
 
+// backLink leads back: to the events, or to the sale at href (after a
+// request that did not end in a hold, to pick again).
+function backLink(href = "#/") {
+  return h("p", {}, h("a", { href }, t(href === "#/" ? "back" : "backToSale")));
+}
+
 function errorView(err) {
   // Nothing to try again: say what was not found, in the store's words,
   // and lead back to the events.
   if (err.status === 404) {
     const what = { o: "noSuchOrder", r: "noSuchReservation", checkout: "noSuchReservation" }[main.dataset.view] ?? "noSuchEvent";
-    return show(h("h1", {}, t("notFound")), h("p", { role: "alert" }, t(what)), h("p", {}, h("a", { href: "#/" }, t("back"))));
+    return show(h("h1", {}, t("notFound")), h("p", { role: "alert" }, t(what)), backLink());
   }
   const detail = err.code && cfg.strings[err.code] ? t(err.code) : err.message;
   show(h("p", { class: "error", role: "alert" }, t("error", { detail })),
@@ -429,7 +435,7 @@ async function eventPage(eventId) {
           "aria-label": `${t(action)}: ${day}` }, t(action)) : null));
   });
   const where = [ev.venue?.name, ev.venue?.address].filter(Boolean).join(", ");
-  show(h("p", {}, h("a", { href: "#/" }, t("back"))),
+  show(backLink(),
     h("header", { class: `event-hero${first.imageUrl ? "" : " no-art"}` }, first.imageUrl ? art(first, "hero") : null,
       h("div", { class: "event-head" }, h("h1", {}, ev.name || first.name),
         h("dl", { class: "event-details" }, h("dt", {}, t("when")), h("dd", {}, t("datesIn", { n: dates.length, zone })),
@@ -1568,7 +1574,7 @@ async function queuePage(id) {
       // A presale code refused: say why, and ask for it again.
       sessionStorage.removeItem(key(`presale.${id}`));
       announce(err.message);
-      status.replaceChildren(h("p", { class: "error", role: "alert" }, err.message), h("p", {}, h("a", { href: `#/p/${id}` }, t("back"))));
+      status.replaceChildren(h("p", { class: "error", role: "alert" }, err.message), backLink(`#/p/${id}`));
       return;
     }
     qt = j.queueToken;
@@ -1649,10 +1655,10 @@ async function reservationPage(id, params) {
         location.hash = `#/p/${productId}`;
         return;
       }
-      return box.replaceChildren(h("p", { class: "error", role: "alert" }, t(r.reason)), h("a", { href: `#/p/${productId}` }, t("back")));
+      return box.replaceChildren(h("p", { class: "error", role: "alert" }, t(r.reason)), backLink(`#/p/${productId}`));
     }
     if (r.status === "EXPIRED" || r.status === "RELEASED") {
-      return box.replaceChildren(h("p", { role: "alert" }, t(r.status === "EXPIRED" ? "expired" : "released")), h("a", { href: `#/p/${productId}` }, t("back")));
+      return box.replaceChildren(h("p", { role: "alert" }, t(r.status === "EXPIRED" ? "expired" : "released")), backLink(`#/p/${productId}`));
     }
     if (r.status === "CONVERTED") {
       location.hash = "#/orders";
@@ -1671,7 +1677,7 @@ async function reservationPage(id, params) {
           onclick: (e) => once(`release.${r.holdId}`, e.currentTarget, async () => {
             await api("DELETE", `/v1/holds/${r.holdId}`, { auth: true });
             basket.clear();
-            box.replaceChildren(h("p", { role: "alert" }, t("released")), h("a", { href: `#/p/${productId}` }, t("back")));
+            box.replaceChildren(h("p", { role: "alert" }, t("released")), backLink(`#/p/${productId}`));
           }),
         }, t("release"))));
     holdClock(r.expiresAt, clock, () => holdEnded(box, id, productId));
@@ -2011,7 +2017,7 @@ async function ticketsPage() {
   const [{ tickets }, list] = await Promise.all([api("GET", "/v1/tickets", { auth: true }), products()]);
   const of = new Map(list.map((p) => [p.id, p]));
   const notice = sent ? h("p", { class: "notice", role: "status" }, t("transferDone", { who: sent })) : null;
-  if (!tickets.length) return show(h("h1", {}, t("myTickets")), notice, h("p", {}, t("noTickets")), h("p", {}, h("a", { href: "#/" }, t("back"))));
+  if (!tickets.length) return show(h("h1", {}, t("myTickets")), notice, h("p", {}, t("noTickets")), backLink());
   const items = await Promise.all(tickets.map(async (tk) => {
     const item = await ticketItem({ ...tk, status: "VALID" }, of.get(tk.productId));
     // prepend, unlike h, would write a null as the text "null".
@@ -2029,7 +2035,7 @@ async function ticketsPage() {
 async function ordersPage() {
   if (!token()) return needLogin();
   const [{ orders }, list] = await Promise.all([api("GET", "/v1/orders", { auth: true }), products()]);
-  if (!orders.length) return show(h("h1", {}, t("myOrders")), h("p", {}, t("noOrders")), h("p", {}, h("a", { href: "#/" }, t("back"))));
+  if (!orders.length) return show(h("h1", {}, t("myOrders")), h("p", {}, t("noOrders")), backLink());
   const of = new Map(list.map((p) => [p.id, p]));
   show(h("h1", {}, t("myOrders")), h("ul", { class: "order-list" }, orders.map((o) => {
     const p = of.get(o.productId);
