@@ -665,7 +665,8 @@ func TestBigVenueOnAPhone(t *testing.T) {
 }
 
 // Seats picked before logging in are still picked after: "Reserve" sends
-// the shopper to the login, and the login back to the map with the pick.
+// the shopper to the login, which says why, and the login back to the map
+// with the pick.
 func TestPickSurvivesTheLogin(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -675,6 +676,8 @@ func TestPickSurvivesTheLogin(t *testing.T) {
 	browsertest.Do(t, ctx, chromedp.Navigate(store+"#/"), chromedp.WaitVisible(chromedp.CSS(`ul.cards`)),
 		openProduct(p.ID.String()), clickSeat(4), clickSeat(5), browsertest.WaitJS(`window.__seatMap.picked.size === 2`),
 		chromedp.Click(chromedp.CSS(`.bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`#login-email`)))
+	require.Equal(t, "Log in to reserve: your picks are kept for when you come back.", browsertest.Text(t, ctx, "main .notice"),
+		"the login page says why the shopper is there")
 	w.logInByEmail(t, ctx, store, "lea@example.test")
 	browsertest.Do(t, ctx, browsertest.WaitJS(`window.__seatMap && window.__seatMap.ready() && window.__seatMap.picked.size === 2`))
 	require.Contains(t, browsertest.Text(t, ctx, ".total"), "2 picked")

@@ -160,8 +160,11 @@ function errorView(err) {
     h("button", { onclick: () => route() }, t("retry")));
 }
 
-function needLogin() {
+// needLogin sends the shopper to log in and back here after; why, a
+// string's key, tells them on the login page what they were doing.
+function needLogin(why) {
   sessionStorage.setItem(key("after"), location.hash);
+  if (why) sessionStorage.setItem(key("loginWhy"), why);
   location.hash = "#/login";
 }
 
@@ -686,7 +689,7 @@ function waitlistPanel(p, entry) {
   const form = h("form", { class: "waitlist-form", onsubmit: (e) => {
     e.preventDefault();
     once(`waitlist.${p.id}`, form.querySelector("button"), async () => {
-      if (!token()) return needLogin();
+      if (!token()) return needLogin("loginToWait");
       try {
         await api("POST", `/v1/products/${p.id}/waitlist`, { auth: true, body: { quantity: Number(qty.value), email: email.value.trim() } });
         announce(t("waitlistJoined"));
@@ -887,7 +890,7 @@ function reserve(p, body, control) {
     if (!token()) {
       // The pick waits for the shopper's return from the login.
       sessionStorage.setItem(key(`pick.${p.id}`), JSON.stringify(body.numbers ?? []));
-      return needLogin();
+      return needLogin("loginFirst");
     }
     if (offers.has(p.id)) body = { ...body, offer: offers.get(p.id) };
     const presale = p.saleStatus === "UPCOMING" && sessionStorage.getItem(key(`presale.${p.id}`));
@@ -2077,7 +2080,10 @@ function acceptHandoff(params) {
 }
 
 function loginPage(params) {
-  let refused = null;
+  // Sent here on the way to something (needLogin): said once, above the form.
+  const why = sessionStorage.getItem(key("loginWhy"));
+  sessionStorage.removeItem(key("loginWhy"));
+  let refused = why && cfg.strings[why] ? h("p", { class: "notice" }, t(why)) : null;
   if (params.get("token")) {
     if (acceptHandoff(params)) {
       announce(t("loggedIn"));
