@@ -100,15 +100,24 @@ func CleanupBinary() {
 	}
 }
 
+// handedOut is every port FreePort has returned in this test binary. A
+// port is bound only when its process starts, so until then a second pick
+// could draw it again: a fleet's API port came back as the same process's
+// metrics port, and the process could not start.
+var handedOut sync.Map
+
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago, for
-// a process about to start. It is drawn below Linux's ephemeral range
-// (32768–60999): a port the kernel handed out for ":0" is also the next
-// candidate for any outgoing connection, and under load one took a
-// metrics port between the pick and the child's bind.
+// a process about to start, and never the same port twice. It is drawn
+// below Linux's ephemeral range (32768–60999): a port the kernel handed
+// out for ":0" is also the next candidate for any outgoing connection, and
+// under load one took a metrics port between the pick and the child's bind.
 func FreePort(t T) int {
 	t.Helper()
 	for range 1000 {
 		port := 10_000 + rand.IntN(22_000)
+		if _, taken := handedOut.LoadOrStore(port, true); taken {
+			continue
+		}
 		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
 			continue
