@@ -142,10 +142,11 @@ function toast(text, { error = false } = {}) {
   toastTimer = setTimeout(() => (toastBox.hidden = true), error ? 10000 : 4000);
 }
 
-// backLink leads back: to the events, or to the sale at href (after a
-// request that did not end in a hold, to pick again).
-function backLink(href = "#/") {
-  return h("p", {}, h("a", { href }, t(href === "#/" ? "back" : "backToSale")));
+// backLink leads back: to the events, to an event's dates (label
+// "allDates"), or to the sale at href (after a request that did not end in
+// a hold, to pick again).
+function backLink(href = "#/", label = href === "#/" ? "back" : "backToSale") {
+  return h("p", {}, h("a", { href }, t(label)));
 }
 
 function errorView(err) {
@@ -598,8 +599,8 @@ async function productPage(id) {
   const p = await product(id);
   if (!p) throw new APIError(404, { detail: t("noSuchEvent") });
   const dates = await siblings(p);
-  const back = dates.length > 1 ? h("a", { href: `#/e/${eventOf(p)}` }, t("allDates")) : h("a", { href: "#/" }, t("back"));
-  const head = [h("p", {}, back), eventHero(p), otherDates(p, dates)];
+  const back = dates.length > 1 ? backLink(`#/e/${eventOf(p)}`, "allDates") : backLink();
+  const head = [back, eventHero(p), otherDates(p, dates)];
   // A sold-out event's page is its waiting list, unless the shopper holds
   // an offer from it: then the seats the offer keeps are theirs to pick.
   offers.delete(id);
