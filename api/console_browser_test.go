@@ -269,7 +269,7 @@ func TestConsoleTenantAdminPublishesSeatedProduct(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`input[data-level="Premium"]`)),
 		chromedp.SendKeys(chromedp.CSS(`input[data-level="Premium"]`), "95.00"),
 		chromedp.Click(chromedp.CSS(`#create-product`)),
-		waitText(`#publication-state`, "DRAFT"))
+		waitText(`#publication-state`, "Draft"))
 	require.NoError(t, err)
 	require.Contains(t, browsertest.Text(t, ctx, `main`), "Stalls (2 rows), Circle (2 rows)")
 	list, err := d.env.Products.List(context.Background(), d.env.Tenant.ID, 10)
@@ -300,7 +300,7 @@ func TestConsoleTenantAdminPublishesSeatedProduct(t *testing.T) {
 	require.NoError(t, err)
 	require.Regexp(t, `^images/[0-9a-f-]{36}\.png$`, saved.ImageURL, "the uploaded picture is the product's")
 
-	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#publish`)), waitText(`#publication-state`, "PUBLISHED"),
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#publish`)), waitText(`#publication-state`, "Published"),
 		d.open("#/store"), chromedp.WaitVisible(chromedp.CSS(`#publish-store`)), chromedp.Click(chromedp.CSS(`#publish-store`)),
 		waitText(`#store-status`, "Publishing"))
 	require.NoError(t, err)
@@ -633,6 +633,23 @@ func TestConsoleTenantAdminSetsDatesAndVenue(t *testing.T) {
 	require.Equal(t, got.Capacity, second.Capacity)
 	require.Equal(t, got.Layout.Sections[0].Name, second.Layout.Sections[0].Name, "the same seat map")
 	require.Contains(t, browsertest.Text(t, ctx, `#event-dates`), "(this one)")
+
+	// The sales list names both dates alike: their starts tell them apart,
+	// in the browser's zone as every time of the console.
+	err = chromedp.Do(ctx, d.open("#/sales"), chromedp.WaitVisible(chromedp.CSS(`tr[data-id="`+second.ID.String()+`"]`)))
+	require.NoError(t, err)
+	date := func(id uuid.UUID) string {
+		return browsertest.Text(t, ctx, `tr[data-id="`+id.String()+`"] td.date`)
+	}
+	local := func(at time.Time) string {
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`new Date(%q).toLocaleString(undefined, {day: 'numeric', month: 'short', year: 'numeric'})`, at.Format(time.RFC3339))))
+		require.NoError(t, err)
+		return s
+	}
+	require.Contains(t, date(p.ID), local(*got.StartsAt))
+	require.Contains(t, date(second.ID), local(*second.StartsAt))
+	require.NotEqual(t, date(p.ID), date(second.ID))
+	browsertest.Step(t, ctx, "3-sales")
 }
 
 // A tenant admin runs the sale from the console: the admission rate
@@ -690,7 +707,7 @@ func TestConsoleTenantAdminControlsAndCancelsTheSale(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#cancel-reason`), "The band split up."),
 		chromedp.Click(chromedp.CSS(`#cancel-date`)), waitText(`#cancel-date`, "refund everyone?"),
 		chromedp.Click(chromedp.CSS(`#cancel-date`)),
-		waitText(`#publication-state`, "CANCELLED"),
+		waitText(`#publication-state`, "Cancelled"),
 		browsertest.WaitJS(`document.querySelector('#cancellation-state')?.dataset.state === 'DONE'`),
 		waitText(`#cancellation .refunded`, "2"))
 	require.NoError(t, err, "cancelled, and the page follows the refunds to the end")

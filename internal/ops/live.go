@@ -40,24 +40,25 @@ type SaleView struct {
 
 // SaleProduct is what the view shows of the product.
 type SaleProduct struct {
-	ID          uuid.UUID `json:"id"`
-	TenantID    uuid.UUID `json:"tenantId"`
-	Name        string    `json:"name"`
-	Kind        string    `json:"kind"`
-	Capacity    int       `json:"capacity"`
-	Available   int       `json:"available"`
-	Held        int       `json:"held"`
-	Sold        int       `json:"sold"`
-	OnSaleAt    time.Time `json:"onSaleAt"`
-	Currency    string    `json:"currency"`
-	PriceCents  int64     `json:"priceCents"`
-	Publication string    `json:"publication"`
+	ID          uuid.UUID  `json:"id"`
+	TenantID    uuid.UUID  `json:"tenantId"`
+	Name        string     `json:"name"`
+	Kind        string     `json:"kind"`
+	Capacity    int        `json:"capacity"`
+	Available   int        `json:"available"`
+	Held        int        `json:"held"`
+	Sold        int        `json:"sold"`
+	OnSaleAt    time.Time  `json:"onSaleAt"`
+	StartsAt    *time.Time `json:"startsAt,omitempty" doc:"When the date begins (what tells apart the dates of one event, which share its name); absent while it is to be announced"`
+	Currency    string     `json:"currency"`
+	PriceCents  int64      `json:"priceCents"`
+	Publication string     `json:"publication"`
 }
 
 // SaleProductOf is what the view shows of p with its counters.
 func SaleProductOf(p *product.Product, c inventory.Counts) SaleProduct {
 	return SaleProduct{ID: p.ID, TenantID: p.TenantID, Name: p.Name, Kind: p.Kind, Capacity: p.Capacity,
-		Available: c.Available, Held: c.Held, Sold: c.Sold, OnSaleAt: p.OnSaleAt, Currency: p.Currency,
+		Available: c.Available, Held: c.Held, Sold: c.Sold, OnSaleAt: p.OnSaleAt, StartsAt: p.StartsAt, Currency: p.Currency,
 		PriceCents: p.PriceCents, Publication: p.Publication}
 }
 

@@ -83,6 +83,13 @@ const stamp = (t, seconds) => t ? new Date(t).toLocaleString(undefined, {year: '
   hour: '2-digit', minute: '2-digit', second: seconds ? '2-digit' : undefined, timeZoneName: 'short'}) : '—';
 const when = (t) => stamp(t, true);
 const planned = (t) => stamp(t, false);
+// stateBadge shows a sale's or a publication's state in words; the class,
+// the state itself, gives its colour.
+const stateNames = {UPCOMING: 'Upcoming', ON_SALE: 'On sale', SOLD_OUT: 'Sold out', CLOSED: 'Closed', DRAFT: 'Draft',
+  PUBLISHED: 'Published', CANCELLED: 'Cancelled'};
+const stateBadge = (state, attrs = {}) => h('span', {...attrs, class: `badge ${state}`}, stateNames[state] || state);
+// startsWhen says when a date begins, or that it is to be announced.
+const startsWhen = (t) => t ? planned(t) : 'to be announced';
 // contrast is WCAG's contrast ratio of two #rrggbb colours.
 function contrast(a, b) {
   const lum = (hex) => {
@@ -333,9 +340,10 @@ async function salesPage() {
   page('Sales',
     isTenantAdmin() ? h('p', {}, h('a', {href: '#/products/new'}, 'New product')) : null,
     sales.length === 0 ? h('p', {class: 'muted'}, 'No products yet.') :
-      table(['Product', 'Status', 'On sale', 'Sold', 'Held', 'Available', ''], sales.map((s) => h('tr', {dataset: {id: s.id}},
+      table(['Product', 'Date', 'Status', 'On sale', 'Sold', 'Held', 'Available', ''], sales.map((s) => h('tr', {dataset: {id: s.id}},
         h('td', {}, h('a', {href: `#/sales/${s.id}`}, s.name), s.waitingRoom ? h('span', {class: 'muted'}, ' · waiting room') : null),
-        h('td', {}, h('span', {class: `badge ${s.saleStatus}`}, s.saleStatus)),
+        h('td', {class: 'date'}, startsWhen(s.startsAt)),
+        h('td', {}, stateBadge(s.saleStatus)),
         h('td', {}, planned(s.onSaleAt)),
         h('td', {class: 'num'}, n(s.sold)), h('td', {class: 'num'}, n(s.held)), h('td', {class: 'num'}, n(s.available)),
         h('td', {}, h('a', {href: `#/report/${s.id}`}, 'Report'), isTenantAdmin() ? [' · ', h('a', {href: `#/products/${s.id}`}, 'Edit')] : null)))));
@@ -408,7 +416,8 @@ async function livePage(id) {
 function drawLive(v, tiles, status) {
   const p = v.product, r = v.requests, hd = v.holds, pay = v.payments;
   main.querySelector('h1').textContent = `Live: ${p.name}`;
-  status.textContent = `Updated ${new Date(v.at).toLocaleTimeString()} · ${p.publication} · on sale ${planned(p.onSaleAt)}`;
+  status.textContent = `Updated ${new Date(v.at).toLocaleTimeString()} · starts ${startsWhen(p.startsAt)} · ` +
+    `${(stateNames[p.publication] || p.publication).toLowerCase()} · on sale ${planned(p.onSaleAt)}`;
   if (v.invariant.violations.length) {
     alarm.hidden = false;
     alarm.textContent = `INVARIANT VIOLATION — stop the sale and page the on-call: ${v.invariant.violations.join('; ')}`;
@@ -483,8 +492,8 @@ async function productsPage() {
   const {products} = await api('GET', '/v1/products?limit=100');
   page('Products', h('p', {}, h('a', {href: '#/products/new', id: 'new-product'}, 'New product')),
     table(['Product', 'Starts', 'Kind', 'Capacity', 'Publication', 'On sale', ''], products.map((p) => h('tr', {},
-      h('td', {}, h('a', {href: `#/products/${p.id}`}, p.name)), h('td', {}, planned(p.startsAt)), h('td', {}, p.kind), h('td', {class: 'num'}, n(p.capacity)),
-      h('td', {}, h('span', {class: `badge ${p.publication}`}, p.publication)), h('td', {}, planned(p.onSaleAt)),
+      h('td', {}, h('a', {href: `#/products/${p.id}`}, p.name)), h('td', {}, startsWhen(p.startsAt)), h('td', {}, p.kind), h('td', {class: 'num'}, n(p.capacity)),
+      h('td', {}, stateBadge(p.publication)), h('td', {}, planned(p.onSaleAt)),
       h('td', {}, h('a', {href: `#/sales/${p.id}`}, 'Live'))))));
 }
 
@@ -699,7 +708,7 @@ async function productPage(id) {
   h('button', {class: 'primary', type: 'submit', id: 'save-product'}, 'Save'));
   const setPublication = (pub) => guarded(async () => { await api('PATCH', `/v1/products/${id}`, {publication: pub}); route(); });
   const actions = h('div', {class: 'panel row', id: 'publication'},
-    h('span', {}, 'Publication: ', h('span', {class: `badge ${p.publication}`, id: 'publication-state'}, p.publication)),
+    h('span', {}, 'Publication: ', stateBadge(p.publication, {id: 'publication-state'})),
     p.publication === 'DRAFT' || p.publication === 'CLOSED' ? h('button', {class: 'primary', id: 'publish', onclick: setPublication('PUBLISHED')}, p.publication === 'DRAFT' ? 'Publish' : 'Reopen') : null,
     p.publication === 'PUBLISHED' ? h('button', {class: 'danger', id: 'close', onclick: setPublication('CLOSED')}, 'Close the sale') : null,
     h('a', {href: `#/sales/${id}`}, 'Live view'), h('a', {href: `#/report/${id}`}, 'Report'),
@@ -763,9 +772,9 @@ function datesPanel(p, dates) {
   h('button', {type: 'submit', id: 'add-date'}, 'Add the date')) : null;
   return h('section', {class: 'panel', id: 'event-dates'}, h('h2', {}, `Dates of the event (${dates.length})`),
     table(['Starts', 'Product', 'Publication', 'On sale'], dates.map((d) => h('tr', {dataset: {product: d.id}},
-      h('td', {}, d.startsAt ? planned(d.startsAt) : 'to be announced'),
+      h('td', {}, startsWhen(d.startsAt)),
       h('td', {}, d.id === p.id ? h('strong', {'aria-current': 'page'}, `${d.name} (this one)`) : h('a', {href: `#/products/${d.id}`}, d.name)),
-      h('td', {}, h('span', {class: `badge ${d.publication}`}, d.publication)), h('td', {}, planned(d.onSaleAt))))),
+      h('td', {}, stateBadge(d.publication)), h('td', {}, planned(d.onSaleAt))))),
     add);
 }
 
