@@ -37,8 +37,11 @@ func Admit(in AdmitInput) (n int64, carry float64, reason string) {
 	if free := in.Capacity - in.Active; n > free {
 		n, carry, reason = max(free, 0), 0, "all shopper slots busy"
 	}
-	// Admit no more than the stock left can serve at the per-buyer limit.
-	if room := in.Available/max(in.PerBuyer, 1) - in.Active; n > room {
+	// Admit no more than the stock left can serve at the per-buyer limit,
+	// counting a last few numbers fewer than the limit as one shopper's:
+	// otherwise they would never be offered to anyone.
+	per := max(in.PerBuyer, 1)
+	if room := (in.Available+per-1)/per - in.Active; n > room {
 		n, carry, reason = max(room, 0), 0, "stock left is spoken for by shoppers already admitted"
 	}
 	if n > in.Waiting {

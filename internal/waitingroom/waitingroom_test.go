@@ -198,6 +198,30 @@ func TestAdmitFollowsTheRate(t *testing.T) {
 	require.Contains(t, reason, "stock")
 	n, _, _ = waitingroom.Admit(waitingroom.AdmitInput{Rate: 100, Seconds: 1, Capacity: 10, Waiting: 3, Available: 100, PerBuyer: 2})
 	require.Equal(t, int64(3), n, "never more than are waiting")
+	n, _, reason = waitingroom.Admit(waitingroom.AdmitInput{Rate: 100, Seconds: 1, Capacity: 30, Waiting: 49, Available: 4, PerBuyer: 6})
+	require.Equal(t, int64(1), n, "the last 4 numbers, fewer than the limit of 6, are one shopper's to take")
+	require.NotEmpty(t, reason)
+	n, _, _ = waitingroom.Admit(waitingroom.AdmitInput{Rate: 100, Seconds: 1, Active: 3, Capacity: 10, Waiting: 100, Available: 7, PerBuyer: 2})
+	require.Equal(t, int64(1), n, "3 shoppers × 2 can take 6 of the 7 left: one more for the last")
+}
+
+// A stock smaller than the per-buyer limit is sold through the room: the
+// room once admitted no one while fewer numbers were left than one buyer
+// may take (1 ÷ 2 shoppers, rounded down), and the last seats of a sale
+// stayed unsold with buyers waiting.
+func TestAdmissionOfTheLastNumbers(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 1, waitingroom.Settings{ActiveShoppers: 10, ShoppingSeconds: 2}, time.Now().Add(time.Hour))
+	entries := b.drawn(t, 3)
+	require.Equal(t, int64(1), b.tick(t, 3*time.Second).Admitted, "one shopper for the one number")
+	require.Equal(t, int64(0), b.tick(t, 3*time.Second).Admitted, "and no more while that one is in")
+	admitted := 0
+	for _, e := range entries {
+		if b.pollFresh(t, e).Status == waitingroom.StatusAdmitted {
+			admitted++
+		}
+	}
+	require.Equal(t, 1, admitted)
 }
 
 func TestAdmissionInTheDatabase(t *testing.T) {
