@@ -91,7 +91,7 @@ docs: ## regenerate docs/configuration.md from the settings' declarations in int
 	go test -count=1 -run TestConfigurationDocIsCurrent ./internal/config -update
 
 .PHONY: screenshots
-screenshots: ## retake README's pictures of the demo into docs/ (boxoffice dev driven in Chromium; poppler-utils for the PDF)
+screenshots: ## retake the pictures of the demo (store, mail, console) into docs/ (boxoffice dev driven in Chromium; poppler-utils for the PDF)
 	@base=$$($(PG)) && \
 	  export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$base/boxoffice_test?sslmode=disable}" && \
 	  export BOXOFFICE_CHROMIUM="$$(infra/dev/chromium.sh)" && \

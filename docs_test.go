@@ -2,25 +2,30 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"boxoffice/internal/browsertest"
+	"boxoffice/internal/tenant"
 )
 
-// TestDocsScreenshots takes README's pictures of the demo as `make run`
+// TestDocsScreenshots takes the docs' pictures of the demo as `make run`
 // seeds it — the store's home, a series' dates, an event page, the venue
 // map, a section, checkout, the order with its tickets, a sold-out
 // night's waiting list, the raffle's numbers, the ticket mail and a PDF ticket (rendered with
-// poppler's pdftoppm where installed) — into the folder
+// poppler's pdftoppm where installed), and the console's pages in the operations guide — into the folder
 // BOXOFFICE_DOCS_SHOTS names (`make screenshots` names docs/). Skipped
 // otherwise: pictures are committed on purpose, not by every test run.
 func TestDocsScreenshots(t *testing.T) {
@@ -125,5 +130,75 @@ func TestDocsScreenshots(t *testing.T) {
 	} else {
 		t.Log("no pdftoppm (Debian's poppler-utils): the PDF ticket's picture is left as it was")
 	}
+
+	consolePictures(t, b, shot, printed)
 	t.Logf("pictures in %s (API %s)", dir, api)
+}
+
+// consolePictures takes the console's pictures in docs/operations.md on the
+// same demo: the stadium's live view while fans reserve, a rehearsal of
+// the sold-out night, and the platform admin's Operations page with
+// checkout paused.
+func consolePictures(t *testing.T, b context.Context, shot func(string), printed map[string]string) {
+	t.Helper()
+	api, stadium := printed["API"], printed["Stadium"]
+	signIn := func(key string) chromedp.Action[chromedp.Void] {
+		return chromedp.Steps(chromedp.Navigate(api+"/console/#/signin"), chromedp.WaitVisible(chromedp.CSS(`#key`)),
+			chromedp.SendKeys(chromedp.CSS(`#key`), key), chromedp.Click(chromedp.CSS(`form.signin button`)),
+			chromedp.WaitVisible(chromedp.CSS(`#role`)))
+	}
+	browsertest.Do(t, b, chromedp.EmulateViewport(1280, 1120), signIn(printed["Tenant API key"]),
+		chromedp.Navigate(api+"/console/#/sales/"+stadium), chromedp.WaitVisible(chromedp.CSS(`#tiles`)))
+
+	// 400 fans ask for two seats each over four seconds (the API's limit
+	// per address is 200 a second), as a small opening would.
+	tenantID, err := uuid.Parse(printed["Demo tenant"])
+	require.NoError(t, err)
+	var fans sync.WaitGroup
+	for i := range 400 {
+		token, err := tenant.SignBuyerToken([]byte(printed["Buyer secret"]), tenantID, fmt.Sprintf("fan-%d", i), time.Hour)
+		require.NoError(t, err)
+		fans.Go(func() {
+			req, err := http.NewRequest(http.MethodPost, api+"/v1/products/"+stadium+"/reservations", strings.NewReader(`{"quantity":2}`))
+			if err != nil {
+				return
+			}
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Idempotency-Key", fmt.Sprintf("docs-%d", i))
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				_ = resp.Body.Close()
+			}
+		})
+		time.Sleep(10 * time.Millisecond)
+	}
+	fans.Wait()
+	browsertest.Do(t, b, browsertest.WaitJS(`Number(document.querySelector('[data-chart~="accepted"]')?.dataset.peak) >= 100`))
+	shot("console-live")
+
+	// A rehearsal of the 24-seat night: 60 synthetic buyers, L = 30, W = 2 s,
+	// every holder paying (the night's holds last 15 minutes: a holder who
+	// does not pay keeps the seats that long).
+	browsertest.Do(t, b, chromedp.EmulateViewport(1200, 757), chromedp.Navigate(api+"/console/#/rehearse/"+printed["Sold out"]),
+		chromedp.WaitVisible(chromedp.CSS(`#h-buyers`)),
+		chromedp.SetValue(chromedp.CSS(`#h-buyers`), "60"), chromedp.SetValue(chromedp.CSS(`#h-l`), "30"),
+		chromedp.SetValue(chromedp.CSS(`#h-w`), "2"), chromedp.SetValue(chromedp.CSS(`#h-arrival`), "3"),
+		chromedp.SetValue(chromedp.CSS(`#h-pay`), "100"),
+		chromedp.Click(chromedp.CSS(`#start-rehearsal`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr.rehearsal[data-status="DONE"]`)))
+	require.NotEqual(t, "not sold out", browsertest.Text(t, b, `tr.rehearsal td.sellout`))
+	shot("console-rehearsal")
+
+	// The platform admin pauses checkout for a provider incident.
+	browsertest.Do(t, b, signIn(printed["Admin key"]), chromedp.Navigate(api+"/console/#/ops"),
+		chromedp.WaitVisible(chromedp.CSS(`#pause-reason`)),
+		chromedp.SendKeys(chromedp.CSS(`#pause-reason`), "provider incident"),
+		chromedp.Click(chromedp.CSS(`#pause`)), chromedp.WaitVisible(chromedp.CSS(`#pause-confirm`)),
+		chromedp.Click(chromedp.CSS(`#pause`)), waitText(`#checkout-state`, "paused: provider incident"))
+	shot("console-operations")
+}
+
+// waitText waits until the element sel holds want.
+func waitText(sel, want string) chromedp.Action[chromedp.Void] {
+	return browsertest.WaitJS(fmt.Sprintf(`(document.querySelector(%q)?.textContent || '').includes(%q)`, sel, want))
 }

@@ -1307,7 +1307,7 @@ async function opsPage() {
         h('form', {class: 'inline', onsubmit: pause},
           h('label', {}, 'Reason', reason), h('label', {}, 'Message to shoppers', message),
           h('button', {class: 'danger', type: 'submit', id: 'pause'}, 'Pause checkout'), confirmPause)),
-    h('section', {class: 'panel'}, h('h2', {}, `Queues (${q.backend})`),
+    h('section', {class: 'panel'}, h('h2', {}, `Queues (${{river: 'River', sqs: 'SQS'}[q.backend] || q.backend})`),
       table(['Queue', 'Available', 'Running', 'Retryable', 'Discarded', 'Oldest (seconds)'], q.river.map((r) => h('tr', {},
         h('td', {}, r.name), h('td', {class: 'num'}, n(r.available)), h('td', {class: 'num'}, n(r.running)), h('td', {class: 'num'}, n(r.retryable)),
         h('td', {class: 'num'}, n(r.discarded)), h('td', {class: 'num'}, r.oldestAvailableAgeSeconds.toFixed(1))))),
