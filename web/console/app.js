@@ -268,11 +268,12 @@ route();
 // or the first column of a CSV).
 async function codesPage() {
   const [{lists}, {products}] = await Promise.all([api('GET', '/v1/code-lists'), api('GET', '/v1/products')]);
-  const names = new Map(products.map((p) => [p.id, p.name]));
+  // An event's dates share its name: each is named with its start.
+  const names = new Map(products.map((p) => [p.id, p.startsAt ? `${p.name} · ${planned(p.startsAt)}` : p.name]));
   const f = {
     list: h('select', {id: 'c-list'}, h('option', {value: 'discount'}, 'Discount codes'), h('option', {value: 'presale'}, 'Presale codes')),
     name: h('input', {id: 'c-name', required: true, placeholder: 'Fan club 20%'}),
-    product: h('select', {id: 'c-product'}, h('option', {value: ''}, 'Every product'), products.map((p) => h('option', {value: p.id}, p.name))),
+    product: h('select', {id: 'c-product'}, h('option', {value: ''}, 'Every product'), products.map((p) => h('option', {value: p.id}, names.get(p.id)))),
     kind: h('select', {id: 'c-kind'}, h('option', {value: 'percent'}, 'Percent off'), h('option', {value: 'amount'}, 'Amount off (EUR)')),
     value: h('input', {id: 'c-value', type: 'number', min: 0.01, step: 0.01, required: true, value: 10}),
     uses: h('input', {id: 'c-uses', type: 'number', min: 1, value: 1}),
