@@ -538,6 +538,8 @@ func TestConsoleOperatorFindsOrderAndChecksIn(t *testing.T) {
 	t.Parallel()
 	d := newDeployment(t, deploymentOpts{Work: true})
 	p := d.env.Product(t, testfix.ProductOpts{Capacity: 10})
+	// A date of an event, as the gate meets it.
+	d.env.Exec(t, `UPDATE products SET starts_at = '2027-06-05T21:00:00Z' WHERE id = $1`, p.ID)
 	rita := d.env.Confirmed(t, p, "rita", 2, pspsim.MethodOK)
 	d.env.Confirmed(t, p, "sam", 1, pspsim.MethodOK)
 	_, opKey, err := d.env.Tenants.CreateKey(context.Background(), d.env.Tenant.ID, tenant.RoleOperator, "gate")
@@ -557,12 +559,16 @@ func TestConsoleOperatorFindsOrderAndChecksIn(t *testing.T) {
 	require.Contains(t, results, "rita@example.test")
 	require.NotContains(t, results, "sam@example.test")
 	require.Contains(t, results, "CONFIRMED")
+	forWhat := browsertest.Text(t, ctx, `#order-results td.for`)
+	require.Contains(t, forWhat, p.Name+" · ", "the order names its product and date")
+	require.Contains(t, forWhat, "2027")
 	browsertest.Step(t, ctx, "1-found")
 
 	first := `tr[data-ticket="` + rita.Tickets[0].ID.String() + `"]`
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#order-results a`)), waitText(`.order-status`, "CONFIRMED"),
 		chromedp.WaitVisible(chromedp.CSS(first+` .check-in`)))
 	require.NoError(t, err, "the order opens from the results")
+	require.Equal(t, forWhat, browsertest.Text(t, ctx, `#order-for`))
 	err = chromedp.Do(ctx, browsertest.WaitJS(`!document.querySelector('#refund-form')`))
 	require.NoError(t, err, "refunds are the tenant admin's")
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(first+` .check-in`)), waitText(first+` .check-in`, "Check in "+rita.Tickets[0].Seat+"?"))

@@ -340,7 +340,26 @@ func (s *Server) searchOrders(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, s.toProblem(err)
 	}
+	for i := range list {
+		if err := s.nameOrder(ctx, &list[i]); err != nil {
+			return nil, s.toProblem(err)
+		}
+	}
 	return &struct{ Body []checkout.OrderSummary }{list}, nil
+}
+
+// nameOrder says what an order is for: its product's name and start, read
+// through the product cache (an order's list names few products).
+func (s *Server) nameOrder(ctx context.Context, o *checkout.OrderSummary) error {
+	p, err := s.productCache.Get(ctx, o.ProductID)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil // the order stays findable, nameless
+	}
+	if err != nil {
+		return err
+	}
+	o.Product, o.StartsAt = p.Name, p.StartsAt
+	return nil
 }
 
 // orderTimeline serves GET /v1/tenant/orders/{id}.
@@ -349,6 +368,9 @@ func (s *Server) orderTimeline(ctx context.Context, in *struct {
 }) (*struct{ Body *checkout.Timeline }, error) {
 	t, err := s.Checkout.OrderTimeline(ctx, caller(ctx).TenantID, in.ID)
 	if err != nil {
+		return nil, s.toProblem(err)
+	}
+	if err := s.nameOrder(ctx, &t.Order); err != nil {
 		return nil, s.toProblem(err)
 	}
 	return &struct{ Body *checkout.Timeline }{t}, nil

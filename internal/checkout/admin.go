@@ -20,6 +20,8 @@ type OrderSummary struct {
 	ID            uuid.UUID  `json:"id"`
 	Ref           string     `json:"ref" db:"-" doc:"The order's short reference, as its e-mails print it"`
 	ProductID     uuid.UUID  `json:"productId"`
+	Product       string     `json:"product" db:"-" doc:"The product's name (an event's dates share it)"`
+	StartsAt      *time.Time `json:"startsAt,omitempty" db:"-" doc:"When the product's date begins; absent while it is to be announced"`
 	BuyerID       string     `json:"buyerId"`
 	Email         string     `json:"email,omitempty"`
 	Status        string     `json:"status"`

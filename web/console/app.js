@@ -90,6 +90,8 @@ const stateNames = {UPCOMING: 'Upcoming', ON_SALE: 'On sale', SOLD_OUT: 'Sold ou
 const stateBadge = (state, attrs = {}) => h('span', {...attrs, class: `badge ${state}`}, stateNames[state] || state);
 // startsWhen says when a date begins, or that it is to be announced.
 const startsWhen = (t) => t ? planned(t) : 'to be announced';
+// dated names a product with its start: an event's dates share its name.
+const dated = (name, startsAt) => startsAt ? `${name} · ${planned(startsAt)}` : name;
 // contrast is WCAG's contrast ratio of two #rrggbb colours.
 function contrast(a, b) {
   const lum = (hex) => {
@@ -268,8 +270,7 @@ route();
 // or the first column of a CSV).
 async function codesPage() {
   const [{lists}, {products}] = await Promise.all([api('GET', '/v1/code-lists'), api('GET', '/v1/products')]);
-  // An event's dates share its name: each is named with its start.
-  const names = new Map(products.map((p) => [p.id, p.startsAt ? `${p.name} · ${planned(p.startsAt)}` : p.name]));
+  const names = new Map(products.map((p) => [p.id, dated(p.name, p.startsAt)]));
   const f = {
     list: h('select', {id: 'c-list'}, h('option', {value: 'discount'}, 'Discount codes'), h('option', {value: 'presale'}, 'Presale codes')),
     name: h('input', {id: 'c-name', required: true, placeholder: 'Fan club 20%'}),
@@ -951,8 +952,8 @@ async function ordersPage() {
     sessionStorage.setItem('order-q', q.value);
     const list = await api('GET', `/v1/tenant/orders?q=${encodeURIComponent(q.value)}`);
     results.replaceChildren(list.length === 0 ? h('p', {class: 'muted'}, 'No orders found.') :
-      table(['Order', 'E-mail', 'Buyer', 'Seats', 'Status', 'Amount', 'Created'], list.map((o) => h('tr', {},
-        h('td', {}, h('a', {href: `#/orders/${o.id}`}, o.ref)), h('td', {}, o.email), h('td', {}, o.buyerId),
+      table(['Order', 'For', 'E-mail', 'Buyer', 'Seats', 'Status', 'Amount', 'Created'], list.map((o) => h('tr', {},
+        h('td', {}, h('a', {href: `#/orders/${o.id}`}, o.ref)), h('td', {class: 'for'}, dated(o.product, o.startsAt)), h('td', {}, o.email), h('td', {}, o.buyerId),
         h('td', {}, o.seats.join(', ')), h('td', {}, o.status), h('td', {class: 'num'}, money(o.amountCents, o.currency)), h('td', {}, when(o.createdAt))))));
   });
   page('Orders', h('form', {class: 'inline', onsubmit: search}, q, h('button', {class: 'primary', type: 'submit'}, 'Search')), results);
@@ -978,7 +979,7 @@ async function orderPage(id) {
         route();
       })}, 'Check in')));
   });
-  page(`Order ${o.ref}`,
+  page(`Order ${o.ref}`, h('p', {id: 'order-for'}, dated(o.product, o.startsAt)),
     h('div', {class: 'tiles'}, tile('Status', o.status, 'order-status'), tile('Capture', o.captureStatus), tile('Amount', money(o.amountCents, o.currency)),
       o.refundedCents ? tile('Refunded', money(o.refundedCents, o.currency), 'refunded') : null,
       tile('Buyer', o.buyerId), tile('E-mail', o.email || '—'), tile('Seats', o.seats.join(', '))),
