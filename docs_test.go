@@ -142,12 +142,7 @@ func TestDocsScreenshots(t *testing.T) {
 func consolePictures(t *testing.T, b context.Context, shot func(string), printed map[string]string) {
 	t.Helper()
 	api, stadium := printed["API"], printed["Stadium"]
-	signIn := func(key string) chromedp.Action[chromedp.Void] {
-		return chromedp.Steps(chromedp.Navigate(api+"/console/#/signin"), chromedp.WaitVisible(chromedp.CSS(`#key`)),
-			chromedp.SendKeys(chromedp.CSS(`#key`), key), chromedp.Click(chromedp.CSS(`form.signin button`)),
-			chromedp.WaitVisible(chromedp.CSS(`#role`)))
-	}
-	browsertest.Do(t, b, chromedp.EmulateViewport(1280, 1120), signIn(printed["Tenant API key"]),
+	browsertest.Do(t, b, chromedp.EmulateViewport(1280, 1120), browsertest.ConsoleSignIn(api, printed["Tenant API key"]),
 		chromedp.Navigate(api+"/console/#/sales/"+stadium), chromedp.WaitVisible(chromedp.CSS(`#tiles`)))
 
 	// 400 fans ask for two seats each over four seconds (the API's limit
@@ -190,15 +185,10 @@ func consolePictures(t *testing.T, b context.Context, shot func(string), printed
 	shot("console-rehearsal")
 
 	// The platform admin pauses checkout for a provider incident.
-	browsertest.Do(t, b, signIn(printed["Admin key"]), chromedp.Navigate(api+"/console/#/ops"),
+	browsertest.Do(t, b, browsertest.ConsoleSignIn(api, printed["Admin key"]), chromedp.Navigate(api+"/console/#/ops"),
 		chromedp.WaitVisible(chromedp.CSS(`#pause-reason`)),
 		chromedp.SendKeys(chromedp.CSS(`#pause-reason`), "provider incident"),
 		chromedp.Click(chromedp.CSS(`#pause`)), chromedp.WaitVisible(chromedp.CSS(`#pause-confirm`)),
-		chromedp.Click(chromedp.CSS(`#pause`)), waitText(`#checkout-state`, "paused: provider incident"))
+		chromedp.Click(chromedp.CSS(`#pause`)), browsertest.WaitText(`#checkout-state`, "paused: provider incident"))
 	shot("console-operations")
-}
-
-// waitText waits until the element sel holds want.
-func waitText(sel, want string) chromedp.Action[chromedp.Void] {
-	return browsertest.WaitJS(fmt.Sprintf(`(document.querySelector(%q)?.textContent || '').includes(%q)`, sel, want))
 }

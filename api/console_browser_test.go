@@ -123,22 +123,12 @@ func newDeployment(t *testing.T, o deploymentOpts) *deployment {
 
 // signIn opens the console and signs in with key.
 func (d *deployment) signIn(key string) chromedp.Action[chromedp.Void] {
-	return chromedp.Steps(
-		chromedp.Navigate(d.base+"/console/"),
-		chromedp.WaitVisible(chromedp.CSS(`#key`)),
-		chromedp.SendKeys(chromedp.CSS(`#key`), key),
-		chromedp.Click(chromedp.CSS(`form.signin button`)),
-		chromedp.WaitVisible(chromedp.CSS(`#role`)),
-	)
+	return browsertest.ConsoleSignIn(d.base, key)
 }
 
 // open goes to a console page.
 func (d *deployment) open(hash string) chromedp.Action[chromedp.Void] {
 	return chromedp.Navigate(d.base + "/console/" + hash)
-}
-
-func waitText(sel, want string) chromedp.Action[chromedp.Void] {
-	return browsertest.WaitJS(fmt.Sprintf(`(document.querySelector(%q)?.textContent || '').includes(%q)`, sel, want))
 }
 
 // A tenant's operator watches a small burst: the backlog rises on the live
@@ -150,8 +140,8 @@ func TestConsoleOperatorWatchesBurst(t *testing.T) {
 	_, opKey, err := d.env.Tenants.CreateKey(context.Background(), d.env.Tenant.ID, tenant.RoleOperator, "watch")
 	require.NoError(t, err)
 	ctx := browsertest.Browser(t)
-	err = chromedp.Do(ctx, d.signIn(opKey), waitText(`main table`, p.Name),
-		chromedp.Click(chromedp.CSS(`tr[data-id="`+p.ID.String()+`"] a`)), waitText(`#live-status`, "Updated"))
+	err = chromedp.Do(ctx, d.signIn(opKey), browsertest.WaitText(`main table`, p.Name),
+		chromedp.Click(chromedp.CSS(`tr[data-id="`+p.ID.String()+`"] a`)), browsertest.WaitText(`#live-status`, "Updated"))
 	require.NoError(t, err)
 	require.NotContains(t, browsertest.Text(t, ctx, `#nav`), "Operations", "an operator has no admin pages")
 
@@ -168,13 +158,13 @@ func TestConsoleOperatorWatchesBurst(t *testing.T) {
 		resp.Body.Close()
 		require.Equal(t, http.StatusAccepted, resp.StatusCode)
 	}
-	err = chromedp.Do(ctx, waitText(`#queued`, fmt.Sprint(burst)))
+	err = chromedp.Do(ctx, browsertest.WaitText(`#queued`, fmt.Sprint(burst)))
 	require.NoError(t, err, "the backlog shows on the live view")
 	browsertest.Step(t, ctx, "1-backlog")
 
 	d.env.StartWorkers(t)
 	err = chromedp.Do(ctx, browsertest.WaitJS(`document.querySelector('#queued')?.textContent === '0'`),
-		waitText(`[data-group="Stock"]`, "Held"+fmt.Sprint(burst)))
+		browsertest.WaitText(`[data-group="Stock"]`, "Held"+fmt.Sprint(burst)))
 	require.NoError(t, err, "the backlog drains")
 	// The 15-minute chart has the burst in it (its history is refreshed
 	// every 5 s).
@@ -211,21 +201,21 @@ func TestConsoleAdminOperates(t *testing.T) {
 	require.NoError(t, err, "the dead letter is listed")
 	require.Contains(t, browsertest.Text(t, ctx, `#dlq`), p.ID.String())
 	browsertest.Step(t, ctx, "1-dead-letter")
-	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#redrive`)), waitText(`#redriven`, "Moved 1"))
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#redrive`)), browsertest.WaitText(`#redriven`, "Moved 1"))
 	require.NoError(t, err, "redriven")
 
 	err = chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`#pause-reason`), "provider incident"),
 		chromedp.Click(chromedp.CSS(`#pause`)), chromedp.WaitVisible(chromedp.CSS(`#pause-confirm`)))
 	require.NoError(t, err, "asked to confirm")
 	require.Contains(t, browsertest.Text(t, ctx, `#checkout-state`), "open", "not paused before the confirmation")
-	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#pause`)), waitText(`#checkout-state`, "paused: provider incident"))
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#pause`)), browsertest.WaitText(`#checkout-state`, "paused: provider incident"))
 	require.NoError(t, err, "paused")
 	paused, reason, err := d.env.Checkout.Paused(bg)
 	require.NoError(t, err)
 	require.True(t, paused)
 	require.Equal(t, "provider incident", reason)
 	browsertest.Step(t, ctx, "2-paused")
-	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#resume`)), waitText(`#checkout-state`, "open"))
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#resume`)), browsertest.WaitText(`#checkout-state`, "open"))
 	require.NoError(t, err, "resumed")
 
 	err = chromedp.Do(ctx, d.open("#/audit"), browsertest.WaitJS(`document.querySelectorAll('tr.audit-entry').length >= 4`))
@@ -269,7 +259,7 @@ func TestConsoleTenantAdminPublishesSeatedProduct(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`input[data-level="Premium"]`)),
 		chromedp.SendKeys(chromedp.CSS(`input[data-level="Premium"]`), "95.00"),
 		chromedp.Click(chromedp.CSS(`#create-product`)),
-		waitText(`#publication-state`, "Draft"))
+		browsertest.WaitText(`#publication-state`, "Draft"))
 	require.NoError(t, err)
 	require.Contains(t, browsertest.Text(t, ctx, `main`), "Stalls (2 rows), Circle (2 rows)")
 	list, err := d.env.Products.List(context.Background(), d.env.Tenant.ID, 10)
@@ -282,7 +272,7 @@ func TestConsoleTenantAdminPublishesSeatedProduct(t *testing.T) {
 	// The waiting room's figures follow L and W as they are typed.
 	err = chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`#r-l`), "100"), chromedp.SetValue(chromedp.CSS(`#r-w`), "50"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#r-w').dispatchEvent(new Event('input'))`),
-		waitText(`#littles-law`, "λ = L ÷ W = 2.00 shoppers/s"))
+		browsertest.WaitText(`#littles-law`, "λ = L ÷ W = 2.00 shoppers/s"))
 	require.NoError(t, err)
 	browsertest.Step(t, ctx, "1-draft")
 
@@ -293,16 +283,16 @@ func TestConsoleTenantAdminPublishesSeatedProduct(t *testing.T) {
 	require.NoError(t, pngenc.Encode(&png, image.NewRGBA(image.Rect(0, 0, 64, 40))))
 	require.NoError(t, os.WriteFile(picture, png.Bytes(), 0o600))
 	err = chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.CSS(`#e-image-file`), []string{picture}),
-		waitText(`#e-image-status`, "poster.png uploaded"), chromedp.Click(chromedp.CSS(`#save-product`)),
+		browsertest.WaitText(`#e-image-status`, "poster.png uploaded"), chromedp.Click(chromedp.CSS(`#save-product`)),
 		browsertest.WaitJS(`/^images\/[0-9a-f-]{36}\.png$/.test(document.querySelector('#e-image')?.value || '') && !document.querySelector('#e-image-status')?.textContent`))
 	require.NoError(t, err)
 	saved, err := d.env.Products.Get(context.Background(), p.TenantID, p.ID)
 	require.NoError(t, err)
 	require.Regexp(t, `^images/[0-9a-f-]{36}\.png$`, saved.ImageURL, "the uploaded picture is the product's")
 
-	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#publish`)), waitText(`#publication-state`, "Published"),
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#publish`)), browsertest.WaitText(`#publication-state`, "Published"),
 		d.open("#/store"), chromedp.WaitVisible(chromedp.CSS(`#publish-store`)), chromedp.Click(chromedp.CSS(`#publish-store`)),
-		waitText(`#store-status`, "Publishing"))
+		browsertest.WaitText(`#store-status`, "Publishing"))
 	require.NoError(t, err)
 	browsertest.Step(t, ctx, "2-store-settings")
 	// The pickers start from the colours the store uses; one white text
@@ -310,7 +300,7 @@ func TestConsoleTenantAdminPublishesSeatedProduct(t *testing.T) {
 	require.Equal(t, "#c2185b", browsertest.Value(t, ctx, `#s-accent`))
 	err = chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`#s-accent`), "#ffdd00"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#s-accent').dispatchEvent(new Event('input'))`),
-		waitText(`#contrast-note`, "White on the accent colour: 1.3:1"))
+		browsertest.WaitText(`#contrast-note`, "White on the accent colour: 1.3:1"))
 	require.NoError(t, err)
 	// The publish job builds and uploads the store; the store lists the
 	// product from the API.
@@ -324,7 +314,7 @@ func TestConsoleTenantAdminPublishesSeatedProduct(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}, 30*time.Second, 100*time.Millisecond, "the store is published")
-	err = chromedp.Do(ctx, chromedp.Navigate(storeURL), waitText(`body`, "Opera Night"))
+	err = chromedp.Do(ctx, chromedp.Navigate(storeURL), browsertest.WaitText(`body`, "Opera Night"))
 	require.NoError(t, err, "the product is in the store")
 	browsertest.Step(t, ctx, "3-in-the-store")
 }
@@ -342,10 +332,10 @@ func TestConsoleOperatorKeptOut(t *testing.T) {
 	err = chromedp.Do(ctx, d.signIn(opKey))
 	require.NoError(t, err)
 	for _, hash := range []string{"#/keys", "#/ops", "#/products/new", "#/store", "#/audit"} {
-		err = chromedp.Do(ctx, d.open(hash), waitText(`#not-allowed`, "Not allowed"))
+		err = chromedp.Do(ctx, d.open(hash), browsertest.WaitText(`#not-allowed`, "Not allowed"))
 		require.NoError(t, err, hash)
 	}
-	err = chromedp.Do(ctx, d.open("#/sales/"+theirs.ID.String()), waitText(`main h1`, "Not found"), waitText(`main p[role="alert"]`, "another tenant's"))
+	err = chromedp.Do(ctx, d.open("#/sales/"+theirs.ID.String()), browsertest.WaitText(`main h1`, "Not found"), browsertest.WaitText(`main p[role="alert"]`, "another tenant's"))
 	require.NoError(t, err, "another tenant's sale")
 	browsertest.Step(t, ctx, "not-allowed")
 	// The API refuses the same things to the session, whatever the page does.
@@ -401,10 +391,10 @@ func TestConsoleCSRFAndExpiry(t *testing.T) {
 	require.Equal(t, p.Name, got.Name, "nothing changed")
 
 	// Idle past the limit: the next click lands on the sign-in page.
-	err = chromedp.Do(ctx, d.open("#/products"), waitText(`main`, p.Name))
+	err = chromedp.Do(ctx, d.open("#/products"), browsertest.WaitText(`main`, p.Name))
 	require.NoError(t, err)
 	d.env.Exec(t, `UPDATE console_sessions SET last_seen_at = now() - interval '31 minutes'`)
-	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#nav a[href="#/sales"]`)), waitText(`#signin-message`, "session ended"))
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#nav a[href="#/sales"]`)), browsertest.WaitText(`#signin-message`, "session ended"))
 	require.NoError(t, err)
 	browsertest.Step(t, ctx, "expired")
 }
@@ -427,7 +417,7 @@ func TestConsoleRehearsal(t *testing.T) {
 	sellOut := browsertest.Text(t, ctx, `tr.rehearsal td.sellout`)
 	require.NotEqual(t, "not sold out", sellOut)
 	browsertest.Step(t, ctx, "rehearsed")
-	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button.use-room`)), waitText(`#publication`, "Publication"))
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button.use-room`)), browsertest.WaitText(`#publication`, "Publication"))
 	require.NoError(t, err)
 	got, err := d.env.Products.Get(context.Background(), d.env.Tenant.ID, p.ID)
 	require.NoError(t, err)
@@ -469,7 +459,7 @@ func TestConsoleShowsNoNull(t *testing.T) {
 	d := newDeployment(t, deploymentOpts{})
 	d.env.Product(t, testfix.ProductOpts{})
 	ctx := browsertest.Browser(t)
-	browsertest.Do(t, ctx, d.signIn(adminKey), d.open("#/sales"), waitText(`main`, "Product"))
+	browsertest.Do(t, ctx, d.signIn(adminKey), d.open("#/sales"), browsertest.WaitText(`main`, "Product"))
 	browsertest.NoLeakedValues(t, ctx, "the admin's sales list")
 	ctx = browsertest.Browser(t)
 	browsertest.Do(t, ctx, d.signIn(d.env.Tenant.APIKey), d.open("#/store"),
@@ -482,7 +472,7 @@ func TestConsoleUnknownOrder(t *testing.T) {
 	t.Parallel()
 	d := newDeployment(t, deploymentOpts{})
 	ctx := browsertest.Browser(t)
-	browsertest.Do(t, ctx, d.signIn(d.env.Tenant.APIKey), d.open("#/orders/"+uuid.NewString()), waitText(`main h1`, "Not found"))
+	browsertest.Do(t, ctx, d.signIn(d.env.Tenant.APIKey), d.open("#/orders/"+uuid.NewString()), browsertest.WaitText(`main h1`, "Not found"))
 	require.Contains(t, browsertest.Text(t, ctx, `main p[role="alert"]`), "Nothing here has this id")
 }
 
@@ -496,26 +486,26 @@ func TestConsoleTenantAdminRefunds(t *testing.T) {
 	o := d.env.Confirmed(t, p, "rita", 2, pspsim.MethodOK)
 	ctx := browsertest.Browser(t)
 	err := chromedp.Do(ctx, d.signIn(d.env.Tenant.APIKey), d.open("#/orders/"+o.ID.String()),
-		waitText(`.order-status`, "CONFIRMED"), chromedp.WaitVisible(chromedp.CSS(`#refund-form`)))
+		browsertest.WaitText(`.order-status`, "CONFIRMED"), chromedp.WaitVisible(chromedp.CSS(`#refund-form`)))
 	require.NoError(t, err, "the order page offers a refund")
 	browsertest.Step(t, ctx, "1-order")
 
 	first := `tr[data-ticket="` + o.Tickets[0].ID.String() + `"]`
 	err = chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#refund-selected`)), waitText(`#refund-form .error`, "Tick the tickets"),
+		chromedp.Click(chromedp.CSS(`#refund-selected`)), browsertest.WaitText(`#refund-form .error`, "Tick the tickets"),
 		chromedp.Click(chromedp.CSS(first+` .refund-pick`)),
 		chromedp.SendKeys(chromedp.CSS(`#refund-reason`), "cannot attend"),
-		chromedp.Click(chromedp.CSS(`#refund-selected`)), waitText(`#refund-selected`, "Refund the ticked tickets?"),
+		chromedp.Click(chromedp.CSS(`#refund-selected`)), browsertest.WaitText(`#refund-selected`, "Refund the ticked tickets?"),
 		chromedp.Click(chromedp.CSS(`#refund-selected`)),
-		waitText(`tr.refund`, "REFUNDED"), waitText(`.order-status`, "CONFIRMED"),
-		waitText(first+` .ticket-status`, "VOID"), waitText(`.refunded`, "50.00 EUR"))
+		browsertest.WaitText(`tr.refund`, "REFUNDED"), browsertest.WaitText(`.order-status`, "CONFIRMED"),
+		browsertest.WaitText(first+` .ticket-status`, "VOID"), browsertest.WaitText(`.refunded`, "50.00 EUR"))
 	require.NoError(t, err, "refunded, and the page follows")
 	require.Contains(t, browsertest.Text(t, ctx, `main`), "cannot attend")
 	browsertest.Step(t, ctx, "2-refunded")
-	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#resend-tickets`)), waitText(`#resend-tickets`, "Sent again to rita@example.test"))
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#resend-tickets`)), browsertest.WaitText(`#resend-tickets`, "Sent again to rita@example.test"))
 	require.NoError(t, err, "the tickets are resent")
-	err = chromedp.Do(ctx, d.open("#/report/"+p.ID.String()), waitText(`#report-event`, "Date to be announced (UTC)"),
-		waitText(`main .tiles`, "50.00 EUR (1)"), chromedp.WaitVisible(chromedp.CSS(`#attendees-csv`)))
+	err = chromedp.Do(ctx, d.open("#/report/"+p.ID.String()), browsertest.WaitText(`#report-event`, "Date to be announced (UTC)"),
+		browsertest.WaitText(`main .tiles`, "50.00 EUR (1)"), chromedp.WaitVisible(chromedp.CSS(`#attendees-csv`)))
 	require.NoError(t, err, "the sales report names the date and counts the refund")
 	browsertest.Step(t, ctx, "3-report")
 
@@ -547,12 +537,12 @@ func TestConsoleOperatorFindsOrderAndChecksIn(t *testing.T) {
 	ctx := browsertest.Browser(t)
 
 	oneOrder := browsertest.WaitJS(`document.querySelectorAll('#order-results tbody tr').length === 1`)
-	err = chromedp.Do(ctx, d.signIn(opKey), d.open("#/orders"), waitText(`#order-results`, "rita@example.test"),
+	err = chromedp.Do(ctx, d.signIn(opKey), d.open("#/orders"), browsertest.WaitText(`#order-results`, "rita@example.test"),
 		chromedp.SetValue(chromedp.CSS(`#order-q`), "Sam@Example.test"), chromedp.Click(chromedp.CSS(`main form button`)), oneOrder)
 	require.NoError(t, err, "the search finds an order by e-mail")
 	require.NotContains(t, browsertest.Text(t, ctx, `#order-results`), "rita@example.test")
 	err = chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`#order-q`), strings.ToUpper(rita.Ref)),
-		chromedp.Click(chromedp.CSS(`main form button`)), waitText(`#order-results`, "rita@example.test"), oneOrder)
+		chromedp.Click(chromedp.CSS(`main form button`)), browsertest.WaitText(`#order-results`, "rita@example.test"), oneOrder)
 	require.NoError(t, err, "the search finds an order by the reference its e-mails print")
 	results := browsertest.Text(t, ctx, `#order-results`)
 	require.Contains(t, results, rita.Ref)
@@ -565,21 +555,21 @@ func TestConsoleOperatorFindsOrderAndChecksIn(t *testing.T) {
 	browsertest.Step(t, ctx, "1-found")
 
 	first := `tr[data-ticket="` + rita.Tickets[0].ID.String() + `"]`
-	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#order-results a`)), waitText(`.order-status`, "CONFIRMED"),
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#order-results a`)), browsertest.WaitText(`.order-status`, "CONFIRMED"),
 		chromedp.WaitVisible(chromedp.CSS(first+` .check-in`)))
 	require.NoError(t, err, "the order opens from the results")
 	require.Equal(t, forWhat, browsertest.Text(t, ctx, `#order-for`))
 	err = chromedp.Do(ctx, browsertest.WaitJS(`!document.querySelector('#refund-form')`))
 	require.NoError(t, err, "refunds are the tenant admin's")
-	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(first+` .check-in`)), waitText(first+` .check-in`, "Check in "+rita.Tickets[0].Seat+"?"))
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(first+` .check-in`)), browsertest.WaitText(first+` .check-in`, "Check in "+rita.Tickets[0].Seat+"?"))
 	require.NoError(t, err, "a check-in is confirmed first: it cannot be undone")
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(first+` .check-in`)),
-		browsertest.WaitJS(`!document.querySelector('`+first+` .check-in')`), waitText(first, " by "))
+		browsertest.WaitJS(`!document.querySelector('`+first+` .check-in')`), browsertest.WaitText(first, " by "))
 	require.NoError(t, err, "the ticket is checked in, and the page says by whom")
 	browsertest.Step(t, ctx, "2-checked-in")
 
-	err = chromedp.Do(ctx, d.open("#/orders"), waitText(`#order-results`, "rita@example.test"),
-		oneOrder, chromedp.Click(chromedp.CSS(`#order-results a`)), waitText(`.order-status`, "CONFIRMED"), waitText(first, " by "))
+	err = chromedp.Do(ctx, d.open("#/orders"), browsertest.WaitText(`#order-results`, "rita@example.test"),
+		oneOrder, chromedp.Click(chromedp.CSS(`#order-results a`)), browsertest.WaitText(`.order-status`, "CONFIRMED"), browsertest.WaitText(first, " by "))
 	require.NoError(t, err, "the search keeps the query, and the check-in stays")
 	second := `tr[data-ticket="` + rita.Tickets[1].ID.String() + `"]`
 	require.NotEmpty(t, browsertest.Text(t, ctx, second+` .check-in`), "the other ticket is still to check in")
@@ -606,7 +596,7 @@ func TestConsoleTenantAdminSetsDatesAndVenue(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#v-name`), "Coliseu"),
 		chromedp.SendKeys(chromedp.CSS(`#v-address`), "Lisboa"),
 		chromedp.SetValue(chromedp.CSS(`#v-zone`), "Mars/Olympus"),
-		chromedp.Click(chromedp.CSS(`#save-event`)), waitText(`#event-form .error`, "time zone"),
+		chromedp.Click(chromedp.CSS(`#save-event`)), browsertest.WaitText(`#event-form .error`, "time zone"),
 		chromedp.SetValue(chromedp.CSS(`#v-zone`), "Europe/Lisbon"),
 		mark, chromedp.Click(chromedp.CSS(`#save-event`)), rendered)
 	require.NoError(t, err)
@@ -678,10 +668,10 @@ func TestConsoleTenantAdminControlsAndCancelsTheSale(t *testing.T) {
 	ctx := browsertest.Browser(t)
 	err := chromedp.Do(ctx, d.signIn(d.env.Tenant.APIKey), d.open("#/products/"+p.ID.String()),
 		chromedp.Click(chromedp.CSS(`#queue-link`)), chromedp.WaitVisible(chromedp.CSS(`#admission-form`)),
-		waitText(`#queue-live .tiles`, "Waiting"),
-		chromedp.SetValue(chromedp.CSS(`#q-w`), "120"), waitText(`#q-pace`, "0.08 shoppers/s"),
+		browsertest.WaitText(`#queue-live .tiles`, "Waiting"),
+		chromedp.SetValue(chromedp.CSS(`#q-w`), "120"), browsertest.WaitText(`#q-pace`, "0.08 shoppers/s"),
 		chromedp.Click(chromedp.CSS(`#q-apply`)),
-		chromedp.Click(chromedp.CSS(`#q-pause`)), waitText(`#q-state`, "Admission paused"))
+		chromedp.Click(chromedp.CSS(`#q-pause`)), browsertest.WaitText(`#q-state`, "Admission paused"))
 	require.NoError(t, err, "admission slowed and paused")
 	got, err := d.env.Products.Get(ctx0, p.TenantID, p.ID)
 	require.NoError(t, err)
@@ -698,24 +688,24 @@ func TestConsoleTenantAdminControlsAndCancelsTheSale(t *testing.T) {
 	browsertest.Step(t, ctx, "1-queue")
 	err = chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`.remove-entry`)), chromedp.Click(chromedp.CSS(`.remove-entry`)),
-		waitText(`tr[data-entry="`+entries[2].ID.String()+`"]`, "REMOVED"))
+		browsertest.WaitText(`tr[data-entry="`+entries[2].ID.String()+`"]`, "REMOVED"))
 	require.NoError(t, err, "and taken out")
 
 	// Sales, then the cancellation.
-	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#q-pause`)), waitText(`#q-state`, "Admitting"))
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#q-pause`)), browsertest.WaitText(`#q-state`, "Admitting"))
 	require.NoError(t, err)
 	_, err = d.env.Products.Update(ctx0, p.TenantID, p.ID, product.Update{WaitingRoom: &waitingroom.Settings{}})
 	require.ErrorIs(t, err, product.ErrAlreadyOnSale, "the room is tuned, not replaced, once the sale runs")
 	noRoom := d.env.Product(t, testfix.ProductOpts{Capacity: 20})
 	orders := []*checkout.Order{d.env.Confirmed(t, noRoom, "ann", 2, pspsim.MethodOK), d.env.Confirmed(t, noRoom, "bea", 1, pspsim.MethodOK)}
 	err = chromedp.Do(ctx, d.open("#/products/"+noRoom.ID.String()), chromedp.WaitVisible(chromedp.CSS(`#cancel-date-form`)),
-		chromedp.Click(chromedp.CSS(`#cancel-date`)), waitText(`#cancel-date-form .error`, "Say why"),
+		chromedp.Click(chromedp.CSS(`#cancel-date`)), browsertest.WaitText(`#cancel-date-form .error`, "Say why"),
 		chromedp.SendKeys(chromedp.CSS(`#cancel-reason`), "The band split up."),
-		chromedp.Click(chromedp.CSS(`#cancel-date`)), waitText(`#cancel-date`, "refund everyone?"),
+		chromedp.Click(chromedp.CSS(`#cancel-date`)), browsertest.WaitText(`#cancel-date`, "refund everyone?"),
 		chromedp.Click(chromedp.CSS(`#cancel-date`)),
-		waitText(`#publication-state`, "Cancelled"),
+		browsertest.WaitText(`#publication-state`, "Cancelled"),
 		browsertest.WaitJS(`document.querySelector('#cancellation-state')?.dataset.state === 'DONE'`),
-		waitText(`#cancellation .refunded`, "2"))
+		browsertest.WaitText(`#cancellation .refunded`, "2"))
 	require.NoError(t, err, "cancelled, and the page follows the refunds to the end")
 	require.Contains(t, browsertest.Text(t, ctx, `#cancellation`), "The band split up.")
 	browsertest.Step(t, ctx, "2-cancelled")
@@ -757,8 +747,8 @@ func TestConsoleShowsTheWaitingList(t *testing.T) {
 
 	b := browsertest.Browser(t)
 	err = chromedp.Do(b, d.signIn(d.env.Tenant.APIKey), d.open("#/sales/"+p.ID.String()),
-		waitText(`[data-group="Waiting list"]`, "In line2"), waitText(`[data-group="Waiting list"]`, "Offers out1"),
-		waitText(`[data-group="Stock"]`, "Offered to the waiting list1"))
+		browsertest.WaitText(`[data-group="Waiting list"]`, "In line2"), browsertest.WaitText(`[data-group="Waiting list"]`, "Offers out1"),
+		browsertest.WaitText(`[data-group="Stock"]`, "Offered to the waiting list1"))
 	require.NoError(t, err)
 	browsertest.Step(t, b, "1-waiting-list")
 }

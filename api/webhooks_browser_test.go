@@ -50,7 +50,7 @@ func TestConsoleWebhooks(t *testing.T) {
 		browsertest.WaitJS(`document.querySelector('tr.delivery .attempts')?.textContent === '2'`),
 		// The delivery opened: its body as sent and both attempts.
 		chromedp.Click(chromedp.CSS(`tr.delivery .show-delivery`)),
-		waitText(`tr.delivery-detail`, "(redelivery)"))
+		browsertest.WaitText(`tr.delivery-detail`, "(redelivery)"))
 	require.NoError(t, err)
 	require.Contains(t, browsertest.Text(t, b, `tr.delivery-detail pre.body`), `"type": "order.confirmed"`)
 	browsertest.Step(t, b, "3-delivery")
@@ -67,7 +67,7 @@ func TestConsoleWebhooks(t *testing.T) {
 
 	// A problem's type URI leads to the reference's word on its code.
 	err = chromedp.Do(b, chromedp.Navigate(d.base+"/docs#problem-ENDPOINT_DISABLED"),
-		waitText(`#problem-ENDPOINT_DISABLED`, "Operations that describe it"))
+		browsertest.WaitText(`#problem-ENDPOINT_DISABLED`, "Operations that describe it"))
 	require.NoError(t, err)
 	require.Contains(t, browsertest.Text(t, b, `#problem-ENDPOINT_DISABLED`), "POST /v1/tenants/{id}/webhooks/{endpointId}/test")
 	browsertest.Step(t, b, "4-problem-type")

@@ -5,6 +5,7 @@ package browsertest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,6 +139,19 @@ func NoLeakedValues(t *testing.T, ctx context.Context, step string) {
 // WaitJS polls a JavaScript condition until it holds (30 s at most).
 func WaitJS(expr string) chromedp.Action[chromedp.Void] {
 	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))
+}
+
+// WaitText waits until the element sel holds want (30 s at most).
+func WaitText(sel, want string) chromedp.Action[chromedp.Void] {
+	return WaitJS(fmt.Sprintf(`(document.querySelector(%q)?.textContent || '').includes(%q)`, sel, want))
+}
+
+// ConsoleSignIn signs in to the console served at base with key, whoever
+// was signed in before.
+func ConsoleSignIn(base, key string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(chromedp.Navigate(base+"/console/#/signin"), chromedp.WaitVisible(chromedp.CSS(`#key`)),
+		chromedp.SendKeys(chromedp.CSS(`#key`), key), chromedp.Click(chromedp.CSS(`form.signin button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#role`)))
 }
 
 // Text reads an element's text.

@@ -87,7 +87,8 @@ const planned = (t) => stamp(t, false);
 // the state itself, gives its colour.
 const stateNames = {UPCOMING: 'Upcoming', ON_SALE: 'On sale', SOLD_OUT: 'Sold out', CLOSED: 'Closed', DRAFT: 'Draft',
   PUBLISHED: 'Published', CANCELLED: 'Cancelled'};
-const stateBadge = (state, attrs = {}) => h('span', {...attrs, class: `badge ${state}`}, stateNames[state] || state);
+const stateName = (state) => stateNames[state] || state;
+const stateBadge = (state, attrs = {}) => h('span', {...attrs, class: `badge ${state}`}, stateName(state));
 // startsWhen says when a date begins, or that it is to be announced.
 const startsWhen = (t) => t ? planned(t) : 'to be announced';
 // dated names a product with its start: an event's dates share its name.
@@ -419,7 +420,7 @@ function drawLive(v, tiles, status) {
   const p = v.product, r = v.requests, hd = v.holds, pay = v.payments;
   main.querySelector('h1').textContent = `Live: ${p.name}`;
   status.textContent = `Updated ${new Date(v.at).toLocaleTimeString()} · starts ${startsWhen(p.startsAt)} · ` +
-    `${(stateNames[p.publication] || p.publication).toLowerCase()} · on sale ${planned(p.onSaleAt)}`;
+    `${stateName(p.publication).toLowerCase()} · on sale ${planned(p.onSaleAt)}`;
   if (v.invariant.violations.length) {
     alarm.hidden = false;
     alarm.textContent = `INVARIANT VIOLATION — stop the sale and page the on-call: ${v.invariant.violations.join('; ')}`;
