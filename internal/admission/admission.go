@@ -1,7 +1,7 @@
 // Package admission gives the waiting room's admission controller the
 // figures it reads from tables other packages own, through their owners:
-// the stock left (inventory), the claim backlog and who has reserved
-// (reservation), who has bought and the payments in doubt (checkout). It
+// the stock left (inventory), the claim backlog, who has reserved and how
+// much (reservation), who has bought and the payments in doubt (checkout). It
 // exists so that the waiting room, which products depend on, need not
 // depend on them.
 package admission
@@ -34,6 +34,11 @@ func (Signals) OldestQueuedAge(ctx context.Context, q db.DBTX, productID uuid.UU
 // Reserved returns which buyers have made a request for the product.
 func (Signals) Reserved(ctx context.Context, q db.DBTX, tenantID, productID uuid.UUID, buyers []string) (map[string]bool, error) {
 	return reservation.BuyersWithRequests(ctx, q, tenantID, productID, buyers)
+}
+
+// Taken returns how many numbers count against each buyer's limit.
+func (Signals) Taken(ctx context.Context, q db.DBTX, productID uuid.UUID, buyers []string) (map[string]int64, error) {
+	return reservation.Taken(ctx, q, productID, buyers)
 }
 
 // Bought returns which buyers have a confirmed order for the product.

@@ -303,6 +303,27 @@ func BuyersWithRequests(ctx context.Context, q db.DBTX, tenantID, productID uuid
 	return out, nil
 }
 
+// Taken returns how many numbers count against the per-buyer limit of
+// each of the buyers on the product (buyerCount), without locking: a
+// figure to plan by, which the claim transaction counts again under its
+// locks.
+func Taken(ctx context.Context, q db.DBTX, productID uuid.UUID, buyers []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(buyers))
+	if len(buyers) == 0 {
+		return out, nil
+	}
+	rows, err := q.Query(ctx, `SELECT b.buyer_id, `+buyerCount+` FROM unnest($2::text[]) AS b(buyer_id)`, productID, buyers)
+	if err != nil {
+		return nil, fmt.Errorf("numbers taken by buyers: %w", err)
+	}
+	var buyer string
+	var n int64
+	if _, err := pgx.ForEachRow(rows, []any{&buyer, &n}, func() error { out[buyer] = n; return nil }); err != nil {
+		return nil, fmt.Errorf("numbers taken by buyers: %w", err)
+	}
+	return out, nil
+}
+
 // Queued is a quantity request to load into a backlog.
 type Queued struct {
 	BuyerID string

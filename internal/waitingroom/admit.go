@@ -16,6 +16,9 @@ type AdmitInput struct {
 	Active, Capacity int64
 	// Waiting is how many placed entrants are not admitted yet.
 	Waiting int64
+	// Wanted is how many numbers the active shoppers may still take: each
+	// the per-buyer limit less what already counts against it.
+	Wanted int64
 	// Available numbers, and the most one shopper may take.
 	Available, PerBuyer int64
 }
@@ -31,17 +34,18 @@ func Admit(in AdmitInput) (n int64, carry float64, reason string) {
 	switch {
 	case in.Available <= 0:
 		return 0, 0, "sold out"
-	case in.Active*in.PerBuyer >= in.Available:
+	case in.Wanted >= in.Available:
 		return 0, 0, "stock left is spoken for by shoppers already admitted"
 	}
 	if free := in.Capacity - in.Active; n > free {
 		n, carry, reason = max(free, 0), 0, "all shopper slots busy"
 	}
-	// Admit no more than the stock left can serve at the per-buyer limit,
-	// counting a last few numbers fewer than the limit as one shopper's:
-	// otherwise they would never be offered to anyone.
+	// Admit no more than the stock the shoppers already in cannot take can
+	// serve at the per-buyer limit, counting a last few numbers fewer than
+	// the limit as one shopper's: otherwise they would never be offered to
+	// anyone.
 	per := max(in.PerBuyer, 1)
-	if room := (in.Available+per-1)/per - in.Active; n > room {
+	if room := (in.Available - in.Wanted + per - 1) / per; n > room {
 		n, carry, reason = max(room, 0), 0, "stock left is spoken for by shoppers already admitted"
 	}
 	if n > in.Waiting {

@@ -5,6 +5,7 @@ import (
 	"boxoffice/internal/metrics"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -35,6 +36,9 @@ type Signals interface {
 	OldestQueuedAge(ctx context.Context, q db.DBTX, productID uuid.UUID) (time.Duration, error)
 	// Reserved returns which buyers have made a request for the product.
 	Reserved(ctx context.Context, q db.DBTX, tenantID, productID uuid.UUID, buyers []string) (map[string]bool, error)
+	// Taken returns how many numbers count against each buyer's
+	// per-buyer limit on the product: held or bought.
+	Taken(ctx context.Context, q db.DBTX, productID uuid.UUID, buyers []string) (map[string]int64, error)
 	// Bought returns which buyers have a confirmed order for the product.
 	Bought(ctx context.Context, q db.DBTX, tenantID, productID uuid.UUID, buyers []string) (map[string]bool, error)
 	// PaymentsInDoubt counts payment outcomes not yet known.
@@ -137,7 +141,7 @@ func (s *Service) tick(ctx context.Context, productID uuid.UUID) (TickResult, er
 		}
 		res.Reclaimed = reclaimed
 
-		active, err := s.active(ctx, tx, tenantID, productID, through, settings.accessTTL())
+		active, wanted, err := s.active(ctx, tx, tenantID, productID, through, settings.accessTTL(), perBuyer)
 		if err != nil {
 			return err
 		}
@@ -166,7 +170,7 @@ func (s *Service) tick(ctx context.Context, productID uuid.UUID) (TickResult, er
 		carry = s.carry[productID]
 		s.mu.Unlock()
 		n, carry, why := Admit(AdmitInput{Rate: rate, Seconds: seconds, Carry: carry, Active: active,
-			Capacity: int64(settings.ActiveShoppers), Waiting: next - through, Available: available, PerBuyer: perBuyer})
+			Wanted: wanted, Capacity: int64(settings.ActiveShoppers), Waiting: next - through, Available: available, PerBuyer: perBuyer})
 		s.mu.Lock()
 		s.carry[productID] = carry
 		s.mu.Unlock()
@@ -242,25 +246,38 @@ func (s *Service) reclaim(ctx context.Context, tx pgx.Tx, tenantID, productID uu
 	return tag.RowsAffected(), nil
 }
 
-// active counts the admitted shoppers still shopping: within their access
-// time, turn not ended, not yet bought.
-func (s *Service) active(ctx context.Context, tx pgx.Tx, tenantID, productID uuid.UUID, through int64, ttl time.Duration) (int64, error) {
+// active counts the admitted shoppers still shopping — within their access
+// time, turn not ended, not yet bought — and how many numbers they may
+// still take between them: each the per-buyer limit less what already
+// counts against it. The numbers they hold are already out of the stock
+// left, so counting them again would hold back a shopper who could be
+// served.
+func (s *Service) active(ctx context.Context, tx pgx.Tx, tenantID, productID uuid.UUID, through int64, ttl time.Duration,
+	perBuyer int64) (active, wanted int64, err error) {
 	rows, err := tx.Query(ctx, `
 		SELECT buyer_id FROM queue_entries
 		WHERE product_id = $1 AND position <= $2 AND ended_at IS NULL
 		  AND admitted_at > now() - make_interval(secs => $3)`, productID, through, ttl.Seconds())
 	if err != nil {
-		return 0, fmt.Errorf("active shoppers: %w", err)
+		return 0, 0, fmt.Errorf("active shoppers: %w", err)
 	}
 	shopping, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil || len(shopping) == 0 {
-		return 0, err
+		return 0, 0, err
 	}
 	bought, err := s.signals.Bought(ctx, tx, tenantID, productID, shopping)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return int64(len(shopping) - len(bought)), nil
+	shopping = slices.DeleteFunc(shopping, func(b string) bool { return bought[b] })
+	taken, err := s.signals.Taken(ctx, tx, productID, shopping)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, b := range shopping {
+		wanted += max(perBuyer-taken[b], 0)
+	}
+	return int64(len(shopping)), wanted, nil
 }
 
 // drawAndPlace runs a draw — the general sale's (round nil) or a presale

@@ -190,10 +190,10 @@ func TestAdmitFollowsTheRate(t *testing.T) {
 		}
 		require.Equal(t, int64(150), admitted)
 	})
-	n, _, reason := waitingroom.Admit(waitingroom.AdmitInput{Rate: 100, Seconds: 1, Active: 8, Capacity: 10, Waiting: 100, Available: 1000, PerBuyer: 2})
+	n, _, reason := waitingroom.Admit(waitingroom.AdmitInput{Rate: 100, Seconds: 1, Active: 8, Wanted: 16, Capacity: 10, Waiting: 100, Available: 1000, PerBuyer: 2})
 	require.Equal(t, int64(2), n, "never more than the free shopper slots")
 	require.NotEmpty(t, reason)
-	n, _, reason = waitingroom.Admit(waitingroom.AdmitInput{Rate: 100, Seconds: 1, Active: 3, Capacity: 10, Waiting: 100, Available: 6, PerBuyer: 2})
+	n, _, reason = waitingroom.Admit(waitingroom.AdmitInput{Rate: 100, Seconds: 1, Active: 3, Wanted: 6, Capacity: 10, Waiting: 100, Available: 6, PerBuyer: 2})
 	require.Zero(t, n, "3 shoppers × 2 can take the 6 left")
 	require.Contains(t, reason, "stock")
 	n, _, _ = waitingroom.Admit(waitingroom.AdmitInput{Rate: 100, Seconds: 1, Capacity: 10, Waiting: 3, Available: 100, PerBuyer: 2})
@@ -201,8 +201,10 @@ func TestAdmitFollowsTheRate(t *testing.T) {
 	n, _, reason = waitingroom.Admit(waitingroom.AdmitInput{Rate: 100, Seconds: 1, Capacity: 30, Waiting: 49, Available: 4, PerBuyer: 6})
 	require.Equal(t, int64(1), n, "the last 4 numbers, fewer than the limit of 6, are one shopper's to take")
 	require.NotEmpty(t, reason)
-	n, _, _ = waitingroom.Admit(waitingroom.AdmitInput{Rate: 100, Seconds: 1, Active: 3, Capacity: 10, Waiting: 100, Available: 7, PerBuyer: 2})
+	n, _, _ = waitingroom.Admit(waitingroom.AdmitInput{Rate: 100, Seconds: 1, Active: 3, Wanted: 6, Capacity: 10, Waiting: 100, Available: 7, PerBuyer: 2})
 	require.Equal(t, int64(1), n, "3 shoppers × 2 can take 6 of the 7 left: one more for the last")
+	n, _, _ = waitingroom.Admit(waitingroom.AdmitInput{Rate: 100, Seconds: 1, Active: 3, Wanted: 12, Capacity: 10, Waiting: 100, Available: 18, PerBuyer: 6})
+	require.Equal(t, int64(1), n, "3 shoppers holding 2 of their 6 each may take 12 of the 18 left: one more for the other 6")
 }
 
 // A stock smaller than the per-buyer limit is sold through the room: the
@@ -222,6 +224,35 @@ func TestAdmissionOfTheLastNumbers(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, admitted)
+}
+
+// What admitted shoppers already hold is out of the stock left: counting it
+// against them again, at the full per-buyer limit, kept numbers nobody
+// could take from the people waiting for them.
+func TestAdmissionCountsWhatShoppersHold(t *testing.T) {
+	t.Parallel()
+	// 6 numbers, at most 2 a buyer: 3 shoppers in at once.
+	b := setup(t, 6, waitingroom.Settings{ActiveShoppers: 100, ShoppingSeconds: 1}, time.Now().Add(time.Hour))
+	entries := b.drawn(t, 6)
+	require.Equal(t, int64(3), b.tick(t, time.Second).Admitted)
+	var in []waitingroom.Entry
+	for _, e := range entries {
+		if b.pollFresh(t, e).Status == waitingroom.StatusAdmitted {
+			in = append(in, e)
+		}
+	}
+	require.Len(t, in, 3)
+	// Each takes one number; the first then leaves with it.
+	for _, e := range in {
+		b.env.Reserve(t, b.product, e.BuyerID, reservation.Params{Quantity: 1})
+	}
+	b.env.Drain(t, b.product, 10)
+	require.NoError(t, b.rooms.Leave(context.Background(), b.rooms.QueueToken(in[0])))
+	// 3 numbers left; the two still in may take one more each, so one
+	// number is the next shopper's (counting the two at 2 each spoke for 4).
+	res := b.tick(t, time.Second)
+	require.Equal(t, int64(1), res.Admitted, res.Reason)
+	require.Zero(t, b.tick(t, time.Second).Admitted, "and then the stock left is spoken for")
 }
 
 func TestAdmissionInTheDatabase(t *testing.T) {
