@@ -486,7 +486,7 @@ func TestConsoleTenantAdminRefunds(t *testing.T) {
 	o := d.env.Confirmed(t, p, "rita", 2, pspsim.MethodOK)
 	ctx := browsertest.Browser(t)
 	err := chromedp.Do(ctx, d.signIn(d.env.Tenant.APIKey), d.open("#/orders/"+o.ID.String()),
-		browsertest.WaitText(`.order-status`, "CONFIRMED"), chromedp.WaitVisible(chromedp.CSS(`#refund-form`)))
+		browsertest.WaitText(`.order-status`, "Confirmed"), chromedp.WaitVisible(chromedp.CSS(`#refund-form`)))
 	require.NoError(t, err, "the order page offers a refund")
 	browsertest.Step(t, ctx, "1-order")
 
@@ -497,8 +497,8 @@ func TestConsoleTenantAdminRefunds(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#refund-reason`), "cannot attend"),
 		chromedp.Click(chromedp.CSS(`#refund-selected`)), browsertest.WaitText(`#refund-selected`, "Refund the ticked tickets?"),
 		chromedp.Click(chromedp.CSS(`#refund-selected`)),
-		browsertest.WaitText(`tr.refund`, "REFUNDED"), browsertest.WaitText(`.order-status`, "CONFIRMED"),
-		browsertest.WaitText(first+` .ticket-status`, "VOID"), browsertest.WaitText(`.refunded`, "50.00 EUR"))
+		browsertest.WaitText(`tr.refund`, "Refunded"), browsertest.WaitText(`.order-status`, "Confirmed"),
+		browsertest.WaitText(first+` .ticket-status`, "Void"), browsertest.WaitText(`.refunded`, "50.00 EUR"))
 	require.NoError(t, err, "refunded, and the page follows")
 	require.Contains(t, browsertest.Text(t, ctx, `main`), "cannot attend")
 	browsertest.Step(t, ctx, "2-refunded")
@@ -548,14 +548,14 @@ func TestConsoleOperatorFindsOrderAndChecksIn(t *testing.T) {
 	require.Contains(t, results, rita.Ref)
 	require.Contains(t, results, "rita@example.test")
 	require.NotContains(t, results, "sam@example.test")
-	require.Contains(t, results, "CONFIRMED")
+	require.Contains(t, results, "Confirmed")
 	forWhat := browsertest.Text(t, ctx, `#order-results td.for`)
 	require.Contains(t, forWhat, p.Name+" · ", "the order names its product and date")
 	require.Contains(t, forWhat, "2027")
 	browsertest.Step(t, ctx, "1-found")
 
 	first := `tr[data-ticket="` + rita.Tickets[0].ID.String() + `"]`
-	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#order-results a`)), browsertest.WaitText(`.order-status`, "CONFIRMED"),
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#order-results a`)), browsertest.WaitText(`.order-status`, "Confirmed"),
 		chromedp.WaitVisible(chromedp.CSS(first+` .check-in`)))
 	require.NoError(t, err, "the order opens from the results")
 	require.Equal(t, forWhat, browsertest.Text(t, ctx, `#order-for`))
@@ -569,7 +569,7 @@ func TestConsoleOperatorFindsOrderAndChecksIn(t *testing.T) {
 	browsertest.Step(t, ctx, "2-checked-in")
 
 	err = chromedp.Do(ctx, d.open("#/orders"), browsertest.WaitText(`#order-results`, "rita@example.test"),
-		oneOrder, chromedp.Click(chromedp.CSS(`#order-results a`)), browsertest.WaitText(`.order-status`, "CONFIRMED"), browsertest.WaitText(first, " by "))
+		oneOrder, chromedp.Click(chromedp.CSS(`#order-results a`)), browsertest.WaitText(`.order-status`, "Confirmed"), browsertest.WaitText(first, " by "))
 	require.NoError(t, err, "the search keeps the query, and the check-in stays")
 	second := `tr[data-ticket="` + rita.Tickets[1].ID.String() + `"]`
 	require.NotEmpty(t, browsertest.Text(t, ctx, second+` .check-in`), "the other ticket is still to check in")
@@ -688,7 +688,7 @@ func TestConsoleTenantAdminControlsAndCancelsTheSale(t *testing.T) {
 	browsertest.Step(t, ctx, "1-queue")
 	err = chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`.remove-entry`)), chromedp.Click(chromedp.CSS(`.remove-entry`)),
-		browsertest.WaitText(`tr[data-entry="`+entries[2].ID.String()+`"]`, "REMOVED"))
+		browsertest.WaitText(`tr[data-entry="`+entries[2].ID.String()+`"]`, "Removed"))
 	require.NoError(t, err, "and taken out")
 
 	// Sales, then the cancellation.

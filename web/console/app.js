@@ -83,12 +83,28 @@ const stamp = (t, seconds) => t ? new Date(t).toLocaleString(undefined, {year: '
   hour: '2-digit', minute: '2-digit', second: seconds ? '2-digit' : undefined, timeZoneName: 'short'}) : '—';
 const when = (t) => stamp(t, true);
 const planned = (t) => stamp(t, false);
-// stateBadge shows a sale's or a publication's state in words; the class,
-// the state itself, gives its colour.
+// stateName says a state the API names by code in an operator's words:
+// sales and publications, orders and their capture, tickets, refunds,
+// places in line, rehearsals and webhook deliveries. stateBadge shows it
+// with the state itself as the class, which gives its colour.
 const stateNames = {UPCOMING: 'Upcoming', ON_SALE: 'On sale', SOLD_OUT: 'Sold out', CLOSED: 'Closed', DRAFT: 'Draft',
-  PUBLISHED: 'Published', CANCELLED: 'Cancelled'};
+  PUBLISHED: 'Published', CANCELLED: 'Cancelled',
+  PENDING_PAYMENT: 'Awaiting payment', CONFIRMED: 'Confirmed', FAILED: 'Failed', EXPIRED: 'Expired', REFUNDED: 'Refunded',
+  REFUND_PENDING: 'Refund pending', REFUND_FAILED: 'Refund failed', NONE: 'Not yet', PENDING: 'Pending', CAPTURED: 'Captured',
+  VALID: 'Valid', VOID: 'Void', TRANSFERRED: 'Transferred',
+  WAITING: 'Waiting', ADMITTED: 'Admitted', RESERVED: 'Reserved', LEFT: 'Left', RECLAIMED: 'Reclaimed', REMOVED: 'Removed',
+  QUEUED: 'Queued', RUNNING: 'Running', DONE: 'Done', DELIVERED: 'Delivered',
+  UNKNOWN: 'Unknown', AUTHORIZED: 'Authorized', DECLINED: 'Declined', VOIDED: 'Voided'};
 const stateName = (state) => stateNames[state] || state;
 const stateBadge = (state, attrs = {}) => h('span', {...attrs, class: `badge ${state}`}, stateName(state));
+// timelineWhat says what an order's timeline entry records in words: a
+// state, or "capture" and the capture's state.
+const captures = {NONE: 'Payment not captured', PENDING: 'Payment capture pending', CAPTURED: 'Payment captured',
+  FAILED: 'Payment capture failed'};
+const timelineWhat = (what) => {
+  const [, capture] = what.match(/^capture ([A-Z]+)$/) || [];
+  return capture ? captures[capture] || what : stateName(what);
+};
 // startsWhen says when a date begins, or that it is to be announced.
 const startsWhen = (t) => t ? planned(t) : 'to be announced';
 // dated names a product with its start: an event's dates share its name.
@@ -831,7 +847,7 @@ async function queuePage(id) {
       v.entries.length === 0 ? h('p', {class: 'muted'}, search ? 'Not in this line.' : 'Nobody is waiting.') :
         table(['Place', 'Buyer', 'State', 'Joined', 'Admitted', ''], v.entries.map((e) => h('tr', {dataset: {entry: e.id}},
           h('td', {class: 'num'}, e.position ? `#${n(e.position)}` : '—'), h('td', {}, e.buyerId),
-          h('td', {}, h('span', {class: `badge ${e.state}`}, e.state)), h('td', {}, when(e.joinedAt)), h('td', {}, when(e.admittedAt)),
+          h('td', {}, stateBadge(e.state)), h('td', {}, when(e.joinedAt)), h('td', {}, when(e.admittedAt)),
           h('td', {}, admin && ['WAITING', 'ADMITTED', 'RESERVED'].includes(e.state) ? h('button', {type: 'button', class: 'danger remove-entry',
             onclick: confirmed('Take them out of the line?', async () => {
               await api('DELETE', `/v1/products/${id}/queue/entries/${e.id}`);
@@ -881,7 +897,7 @@ function cancellationPanel(id) {
       h('div', {class: 'tiles'}, tile('Orders to refund', n(c.remaining), 'remaining'), tile('Being paid', n(c.paying)),
         tile('Refunds awaited', n(c.refunding)), tile('Refunded', n(c.refunded), 'refunded'),
         tile('Refused', n(c.failed), c.failed ? 'bad' : ''), tile('Buyers mailed', n(c.buyersMailed), 'mailed')),
-      c.failed ? h('p', {class: 'error'}, 'Some refunds were refused: find those orders (status REFUND_FAILED) and retry or settle each by hand.') : null,
+      c.failed ? h('p', {class: 'error'}, 'Some refunds were refused: find those orders (their refunds say “Refund failed”) and retry or settle each by hand.') : null,
       h('p', {class: 'muted', id: 'cancellation-state', dataset: {state: c.state}}, done ? `Finished ${when(c.finishedAt)}.` : 'Working… this page follows it.'),
       h('p', {}, h('a', {href: `#/report/${id}`}, 'Report'), ' ', h('a', {href: `/v1/products/${id}/attendees.csv`, download: `attendees-${id}.csv`}, 'Orders and attendees (CSV)'))]
       .filter(Boolean));
@@ -924,7 +940,7 @@ async function rehearsePage(id) {
       location.hash = `#/products/${id}`;
     })}, `Use L=${r.params.activeShoppers}, W=${r.params.shoppingSeconds}`) : '';
     return h('tr', {class: 'rehearsal', dataset: {status: r.status}},
-      h('td', {}, when(r.createdAt)), h('td', {}, r.status, r.error ? h('div', {class: 'muted'}, r.error) : null,
+      h('td', {}, when(r.createdAt)), h('td', {}, stateName(r.status), r.error ? h('div', {class: 'muted'}, r.error) : null,
         r.shadowId && r.status === 'RUNNING' ? h('div', {}, h('a', {href: `#/sales/${r.shadowId}`}, 'watch live')) : null),
       h('td', {class: 'num'}, n(r.params.buyers)), h('td', {class: 'num'}, `${r.params.activeShoppers ?? '—'} / ${r.params.shoppingSeconds ?? '—'} s`),
       h('td', {class: 'num sellout'}, r.result ? (res.soldOut ? secs(res.sellOutSeconds) : 'not sold out') : '—'),
@@ -955,7 +971,7 @@ async function ordersPage() {
     results.replaceChildren(list.length === 0 ? h('p', {class: 'muted'}, 'No orders found.') :
       table(['Order', 'For', 'E-mail', 'Buyer', 'Seats', 'Status', 'Amount', 'Created'], list.map((o) => h('tr', {},
         h('td', {}, h('a', {href: `#/orders/${o.id}`}, o.ref)), h('td', {class: 'for'}, dated(o.product, o.startsAt)), h('td', {}, o.email), h('td', {}, o.buyerId),
-        h('td', {}, o.seats.join(', ')), h('td', {}, o.status), h('td', {class: 'num'}, money(o.amountCents, o.currency)), h('td', {}, when(o.createdAt))))));
+        h('td', {}, o.seats.join(', ')), h('td', {}, stateName(o.status)), h('td', {class: 'num'}, money(o.amountCents, o.currency)), h('td', {}, when(o.createdAt))))));
   });
   page('Orders', h('form', {class: 'inline', onsubmit: search}, q, h('button', {class: 'primary', type: 'submit'}, 'Search')), results);
   await search();
@@ -971,7 +987,7 @@ async function orderPage(id) {
     const pick = refundable && k.status === 'VALID' ? h('input', {type: 'checkbox', class: 'refund-pick', 'aria-label': `Refund ${label}`}) : null;
     if (pick) picks.set(k.id, pick);
     return h('tr', {dataset: {ticket: k.id, status: k.status}}, refundable ? h('td', {}, pick) : null,
-      h('td', {}, label), h('td', {class: 'ticket-status'}, k.status, k.heldBy ? h('span', {class: 'muted'}, ` · held by ${k.heldBy}`) : null),
+      h('td', {}, label), h('td', {class: 'ticket-status'}, stateName(k.status), k.heldBy ? h('span', {class: 'muted'}, ` · held by ${k.heldBy}`) : null),
       h('td', {}, k.checkedInAt ? `${when(k.checkedInAt)} by ${k.checkedInBy}` : 'no'),
       // A check-in cannot be undone, and the gate turns the ticket away
       // after it: the desk confirms it first, as a refund.
@@ -981,11 +997,11 @@ async function orderPage(id) {
       })}, 'Check in')));
   });
   page(`Order ${o.ref}`, h('p', {id: 'order-for'}, dated(o.product, o.startsAt)),
-    h('div', {class: 'tiles'}, tile('Status', o.status, 'order-status'), tile('Capture', o.captureStatus), tile('Amount', money(o.amountCents, o.currency)),
+    h('div', {class: 'tiles'}, tile('Status', stateName(o.status), 'order-status'), tile('Capture', stateName(o.captureStatus)), tile('Amount', money(o.amountCents, o.currency)),
       o.refundedCents ? tile('Refunded', money(o.refundedCents, o.currency), 'refunded') : null,
       tile('Buyer', o.buyerId), tile('E-mail', o.email || '—'), tile('Seats', o.seats.join(', '))),
     h('h2', {}, 'Timeline'),
-    table(['When', 'Source', 'What', 'Detail'], t.events.map((e) => h('tr', {}, h('td', {}, when(e.at)), h('td', {}, e.source), h('td', {}, e.what), h('td', {}, e.detail || '')))),
+    table(['When', 'Source', 'What', 'Detail'], t.events.map((e) => h('tr', {}, h('td', {}, when(e.at)), h('td', {}, e.source), h('td', {}, timelineWhat(e.what)), h('td', {}, e.detail || '')))),
     h('h2', {}, 'Tickets'),
     t.tickets.length === 0 ? h('p', {class: 'muted'}, 'No tickets: the order is not confirmed.') :
       table([refundable ? 'Refund' : null, 'Seat', 'State', 'Checked in', ''].filter((c) => c !== null), ticketRows),
@@ -1055,7 +1071,7 @@ function refundsTable(refunds) {
     }
     return h('tr', {class: 'refund', dataset: {status: r.status}}, h('td', {}, when(r.createdAt)),
       h('td', {}, r.kind === 'CANCELLATION' ? `cancelled by the buyer (fee ${money(r.feeCents, r.currency)})` : 'refund'),
-      h('td', {}, r.status, r.lastError && r.status === 'REFUND_FAILED' ? h('div', {class: 'muted'}, r.lastError) : null,
+      h('td', {}, stateName(r.status), r.lastError && r.status === 'REFUND_FAILED' ? h('div', {class: 'muted'}, r.lastError) : null,
         r.settledByHand ? h('div', {class: 'muted'}, `by hand: ${r.settledByHand}`) : null),
       h('td', {class: 'num'}, money(r.amountCents, r.currency)), h('td', {}, r.numbers.join(', ')),
       h('td', {}, r.reason), h('td', {}, r.requestedBy), h('td', {}, act));
@@ -1230,7 +1246,7 @@ async function webhookPage(id) {
           else opened.set(d.id, await api('GET', `${path}/deliveries/${d.id}`));
           drawLog(deliveries);
         })}, h('code', {}, d.eventType)), h('div', {class: 'muted'}, `#${d.sequence}`)),
-        h('td', {class: 'delivery-status'}, d.status), h('td', {class: 'num attempts'}, d.attempts),
+        h('td', {class: 'delivery-status'}, stateName(d.status)), h('td', {class: 'num attempts'}, d.attempts),
         h('td', {class: 'answer'}, a ? (a.statusCode ? `HTTP ${a.statusCode}` : a.error) : '—'),
         h('td', {class: 'num'}, a ? `${n(a.durationMs)} ms` : '—'),
         h('td', {}, a?.excerpt ? h('code', {class: 'excerpt'}, a.excerpt.slice(0, 120)) : ''),
