@@ -57,6 +57,7 @@ type Result struct {
 	Reserved             int64    `json:"reserved" doc:"Reservation requests accepted"`
 	Held                 int64    `json:"held"`
 	Rejected             int64    `json:"rejected"`
+	Chosen               int64    `json:"chosen" doc:"Requests for seats the buyer chose (the others asked for the best available)"`
 	Conflicts            int64    `json:"conflicts" doc:"Requests refused because another buyer had the seat"`
 	ConflictRate         float64  `json:"conflictRate" doc:"Conflicts among requests for chosen seats"`
 	PeakClaimBacklog     int64    `json:"peakClaimBacklog" doc:"Most requests waiting for a claim at once"`

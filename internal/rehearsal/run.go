@@ -246,8 +246,9 @@ sample:
 	res.Arrived, res.Admitted, res.Reserved = c.arrived.Load(), c.admitted.Load(), c.reserved.Load()
 	res.Held, res.Rejected, res.Conflicts = c.held.Load(), c.rejected.Load(), c.conflicts.Load()
 	res.Orders, res.Paid = c.orders.Load(), c.paid.Load()
-	if n := c.explicit.Load(); n > 0 {
-		res.ConflictRate = float64(res.Conflicts) / float64(n)
+	res.Chosen = c.explicit.Load()
+	if res.Chosen > 0 {
+		res.ConflictRate = float64(res.Conflicts) / float64(res.Chosen)
 	}
 	res.AdmissionRate = admissionRate(res.Timeline)
 	if live, err := reservation.ReadLive(bg, r.Pool, shadow.ID); err == nil {

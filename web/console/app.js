@@ -945,7 +945,7 @@ async function rehearsePage(id) {
       h('td', {class: 'num'}, n(r.params.buyers)), h('td', {class: 'num'}, `${r.params.activeShoppers ?? '—'} / ${r.params.shoppingSeconds ?? '—'} s`),
       h('td', {class: 'num sellout'}, r.result ? (res.soldOut ? secs(res.sellOutSeconds) : 'not sold out') : '—'),
       h('td', {class: 'num'}, r.result ? `${res.admissionRate.toFixed(1)}/s` : '—'),
-      h('td', {class: 'num'}, r.result ? pct(res.conflictRate) : '—'),
+      h('td', {class: 'num conflicts'}, !r.result ? '—' : res.chosen ? `${pct(res.conflictRate)} of ${n(res.chosen)} chosen` : 'none chosen'),
       h('td', {class: 'num'}, r.result ? n(res.peakClaimBacklog) : '—'),
       h('td', {class: 'num'}, r.result ? `${n(res.paid)} paid · ${res.paymentsPerSecond.toFixed(0)}/s peak · ${n(res.peakPaymentsInFlight)} in flight` : '—'),
       h('td', {}, useIt));
@@ -953,7 +953,7 @@ async function rehearsePage(id) {
   page(`Rehearse: ${p.name}`, h('p', {}, h('a', {href: `#/products/${id}`}, 'Back to the product')), form,
     h('h2', {}, 'Rehearsals'),
     runs.length === 0 ? h('p', {class: 'muted'}, 'None yet.') :
-      table(['Started', 'State', 'Buyers', 'L / W', 'Sold out after', 'Admission', 'Conflicts', 'Peak claim backlog', 'Payments', ''], rows));
+      table(['Started', 'State', 'Buyers', 'L / W', 'Sold out after', 'Admission', 'Seats taken first', 'Peak claim backlog', 'Payments', ''], rows));
   if (running) {
     const timer = setTimeout(() => route(), 2000);
     stopPage = () => clearTimeout(timer);
