@@ -461,7 +461,7 @@ func (a *App) RunWorkers(ctx context.Context) error {
 	if err := a.waitForOneWriter(ctx); err != nil {
 		return err
 	}
-	if err := a.Liveness.Lock(ctx); err != nil {
+	if err := a.retryWhileUnavailable(ctx, "liveness lock", func() error { return a.Liveness.Lock(ctx) }); err != nil {
 		return err
 	}
 	return Run(ctx, a.workerParts()...)
@@ -497,7 +497,7 @@ func (a *App) runRiver(ctx context.Context) error {
 	// River runs on a context of its own: cancelling the one given to Start
 	// would cancel the jobs running, and a stop should let their batches
 	// commit.
-	if err := a.River.Start(context.WithoutCancel(ctx)); err != nil {
+	if err := a.retryWhileUnavailable(ctx, "start workers", func() error { return a.River.Start(context.WithoutCancel(ctx)) }); err != nil {
 		return fmt.Errorf("start workers: %w", err)
 	}
 	livenessCtx, stopLiveness := context.WithCancel(context.WithoutCancel(ctx))
@@ -513,6 +513,30 @@ func (a *App) runRiver(ctx context.Context) error {
 	err := a.stopRiver(ctx)
 	stopLiveness()
 	return errors.Join(err, <-liveness)
+}
+
+// retryWhileUnavailable calls try until it succeeds or fails for another
+// reason than a database it cannot reach (db.IsUnavailable; a fenced
+// writer is not that), waiting 250 ms between calls and doubling up to
+// 5 s, or until ctx ends (ctx.Err()). A work process's start reads the
+// database after its pool is open (its liveness lock, River's queue
+// settings): one whose database restarts meanwhile waits for it, as a
+// running one does, instead of exiting.
+func (a *App) retryWhileUnavailable(ctx context.Context, what string, try func() error) error {
+	wait := 250 * time.Millisecond
+	for {
+		err := try()
+		if err == nil || !db.IsUnavailable(err) || errors.Is(err, db.ErrFenced) {
+			return err
+		}
+		a.Logger.Warn(what+": the database is unavailable; trying again", "error", err, "after", wait)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
 }
 
 // stopRiver stops River's client: drains hand over first, then River waits

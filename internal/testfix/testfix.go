@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"runtime"
 	"sync"
@@ -93,6 +94,9 @@ type Options struct {
 	// Tracer, when set, traces the services and their queries (the pool
 	// the services use then traces its queries too).
 	Tracer trace.TracerProvider
+	// Through, when set, is the host:port the services reach the database
+	// by (a proctest.Gate the test cuts) instead of TEST_DATABASE_URL's.
+	Through string
 	// TestModeProvider, when set, is what rehearsals pay with.
 	TestModeProvider payment.Provider
 	// SMTPAddr, when set, is where checkout mails tickets (a mail.Sink's).
@@ -156,12 +160,20 @@ func New(t testing.TB, o Options) *Env {
 		o.Stores.Tenants = tenant.NewStore(schema.Pool, keys)
 	}
 	pool := schema.Pool
-	if o.Tracer != nil {
-		traced, err := db.Open(context.Background(), schema.URL, db.PoolOptions{MaxConns: o.MaxConns, Schema: schema.Name,
-			Tracer: tracing.NewQueries(o.Tracer)})
+	if o.Tracer != nil || o.Through != "" {
+		opts := db.PoolOptions{MaxConns: o.MaxConns, Schema: schema.Name}
+		if o.Tracer != nil {
+			opts.Tracer = tracing.NewQueries(o.Tracer)
+		}
+		dbURL, err := url.Parse(schema.URL)
 		require.NoError(t, err)
-		t.Cleanup(traced.Close)
-		pool = traced
+		if o.Through != "" {
+			dbURL.Host = o.Through
+		}
+		own, err := db.Open(context.Background(), dbURL.String(), opts)
+		require.NoError(t, err)
+		t.Cleanup(own.Close)
+		pool = own
 	}
 	a, err := app.New(context.Background(), cfg, pool, logger, app.Options{
 		Work: true, Metrics: o.Metrics, Provider: o.Provider, Schema: schema.Name, BeforeJob: o.BeforeJob,
