@@ -37,7 +37,7 @@ type Signals interface {
 	// Reserved returns which buyers have made a request for the product.
 	Reserved(ctx context.Context, q db.DBTX, tenantID, productID uuid.UUID, buyers []string) (map[string]bool, error)
 	// Taken returns how many numbers count against each buyer's
-	// per-buyer limit on the product: held or bought.
+	// per-buyer limit on the product: held, bought or received.
 	Taken(ctx context.Context, q db.DBTX, productID uuid.UUID, buyers []string) (map[string]int64, error)
 	// Bought returns which buyers have a confirmed order for the product.
 	Bought(ctx context.Context, q db.DBTX, tenantID, productID uuid.UUID, buyers []string) (map[string]bool, error)
