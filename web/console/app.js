@@ -511,7 +511,7 @@ async function productsPage() {
   const {products} = await api('GET', '/v1/products?limit=100');
   page('Products', h('p', {}, h('a', {href: '#/products/new', id: 'new-product'}, 'New product')),
     table(['Product', 'Starts', 'Kind', 'Capacity', 'Publication', 'On sale', ''], products.map((p) => h('tr', {},
-      h('td', {}, h('a', {href: `#/products/${p.id}`}, p.name)), h('td', {}, startsWhen(p.startsAt)), h('td', {}, p.kind), h('td', {class: 'num'}, n(p.capacity)),
+      h('td', {}, h('a', {href: `#/products/${p.id}`}, p.name)), h('td', {}, startsWhen(p.startsAt)), h('td', {}, p.kind === 'seated' ? 'Seated' : 'Numbered'), h('td', {class: 'num'}, n(p.capacity)),
       h('td', {}, stateBadge(p.publication)), h('td', {}, planned(p.onSaleAt)),
       h('td', {}, h('a', {href: `#/sales/${p.id}`}, 'Live'))))));
 }
