@@ -166,6 +166,10 @@ func TestConsoleOperatorWatchesBurst(t *testing.T) {
 	err = chromedp.Do(ctx, browsertest.WaitJS(`document.querySelector('#queued')?.textContent === '0'`),
 		browsertest.WaitText(`[data-group="Stock"]`, "Held"+fmt.Sprint(burst)))
 	require.NoError(t, err, "the backlog drains")
+	// Decision latencies under a second read in milliseconds, not "0.0 s".
+	claims, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-group="Claims"]').textContent`))
+	require.NoError(t, err)
+	require.Regexp(t, `Latency p50 / p99(\d+ ms|\d+\.\d s) / (\d+ ms|\d+\.\d s)`, claims)
 	// The 15-minute chart has the burst in it (its history is refreshed
 	// every 5 s).
 	browsertest.Do(t, ctx, browsertest.WaitJS(

@@ -74,6 +74,9 @@ function signedOut(message) {
 const fmt = new Intl.NumberFormat();
 const n = (v) => fmt.format(Math.round(v || 0));
 const secs = (v) => (v || 0) < 90 ? `${(v || 0).toFixed(1)} s` : `${Math.round(v / 60)} min`;
+// latency shows a request's time to its decision, tens of milliseconds when
+// all is well: in seconds it would read 0.0 s until something is wrong.
+const latency = (v) => (v || 0) < 1 ? `${Math.round((v || 0) * 1000)} ms` : secs(v);
 const money = (cents, cur) => `${((cents || 0) / 100).toFixed(2)} ${cur || ''}`.trim();
 // when shows a moment in the browser's zone, which it names: the console's
 // forms take times in that zone, and an operator may not be where the venue
@@ -455,7 +458,7 @@ function drawLive(v, tiles, status) {
     ['Claims', [
       tile('Queued requests', n(r.queued), r.queued > 0 ? 'warn' : ''), tile('Oldest queued', secs(r.oldestQueuedAgeSeconds), r.oldestQueuedAgeSeconds > 30 ? 'bad' : ''),
       tile('Decided / s', r.decidedPerSecond.toFixed(1)), tile('Numbers held / s', r.numbersHeldPerSecond.toFixed(1)),
-      tile('Batch size', r.batchSize.toFixed(1)), tile('Latency p50 / p99', `${secs(r.latencyP50Seconds)} / ${secs(r.latencyP99Seconds)}`),
+      tile('Batch size', r.batchSize.toFixed(1)), tile('Latency p50 / p99', `${latency(r.latencyP50Seconds)} / ${latency(r.latencyP99Seconds)}`),
       tile('Rejections', rejections), tile('Dead-lettered', n(r.deadLettered), r.deadLettered ? 'bad' : '')]],
     v.waitlist.waiting + v.waitlist.offered + v.waitlist.converted + v.waitlist.expired + v.waitlist.declined + v.waitlist.left ? ['Waiting list', [
       tile('In line', n(v.waitlist.waiting)), tile('Offers out', n(v.waitlist.offered)), tile('Numbers held back', n(v.waitlist.withheld)),
