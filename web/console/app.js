@@ -76,7 +76,7 @@ const n = (v) => fmt.format(Math.round(v || 0));
 const secs = (v) => (v || 0) < 90 ? `${(v || 0).toFixed(1)} s` : `${Math.round(v / 60)} min`;
 // latency shows a request's time to its decision, tens of milliseconds when
 // all is well: in seconds it would read 0.0 s until something is wrong.
-const latency = (v) => (v || 0) < 1 ? `${Math.round((v || 0) * 1000)} ms` : secs(v);
+const latency = (v) => { const ms = Math.round((v || 0) * 1000); return ms < 1000 ? `${ms} ms` : secs(v); };
 const money = (cents, cur) => `${((cents || 0) / 100).toFixed(2)} ${cur || ''}`.trim();
 // when shows a moment in the browser's zone, which it names: the console's
 // forms take times in that zone, and an operator may not be where the venue
