@@ -99,6 +99,8 @@ const stateNames = {UPCOMING: 'Upcoming', ON_SALE: 'On sale', SOLD_OUT: 'Sold ou
   QUEUED: 'Queued', RUNNING: 'Running', DONE: 'Done', DELIVERED: 'Delivered',
   UNKNOWN: 'Unknown', AUTHORIZED: 'Authorized', DECLINED: 'Declined', VOIDED: 'Voided'};
 const stateName = (state) => stateNames[state] || state;
+// kindNames says a product's kind in words, in the products list and its form.
+const kindNames = {numbered: 'Numbered', seated: 'Seated'};
 const stateBadge = (state, attrs = {}) => h('span', {...attrs, class: `badge ${state}`}, stateName(state));
 // timelineWhat says what an order's timeline entry records in words: a
 // state, or "capture" and the capture's state.
@@ -514,7 +516,7 @@ async function productsPage() {
   const {products} = await api('GET', '/v1/products?limit=100');
   page('Products', h('p', {}, h('a', {href: '#/products/new', id: 'new-product'}, 'New product')),
     table(['Product', 'Starts', 'Kind', 'Capacity', 'Publication', 'On sale', ''], products.map((p) => h('tr', {},
-      h('td', {}, h('a', {href: `#/products/${p.id}`}, p.name)), h('td', {}, startsWhen(p.startsAt)), h('td', {}, p.kind === 'seated' ? 'Seated' : 'Numbered'), h('td', {class: 'num'}, n(p.capacity)),
+      h('td', {}, h('a', {href: `#/products/${p.id}`}, p.name)), h('td', {}, startsWhen(p.startsAt)), h('td', {}, kindNames[p.kind] || p.kind), h('td', {class: 'num'}, n(p.capacity)),
       h('td', {}, stateBadge(p.publication)), h('td', {}, planned(p.onSaleAt)),
       h('td', {}, h('a', {href: `#/sales/${p.id}`}, 'Live'))))));
 }
@@ -582,7 +584,7 @@ function levelPrices() {
 function newProductPage() {
   const f = {
     name: h('input', {id: 'p-name', required: true}), slug: h('input', {id: 'p-slug', required: true, pattern: '[a-z0-9][a-z0-9-]*'}),
-    kind: h('select', {id: 'p-kind'}, h('option', {value: 'numbered'}, 'Numbered (raffle, numbered items)'), h('option', {value: 'seated'}, 'Seated (venue)')),
+    kind: h('select', {id: 'p-kind'}, h('option', {value: 'numbered'}, `${kindNames.numbered} (raffle, numbered items)`), h('option', {value: 'seated'}, `${kindNames.seated} (venue)`)),
     capacity: h('input', {id: 'p-capacity', type: 'number', min: 1, value: 100}),
     price: h('input', {id: 'p-price', type: 'number', min: 0, step: '0.01', value: '10.00'}),
     fee: h('input', {id: 'p-fee', type: 'number', min: 0, step: '0.01', value: '0.00'}),
