@@ -399,6 +399,10 @@ func VerifyNoLeaks(m *testing.M) {
 			goleak.IgnoreAnyFunction("github.com/sivchari/kumo/internal/service/dynamodb.(*MemoryStorage).ttlReaper"),
 			// fasthttp compresses on a pool of workers that lives with the process.
 			goleak.IgnoreAnyFunction("github.com/valyala/fasthttp/stackless.funcWorker"),
+			// fasthttp's client: its idle connections' cleaner outlives them by
+			// up to 10 s, its dialer's address cache lives with the process.
+			goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*HostClient).connsCleaner"),
+			goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*TCPDialer).tcpAddrsClean"),
 		); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
 			code = 1
