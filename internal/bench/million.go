@@ -208,9 +208,9 @@ func Million(ctx context.Context, pool *pgxpool.Pool, c MillionConfig, out io.Wr
 	// The readers stand in for browsers and CDNs on other machines: they
 	// take the gzipped answers as sent. Decompressing them here put a gzip
 	// reader per response on the API's two cores and into the latency
-	// measured; net/http's client, allocating several KB a read in the
-	// API's process, brought its collector round often enough to hold the
-	// page reads' p99 (fasthttp's, as the burst's load uses).
+	// measured. They use fasthttp's client, as the burst's load does:
+	// net/http's allocates several KB a read, here in the API's own
+	// process, and the collections that brought on held up the reads.
 	client := &fasthttp.HostClient{Addr: strings.TrimPrefix(base, "http://"), MaxConns: 16}
 	defer client.CloseIdleConnections()
 	if err := cachedPages(ctx, pool, srv, client, base, c, res, out); err != nil {
