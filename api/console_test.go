@@ -130,9 +130,11 @@ func TestLiveSaleAndReport(t *testing.T) {
 	require.EqualValues(t, 3, v.body["requests"].(map[string]any)["queued"], "the backlog before the claim")
 
 	b.env.Drain(t, b.product, 10)
+	// Refused as it is recorded: the answer brings the decision.
 	r := b.reserve(t, buyerToken(t, b.env.Tenant, "dee", time.Hour), "k-dee", map[string]any{"numbers": []int{1}})
-	require.Equal(t, http.StatusAccepted, r.status)
-	b.env.Drain(t, b.product, 10)
+	require.Equal(t, http.StatusCreated, r.status, string(r.raw))
+	require.Equal(t, "REJECTED", r.body["status"])
+	require.Equal(t, "SEAT_TAKEN", r.body["reason"])
 
 	// Another process shows the same figures: they come from the database.
 	v = b.fresh(t).do(t, http.MethodGet, path, adminKey, nil)

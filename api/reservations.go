@@ -179,7 +179,8 @@ func (s *Server) createReservation(ctx context.Context, in *createInput) (*reser
 	switch {
 	case acc.Replayed:
 		out.Status = http.StatusOK
-	case wait > 0 && r.Status != reservation.StatusQueued:
+	case r.Status != reservation.StatusQueued:
+		// Decided within the wait, or refused as it was recorded.
 		out.Status = http.StatusCreated
 	}
 	return out, nil

@@ -41,8 +41,8 @@ func errs(codes ...int) option { return func(op *huma.Operation) { op.Errors = c
 // one its first answer had.
 func replayed() option { return meta("replay") }
 
-// decides declares the 201 of a create whose answer waited for the
-// request's decision (Prefer: wait=N).
+// decides declares the 201 of a create answered with the request's
+// decision: waited for (Prefer: wait=N), or known as it was recorded.
 func decides() option { return meta("decides") }
 
 // conditional declares the 304 an operation answers to If-None-Match
@@ -117,7 +117,9 @@ func completeResponses(_ *huma.OpenAPI, op *huma.Operation) {
 	if op.Metadata["decides"] == true {
 		first := op.Responses[strconv.Itoa(op.DefaultStatus)]
 		decided := *first
-		decided.Description = "Created and decided within the wait asked with Prefer: wait=N (HELD or REJECTED)"
+		decided.Description = "Created and decided: HELD or REJECTED within the wait asked with Prefer: wait=N, or " +
+			"REJECTED at once, whatever the wait, when a number asked is already sold or held (SEAT_TAKEN) or fewer " +
+			"are left than asked (SOLD_OUT, NOT_ENOUGH_LEFT)"
 		op.Responses["201"] = &decided
 	}
 	if op.Metadata["conditional"] == true {

@@ -146,6 +146,32 @@ func TestDuplicateDelivery(t *testing.T) {
 	b.env.RequireInvariants(t)
 }
 
+// A request refused as it is recorded sends no message, and the repair
+// job finds nothing to publish.
+func TestRefusedAtOnceIsNotPublished(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	stop := b.consume(t)
+	b.waitStatus(t, b.reserve(t, "alice", reservation.Params{Numbers: testfix.Nums(5)}).ID, reservation.StatusHeld)
+	b.queueEmpty(t)
+	stop()
+
+	r := b.reserve(t, "bob", reservation.Params{Numbers: testfix.Nums(5)})
+	require.Equal(t, reservation.StatusRejected, r.Status)
+	require.Equal(t, reservation.ReasonSeatTaken, r.Reason)
+	mainQ, _, err := b.ops.Stats(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, mainQ.Visible+mainQ.NotVisible, "no message for a decided request")
+	b.env.Exec(t, `UPDATE reservation_requests SET created_at = created_at - interval '1 minute'`)
+	res, err := jobs.Repair(context.Background(), jobs.Deps{
+		Pool: b.env.Schema.Pool, Enqueuer: b.publisher, Logger: b.env.Logger,
+		Config: jobs.Config{RepublishAfter: time.Second, RedeliveryWindow: time.Hour},
+	})
+	require.NoError(t, err)
+	require.Equal(t, jobs.RepairResult{}, res)
+	b.env.RequireInvariants(t)
+}
+
 // failingEnqueuer is a queue that loses every publish after commit.
 type failingEnqueuer struct{ *sqsqueue.Publisher }
 
