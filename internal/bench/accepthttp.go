@@ -112,7 +112,8 @@ func HTTPAccept(ctx context.Context, pool *pgxpool.Pool, c HTTPAcceptConfig, out
 							_, _ = io.Copy(io.Discard, resp.Body)
 							_ = resp.Body.Close()
 						}
-						if err != nil || resp.StatusCode != http.StatusAccepted {
+						// 201: recorded and refused at once.
+						if err != nil || (resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusCreated) {
 							errs.Add(1)
 							continue
 						}

@@ -286,7 +286,8 @@ func (f *Fleet) reserveOne(product uuid.UUID, tok string, saw func(code int)) bo
 			saw(code)
 		}
 		switch {
-		case err == nil && (code == http.StatusAccepted || code == http.StatusOK):
+		// 201: decided in the answer (refused at once once sold out).
+		case err == nil && (code == http.StatusAccepted || code == http.StatusOK || code == http.StatusCreated):
 			return true
 		case err == nil && code != http.StatusServiceUnavailable:
 			assert.Fail(f.t, "unexpected answer", "%d %v", code, out)

@@ -130,7 +130,7 @@ func (s *Shoppers) buy(i int) {
 	s.retry("reserve", func() (bool, error) {
 		code, r, err := s.call(http.MethodPost, "/v1/products/"+s.product+"/reservations", token,
 			map[string]any{"quantity": 1}, "Idempotency-Key", fmt.Sprintf("r-%d", i))
-		if err == nil && (code == http.StatusAccepted || code == http.StatusOK) {
+		if err == nil && (code == http.StatusAccepted || code == http.StatusOK || code == http.StatusCreated) {
 			status, _ = r["statusUrl"].(string)
 			s.mu.Lock()
 			s.accepted = append(s.accepted, time.Now())
