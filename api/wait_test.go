@@ -119,6 +119,16 @@ func TestStatusReadWaitsForTheDecision(t *testing.T) {
 	require.Less(t, time.Since(start), 2*time.Second)
 	r = c.do(t, http.MethodGet, "/v1/reservations/"+ids[0], b.buyer, nil)
 	require.Empty(t, r.header.Get("Preference-Applied"))
+
+	// Refused as it was recorded (its number is held), a young request is
+	// announced as the claim's decisions are: its waiting read answers at
+	// once instead of taking it for one still queued.
+	refused := b.env.Reserve(t, b.product, "alice", reservation.Params{Numbers: testfix.Nums(1)})
+	require.Equal(t, reservation.StatusRejected, refused.Status)
+	start = time.Now()
+	r = c.do(t, http.MethodGet, "/v1/reservations/"+refused.ID.String(), b.buyer, nil, "Prefer", "wait=8")
+	require.Equal(t, "REJECTED", r.body["status"])
+	require.Less(t, time.Since(start), 2*time.Second)
 }
 
 // Order reads with Prefer: wait are answered by the commit that changed the

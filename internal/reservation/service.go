@@ -26,6 +26,7 @@ import (
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/product"
 	"boxoffice/internal/tracing"
+	"boxoffice/internal/wake"
 )
 
 // ErrIdempotencyConflict is returned when an idempotency key is reused with a
@@ -253,6 +254,22 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, rows []*acceptRow) (*
 	}
 	if err := br.Close(); err != nil {
 		return nil, fmt.Errorf("insert reservation requests: %w", err)
+	}
+	// A waiting read takes a young request no notification named for one
+	// still queued, and waits without reading it (wake.Waiters.Register):
+	// the requests refused here are announced as the claim announces its
+	// decisions, at the commit.
+	var refusedIDs []uuid.UUID
+	for _, r := range rows {
+		if r.refused != "" {
+			refusedIDs = append(refusedIDs, r.id)
+		}
+	}
+	if len(refusedIDs) > 0 {
+		if _, err := tx.Exec(ctx, `SELECT count(pg_notify('`+decidedChannel+`', p)) FROM unnest($1::text[]) AS p`,
+			wake.Payloads(refusedIDs)); err != nil {
+			return nil, fmt.Errorf("announce refused requests: %w", err)
+		}
 	}
 	enqueued := map[uuid.UUID]bool{}
 	var toEnqueue []Ref
