@@ -552,6 +552,12 @@ func lockBuyers(ctx context.Context, tx pgx.Tx, productID uuid.UUID, reqs []*que
 	return live, nil
 }
 
+// byKeyOnly prices sequential scans and hash joins out for the rest of
+// the transaction (a select list): its statements read by key, and a
+// generic plan cached from stale statistics must not turn a lookup into a
+// scan (planClaim, recordTx).
+const byKeyOnly = `set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true)`
+
 // planClaim sets how the rest of the claim transaction's statements are
 // planned. pgx caches every statement, and PostgreSQL keeps a generic plan
 // made from the statistics of the moment:
@@ -569,7 +575,7 @@ func lockBuyers(ctx context.Context, tx pgx.Tx, productID uuid.UUID, reqs []*que
 //     settings.
 func planClaim(ctx context.Context, tx pgx.Tx, productID uuid.UUID) error {
 	if _, err := tx.Exec(ctx, `
-		SELECT set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
+		SELECT `+byKeyOnly+`,
 		       (SELECT set_config('plan_cache_mode', 'force_custom_plan', true)
 		        WHERE EXISTS (SELECT 1 FROM holds WHERE product_id = $1 AND state = 'ACTIVE' AND expires_at <= now()))`,
 		productID); err != nil {

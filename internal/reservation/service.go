@@ -185,7 +185,7 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, rows []*acceptRow) (*
 	// are summed behind a one-time filter on the earliest expiry, as in
 	// the claim (newPicker).
 	b := &pgx.Batch{}
-	b.Queue(`SELECT set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true)`)
+	b.Queue(`SELECT ` + byKeyOnly)
 	b.Queue(`
 		WITH r AS (
 		    SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::bytea[],
