@@ -45,6 +45,27 @@ type DrainOptions struct {
 	// Linger is how long an emptied queue is watched before the drain ends
 	// (schedule.Linger).
 	Linger time.Duration
+	// Gather is how long the next batch gathers after a batch of fewer
+	// than GatherBelow requests, but more than one, that emptied the queue
+	// (schedule.Gather; 0: none).
+	Gather      time.Duration
+	GatherBelow int
+}
+
+// gatherAfter is how long to wait before the next batch, after one of n
+// requests that emptied the queue. A drain that keeps up with a burst
+// would otherwise claim a few dozen requests a transaction, each paying a
+// transaction's statements, locks and commit for its few. A lone request
+// (a quiet sale) is claimed at once, and so is the next batch after a big
+// one: its requests have waited long enough already.
+func (o DrainOptions) gatherAfter(n int, turn schedule.Turn) time.Duration {
+	switch {
+	case turn.Pace:
+		return schedule.Pace
+	case n > 1 && n < o.GatherBelow:
+		return o.Gather
+	}
+	return 0
 }
 
 // Drain claims the product's QUEUED requests in batches until none is left,
@@ -111,12 +132,12 @@ func (c *Claimer) drain(ctx context.Context, productID uuid.UUID, o DrainOptions
 				idleSince = time.Time{}
 				// A batch short of the limit took the whole queue.
 				look = res.Requests < o.BatchSize
-				if look && turn.Pace {
+				if wait := o.gatherAfter(res.Requests, turn); look && wait > 0 {
 					select {
 					case <-ctx.Done():
 						return total, ctx.Err()
 					case <-o.Stop:
-					case <-time.After(schedule.Pace):
+					case <-time.After(wait):
 					}
 				}
 				continue

@@ -163,6 +163,48 @@ func TestDrainPaces(t *testing.T) {
 	}
 }
 
+// A drain that keeps up with a burst gathers: after a batch of a few
+// requests that emptied the queue it waits before the next, which takes
+// together the requests that arrived meanwhile.
+func TestDrainGathers(t *testing.T) {
+	t.Parallel()
+	env, p := queuedProduct(t)
+	ctx := context.Background()
+	env.Reserve(t, p, "second", reservation.Params{Quantity: 1})
+	const later = 3
+	var mu sync.Mutex
+	var commits []time.Time
+	arrived := make(chan struct{})
+	env.Claimer.BeforeCommit = func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		commits = append(commits, time.Now())
+		if len(commits) == 1 {
+			// Sent while the first batch commits, one at a time.
+			go func() {
+				defer close(arrived)
+				for i := range later {
+					env.Reserve(testfix.InGoroutine(t), p, fmt.Sprintf("later%d", i), reservation.Params{Quantity: 1})
+				}
+			}()
+		}
+		return nil
+	}
+	// The gather is long enough for the later requests to be accepted on
+	// a slow machine; a drain that did not gather would claim the first
+	// of them alone.
+	const gather = 2 * time.Second
+	res, err := env.Claimer.Drain(ctx, p.ID, reservation.DrainOptions{BatchSize: 100, Linger: 500 * time.Millisecond,
+		Gather: gather, GatherBelow: 100, Complete: func(context.Context, pgx.Tx) error { return nil }})
+	require.NoError(t, err)
+	<-arrived
+	require.Equal(t, 2+later, res.Requests, "every request decided by the one drain")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, commits, 2, "the later requests claimed together")
+	require.GreaterOrEqual(t, commits[1].Sub(commits[0]), gather)
+}
+
 // A drain handing its product on (out of budget, stopping, or owing its
 // worker to another tenant's sale) does not wait for the product's accepts
 // in flight: the follow-up job decides their requests. Only a drain that

@@ -47,6 +47,14 @@ const (
 	// small transactions that would have kept the database's cores from
 	// another tenant's claims become one.
 	Pace = 100 * time.Millisecond
+	// Gather is how long a drain that keeps up with a burst waits after a
+	// batch that emptied its queue: the next batch gathers what arrives
+	// meanwhile, a commit for a hundred requests or more instead of a few
+	// dozen, each decided this much later at most.
+	Gather = 25 * time.Millisecond
+	// GatherBelow: a batch of this many requests or more is followed by
+	// the next at once.
+	GatherBelow = 200
 	// Linger is how long a drain watches an emptied queue before its job
 	// ends: in a burst the next requests come within milliseconds, and
 	// ending the job would leave them to wait for a new one to be fetched.
