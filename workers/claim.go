@@ -70,12 +70,11 @@ func (w *ClaimWorker) Timeout(*river.Job[reservation.ClaimArgs]) time.Duration {
 // Work drains the product.
 func (w *ClaimWorker) Work(ctx context.Context, job *river.Job[reservation.ClaimArgs]) error {
 	res, err := w.Claimer.Drain(ctx, job.Args.ProductID, reservation.DrainOptions{
-		BatchSize:   w.BatchSize,
-		Budget:      schedule.Budget,
-		Linger:      schedule.Linger,
-		Gather:      schedule.Gather,
-		GatherBelow: schedule.GatherBelow,
-		Stop:        w.Stopping,
+		BatchSize: w.BatchSize,
+		Budget:    schedule.Budget,
+		Linger:    schedule.Linger,
+		Gather:    schedule.Gather(),
+		Stop:      w.Stopping,
 		// Shared fairly between tenants, then between products.
 		Yield:      w.scheduler().Yield(tenantOf(job.Args)),
 		YieldEvery: schedule.LookEvery,

@@ -45,27 +45,18 @@ type DrainOptions struct {
 	// Linger is how long an emptied queue is watched before the drain ends
 	// (schedule.Linger).
 	Linger time.Duration
-	// Gather is how long the next batch gathers after a batch of fewer
-	// than GatherBelow requests, but more than one, that emptied the queue
-	// (schedule.Gather; 0: none).
-	Gather      time.Duration
-	GatherBelow int
+	// Gather: how long to wait for the next batch after one that emptied
+	// the queue (schedule.Gather; the zero value: never).
+	Gather schedule.Gathering
 }
 
 // gatherAfter is how long to wait before the next batch, after one of n
-// requests that emptied the queue. A drain that keeps up with a burst
-// would otherwise claim a few dozen requests a transaction, each paying a
-// transaction's statements, locks and commit for its few. A lone request
-// (a quiet sale) is claimed at once, and so is the next batch after a big
-// one: its requests have waited long enough already.
+// requests that emptied the queue.
 func (o DrainOptions) gatherAfter(n int, turn schedule.Turn) time.Duration {
-	switch {
-	case turn.Pace:
+	if turn.Pace {
 		return schedule.Pace
-	case n > 1 && n < o.GatherBelow:
-		return o.Gather
 	}
-	return 0
+	return o.Gather.After(n)
 }
 
 // Drain claims the product's QUEUED requests in batches until none is left,

@@ -163,15 +163,17 @@ func TestDrainPaces(t *testing.T) {
 	}
 }
 
-// A drain that keeps up with a burst gathers: after a batch of a few
+// A drain that keeps up with a burst gathers: after a batch of a dozen
 // requests that emptied the queue it waits before the next, which takes
 // together the requests that arrived meanwhile.
 func TestDrainGathers(t *testing.T) {
 	t.Parallel()
 	env, p := queuedProduct(t)
 	ctx := context.Background()
-	env.Reserve(t, p, "second", reservation.Params{Quantity: 1})
-	const later = 3
+	const first, later = 12, 3
+	for i := range first - 1 {
+		env.Reserve(t, p, fmt.Sprintf("first%d", i), reservation.Params{Quantity: 1})
+	}
 	var mu sync.Mutex
 	var commits []time.Time
 	arrived := make(chan struct{})
@@ -190,19 +192,19 @@ func TestDrainGathers(t *testing.T) {
 		}
 		return nil
 	}
-	// The gather is long enough for the later requests to be accepted on
-	// a slow machine; a drain that did not gather would claim the first
-	// of them alone.
-	const gather = 2 * time.Second
+	// The wait is long enough for the later requests to be accepted on a
+	// slow machine; a drain that did not gather would claim the first of
+	// them alone.
+	gather := schedule.Gathering{Wait: 2 * time.Second, From: 10, Below: 100}
 	res, err := env.Claimer.Drain(ctx, p.ID, reservation.DrainOptions{BatchSize: 100, Linger: 500 * time.Millisecond,
-		Gather: gather, GatherBelow: 100, Complete: func(context.Context, pgx.Tx) error { return nil }})
+		Gather: gather, Complete: func(context.Context, pgx.Tx) error { return nil }})
 	require.NoError(t, err)
 	<-arrived
-	require.Equal(t, 2+later, res.Requests, "every request decided by the one drain")
+	require.Equal(t, first+later, res.Requests, "every request decided by the one drain")
 	mu.Lock()
 	defer mu.Unlock()
 	require.Len(t, commits, 2, "the later requests claimed together")
-	require.GreaterOrEqual(t, commits[1].Sub(commits[0]), gather)
+	require.GreaterOrEqual(t, commits[1].Sub(commits[0]), gather.Wait)
 }
 
 // A drain handing its product on (out of budget, stopping, or owing its

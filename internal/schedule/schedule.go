@@ -47,14 +47,6 @@ const (
 	// small transactions that would have kept the database's cores from
 	// another tenant's claims become one.
 	Pace = 100 * time.Millisecond
-	// Gather is how long a drain that keeps up with a burst waits after a
-	// batch that emptied its queue: the next batch gathers what arrives
-	// meanwhile, a commit for a hundred requests or more instead of a few
-	// dozen, each decided this much later at most.
-	Gather = 25 * time.Millisecond
-	// GatherBelow: a batch of this many requests or more is followed by
-	// the next at once.
-	GatherBelow = 200
 	// Linger is how long a drain watches an emptied queue before its job
 	// ends: in a burst the next requests come within milliseconds, and
 	// ending the job would leave them to wait for a new one to be fetched.
@@ -70,6 +62,33 @@ const (
 	// first worker handed over.
 	PriorityHadTurn = 2
 )
+
+// Gathering is when a drain that emptied its queue waits before its next
+// batch. Under load a drain that keeps up would claim a few dozen requests
+// a transaction, each paying its transaction's statements, locks and
+// commit; the wait gathers the next batch into one commit for a hundred
+// or more, each request decided Wait later at most. A batch of fewer
+// than From requests is a quiet sale, whose next request is claimed at
+// once; one of Below or more is followed at once too, its requests having
+// waited long enough.
+type Gathering struct {
+	Wait        time.Duration
+	From, Below int
+}
+
+// After is how long to wait after a batch of n requests that emptied the
+// queue.
+func (g Gathering) After(n int) time.Duration {
+	if n >= g.From && n < g.Below {
+		return g.Wait
+	}
+	return 0
+}
+
+// Gather is the claim workers' gathering.
+func Gather() Gathering {
+	return Gathering{Wait: 25 * time.Millisecond, From: 10, Below: 200}
+}
 
 // Turn is what a drain owes other products' drains.
 type Turn struct {
