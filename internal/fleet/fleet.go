@@ -217,6 +217,14 @@ func (f *Fleet) BuyerToken(buyer string) string {
 	return tok
 }
 
+// Took says whether code is an answer of a create (a reservation, an
+// order) that took the request: 202 recorded and not yet decided, 201
+// created — or decided in the answer, as a reservation refused at once
+// once sold out — and 200 its idempotency key replayed.
+func Took(code int) bool {
+	return code == http.StatusAccepted || code == http.StatusCreated || code == http.StatusOK
+}
+
 // Load reserves one number for each of n new buyers from workers
 // goroutines, retrying each request with its own Idempotency-Key until the
 // API answers 202 or 200 (a refused connection or a 503 is retried; any
@@ -286,8 +294,7 @@ func (f *Fleet) reserveOne(product uuid.UUID, tok string, saw func(code int)) bo
 			saw(code)
 		}
 		switch {
-		// 201: decided in the answer (refused at once once sold out).
-		case err == nil && (code == http.StatusAccepted || code == http.StatusOK || code == http.StatusCreated):
+		case err == nil && Took(code):
 			return true
 		case err == nil && code != http.StatusServiceUnavailable:
 			assert.Fail(f.t, "unexpected answer", "%d %v", code, out)

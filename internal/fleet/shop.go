@@ -130,7 +130,7 @@ func (s *Shoppers) buy(i int) {
 	s.retry("reserve", func() (bool, error) {
 		code, r, err := s.call(http.MethodPost, "/v1/products/"+s.product+"/reservations", token,
 			map[string]any{"quantity": 1}, "Idempotency-Key", fmt.Sprintf("r-%d", i))
-		if err == nil && (code == http.StatusAccepted || code == http.StatusOK || code == http.StatusCreated) {
+		if err == nil && Took(code) {
 			status, _ = r["statusUrl"].(string)
 			s.mu.Lock()
 			s.accepted = append(s.accepted, time.Now())
@@ -155,7 +155,7 @@ func (s *Shoppers) buy(i int) {
 	var order string
 	s.retry("order", func() (bool, error) {
 		code, o, err := s.call(http.MethodPost, "/v1/orders", token, body, "Idempotency-Key", fmt.Sprintf("o-%d", i))
-		if err == nil && (code == http.StatusAccepted || code == http.StatusOK || code == http.StatusCreated) {
+		if err == nil && Took(code) {
 			order, _ = o["id"].(string)
 			return true, nil
 		}

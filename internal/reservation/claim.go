@@ -552,6 +552,18 @@ func lockBuyers(ctx context.Context, tx pgx.Tx, productID uuid.UUID, reqs []*que
 	return live, nil
 }
 
+// ranOut is the condition on holds h that picks the product's holds (an
+// SQL expression) that ran out and still count as ACTIVE. The first test
+// is a one-time filter on the earliest expiry (an index probe): in a burst
+// no hold has expired, and the holds table grows faster than its
+// statistics — the planner, thinking it small, scanned every hold of the
+// product for each claim transaction.
+func ranOut(product string) string {
+	return `(SELECT expires_at FROM holds WHERE product_id = ` + product + ` AND state = 'ACTIVE'
+		       ORDER BY expires_at LIMIT 1) <= now()
+		  AND h.product_id = ` + product + ` AND h.state = 'ACTIVE' AND h.expires_at <= now()`
+}
+
 // byKeyOnly prices sequential scans and hash joins out for the rest of
 // the transaction (a select list): its statements read by key, and a
 // generic plan cached from stale statistics must not turn a lookup into a
@@ -642,18 +654,12 @@ func (c *Claimer) newPicker(ctx context.Context, tx pgx.Tx, productID uuid.UUID,
 			spans[i] = [2]int{p.First(), p.Last(capacity)}
 		}
 	}
-	// The first condition is a one-time filter on the earliest expiry (an
-	// index probe): in a burst no hold has expired, and the holds table
-	// grows faster than its statistics — the planner, thinking it small,
-	// scanned every hold of the product for each claim transaction.
 	rows, err := tx.Query(ctx, `
 		SELECT c.number
 		FROM holds h
 		CROSS JOIN LATERAL unnest(h.numbers) AS n(number)
 		JOIN claims c ON c.product_id = h.product_id AND c.number = n.number AND c.hold_id = h.id
-		WHERE (SELECT expires_at FROM holds WHERE product_id = $1 AND state = 'ACTIVE'
-		       ORDER BY expires_at LIMIT 1) <= now()
-		  AND h.product_id = $1 AND h.state = 'ACTIVE' AND h.expires_at <= now()`, productID)
+		WHERE `+ranOut("$1"), productID)
 	if err != nil {
 		return nil, fmt.Errorf("read expired claims: %w", err)
 	}

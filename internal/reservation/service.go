@@ -182,8 +182,7 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, rows []*acceptRow) (*
 	// transaction prices sequential scans and hash joins out, in the same
 	// round trip, and each number is looked up by the whole key in a
 	// subquery of its own (the LIMIT keeps it so). The holds that ran out
-	// are summed behind a one-time filter on the earliest expiry, as in
-	// the claim (newPicker).
+	// are those the claim reads (ranOut).
 	b := &pgx.Batch{}
 	b.Queue(`SELECT ` + byKeyOnly)
 	b.Queue(`
@@ -195,9 +194,7 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, rows []*acceptRow) (*
 		open AS (
 		    SELECT p.product_id, p.unclaimed + (
 		               SELECT coalesce(sum(cardinality(h.numbers)), 0) FROM holds h
-		               WHERE (SELECT expires_at FROM holds WHERE product_id = p.product_id AND state = 'ACTIVE'
-		                      ORDER BY expires_at LIMIT 1) <= now()
-		                 AND h.product_id = p.product_id AND h.state = 'ACTIVE' AND h.expires_at <= now()) AS open
+		               WHERE `+ranOut("p.product_id")+`) AS open
 		    FROM unnest($14::uuid[], $15::integer[]) AS p(product_id, unclaimed)),
 		decided AS MATERIALIZED (
 		    SELECT r.*, CASE
