@@ -58,7 +58,7 @@ func Add(ctx context.Context, q db.DBTX, events ...New) error {
 	}
 	_, err := q.Exec(ctx, `
 		INSERT INTO outbox (tenant_id, topic, payload)
-		SELECT t, tp, p::jsonb FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(t, tp, p)`, tenants, topics, payloads)
+		SELECT t, tp, p::json FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(t, tp, p)`, tenants, topics, payloads)
 	if err != nil {
 		return fmt.Errorf("write %d outbox events: %w", len(events), err)
 	}
@@ -77,7 +77,17 @@ func Pending(ctx context.Context, q db.DBTX, limit int, lock bool) ([]Event, err
 	if err != nil {
 		return nil, fmt.Errorf("read outbox: %w", err)
 	}
-	events, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Event])
+	// The payload is read as bytes: scanned into a json.RawMessage, pgx
+	// would check each again with encoding/json, though the database
+	// checked it when it was written.
+	var events []Event
+	var ev Event
+	var payload []byte
+	_, err = pgx.ForEachRow(rows, []any{&ev.ID, &ev.TenantID, &ev.Topic, &payload, &ev.CreatedAt}, func() error {
+		ev.Payload = json.RawMessage(payload)
+		events = append(events, ev)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read outbox: %w", err)
 	}
