@@ -22,7 +22,6 @@ import (
 
 	"boxoffice/internal/batch"
 	"boxoffice/internal/db"
-	"boxoffice/internal/inventory"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/product"
 	"boxoffice/internal/tracing"
@@ -141,22 +140,11 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, rows []*acceptRow) (*
 		numbers[i], quantities[i], modes[i] = r.numbers, r.quantity, r.mode
 		fewer[i], traces[i], offers[i] = r.acceptFewer, r.trace, r.offer
 	}
-	// The numbers neither held nor sold of each product asked a quantity.
+	// The products asked a quantity: the statement counts what is left of each.
 	var counted []uuid.UUID
-	var unclaimed []int32
 	for _, r := range rows {
 		if r.quantity != nil && !r.offer.Valid && !slices.Contains(counted, r.product.ID) {
 			counted = append(counted, r.product.ID)
-		}
-	}
-	if len(counted) > 0 {
-		counts, err := inventory.CountsOf(ctx, tx, counted)
-		if err != nil {
-			return nil, err
-		}
-		counted = counted[:0]
-		for id, c := range counts {
-			counted, unclaimed = append(counted, id), append(unclaimed, int32(c.Available+c.Offered))
 		}
 	}
 	// enqueued_at stays NULL until a non-transactional queue confirms the
@@ -192,10 +180,10 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, rows []*acceptRow) (*
 		         WITH ORDINALITY AS r(id, tenant_id, product_id, buyer_id, key, hash, numbers, quantity, mode, fewer,
 		                              trace, offer, ord)),
 		open AS (
-		    SELECT p.product_id, p.unclaimed + (
+		    SELECT i.product_id, i.available + i.offered + (
 		               SELECT coalesce(sum(cardinality(h.numbers)), 0) FROM holds h
-		               WHERE `+ranOut("p.product_id")+`) AS open
-		    FROM unnest($14::uuid[], $15::integer[]) AS p(product_id, unclaimed)),
+		               WHERE `+ranOut("i.product_id")+`) AS open
+		    FROM inventory i WHERE i.product_id = ANY($14::uuid[])),
 		decided AS MATERIALIZED (
 		    SELECT r.*, CASE
 		        WHEN r.offer IS NOT NULL THEN NULL
@@ -224,7 +212,7 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, rows []*acceptRow) (*
 		ON CONFLICT (tenant_id, buyer_id, idempotency_key) DO NOTHING
 		RETURNING id, created_at, coalesce(reason, ''), coalesce(processed_at, created_at)`,
 		ids, tenants, products, buyers, keys, hashes, numbers, quantities, modes, fewer, traces, transactional, offers,
-		counted, unclaimed)
+		counted)
 	br := tx.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
