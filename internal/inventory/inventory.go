@@ -270,6 +270,15 @@ func CountsOf(ctx context.Context, q db.DBTX, ids []uuid.UUID) (map[uuid.UUID]Co
 	return out, nil
 }
 
+// Unclaimed is a query of the numbers neither held nor sold — available
+// or withheld for waiting-list offers — of the products whose ids the SQL
+// expression ids gives (a uuid[]), as rows (product_id, unclaimed), for a
+// statement of another package to read within it, without a round trip
+// of its own.
+func Unclaimed(ids string) string {
+	return `SELECT product_id, available + offered AS unclaimed FROM inventory WHERE product_id = ANY(` + ids + `)`
+}
+
 // Products returns the ids of every product with an inventory row, in order.
 func Products(ctx context.Context, q db.DBTX) ([]uuid.UUID, error) {
 	rows, err := q.Query(ctx, `SELECT product_id FROM inventory ORDER BY product_id`)

@@ -22,6 +22,7 @@ import (
 
 	"boxoffice/internal/batch"
 	"boxoffice/internal/db"
+	"boxoffice/internal/inventory"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/product"
 	"boxoffice/internal/tracing"
@@ -180,10 +181,10 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, rows []*acceptRow) (*
 		         WITH ORDINALITY AS r(id, tenant_id, product_id, buyer_id, key, hash, numbers, quantity, mode, fewer,
 		                              trace, offer, ord)),
 		open AS (
-		    SELECT i.product_id, i.available + i.offered + (
+		    SELECT u.product_id, u.unclaimed + (
 		               SELECT coalesce(sum(cardinality(h.numbers)), 0) FROM holds h
-		               WHERE `+ranOut("i.product_id")+`) AS open
-		    FROM inventory i WHERE i.product_id = ANY($14::uuid[])),
+		               WHERE `+ranOut("u.product_id")+`) AS open
+		    FROM (`+inventory.Unclaimed("$14::uuid[]")+`) AS u),
 		decided AS MATERIALIZED (
 		    SELECT r.*, CASE
 		        WHEN r.offer IS NOT NULL THEN NULL
