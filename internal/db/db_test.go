@@ -40,3 +40,27 @@ func TestMinConnsOpenedAtStart(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	require.GreaterOrEqual(t, sessions(), 4)
 }
+
+// Slices of ids go to the server as uuid arrays, in order, a nil slice as
+// NULL and an empty one as an empty array.
+func TestUUIDSlicesAsArrays(t *testing.T) {
+	t.Parallel()
+	pool, err := db.Open(context.Background(), dbtest.URL(t), db.PoolOptions{MaxConns: 2})
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	ctx := context.Background()
+
+	ids := []uuid.UUID{db.NewID(), uuid.Nil, db.NewID()}
+	var text string
+	var back []uuid.UUID
+	require.NoError(t, pool.QueryRow(ctx, `SELECT $1::uuid[]::text, $1::uuid[]`, ids).Scan(&text, &back))
+	require.Equal(t, "{"+ids[0].String()+","+ids[1].String()+","+ids[2].String()+"}", text)
+	require.Equal(t, ids, back)
+
+	var isNull bool
+	var n int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT $1::uuid[] IS NULL, cardinality($2::uuid[])`,
+		[]uuid.UUID(nil), []uuid.UUID{}).Scan(&isNull, &n))
+	require.True(t, isNull)
+	require.Zero(t, n)
+}
