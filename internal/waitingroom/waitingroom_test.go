@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -286,7 +287,9 @@ func TestTwoProcessesStepOneRoom(t *testing.T) {
 	b := setup(t, 1000, waitingroom.Settings{ActiveShoppers: 100, ShoppingSeconds: 10}, time.Now().Add(time.Hour))
 	b.drawn(t, 200)
 	other := waitingroom.NewService(b.env.Schema.Pool, b.rooms.Tokens(), admission.Signals{}, waitingroom.Feedback{}, b.env.Logger)
-	// λ = 100 ÷ 10 = 10 a second, 2 s since the last step: 20 to admit.
+	// λ = 100 ÷ 10 = 10 a second, 2 s since the last step: 20 to admit,
+	// and one more for each tenth of a second the steps take to run.
+	start := time.Now()
 	b.env.Exec(t, `UPDATE waiting_rooms SET updated_at = now() - interval '2 seconds' WHERE product_id = $1`, b.product.ID)
 	var wg sync.WaitGroup
 	for _, svc := range []*waitingroom.Service{b.rooms, other} {
@@ -302,7 +305,11 @@ func TestTwoProcessesStepOneRoom(t *testing.T) {
 	require.NoError(t, b.env.Schema.Pool.QueryRow(context.Background(),
 		`SELECT admitted_through FROM waiting_rooms WHERE product_id = $1`, b.product.ID).Scan(&through))
 	require.GreaterOrEqual(t, through, int64(20))
-	require.LessOrEqual(t, through, int64(21), "the second step admits for the time since the first, not again")
+	// A second step admitting again would reach 40; one that admits for the
+	// time since the first stays within what the whole run's time allows
+	// (a loaded machine may take a tenth of a second or more between them).
+	allowed := int64(math.Ceil((2+time.Since(start).Seconds())*10)) + 1
+	require.LessOrEqual(t, through, allowed, "the second step admits for the time since the first, not again")
 }
 
 // pollFresh polls through a new service so the cache is cold.
