@@ -118,6 +118,7 @@ func runBench(ctx context.Context, args []string) error {
 	fs.IntVar(&bc.Requests, "burst-requests", 30_000, "burst: reservation requests")
 	fs.IntVar(&bc.Conns, "burst-conns", 256, "burst: connections")
 	fs.StringVar(&bc.Profiles, "burst-profiles", "", "burst: a folder where serve and work write CPU profiles")
+	fs.IntVar(&bc.First, "burst-first", 10_000, "burst: requests of the processes' first burst, reported apart before the measured ones (0: none)")
 	fs.Func("burst-modes", "burst: the designs to run, comma-separated (default pipeline,synchronous)", func(v string) error {
 		bc.Modes = strings.Split(v, ",")
 		for _, m := range bc.Modes {
