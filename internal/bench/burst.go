@@ -110,8 +110,8 @@ type BurstStep struct {
 // BurstResult is the pipeline against the synchronous baseline.
 type BurstResult struct {
 	Runs []BurstRun `json:"runs"`
-	// FirstBursts are the warm-up bursts, one a mode: what processes
-	// seconds old pay.
+	// FirstBursts are the processes' first bursts, one a mode: what
+	// processes seconds old pay.
 	FirstBursts []BurstRun `json:"firstBursts"`
 	// Ratios, pipeline ÷ synchronous, for random numbers.
 	DecidedRatio float64 `json:"decidedRatio"`
@@ -206,8 +206,8 @@ func burst(t proctest.T, out io.Writer, c BurstConfig) *BurstResult {
 		// And an opening's processes have served before. A process seconds
 		// old pays in its first burst for what it keeps afterwards — the
 		// memory its heap grows into, its sessions' caches in PostgreSQL —
-		// 10–25 µs a request on these machines; that first burst is
-		// reported apart, and the measured ones meet processes past it.
+		// so that burst is reported apart, and the measured ones meet
+		// processes past it.
 		if c.First > 0 {
 			first := c
 			first.Requests = c.First
