@@ -81,9 +81,10 @@ func (s *Server) observe(c *fiber.Ctx) error {
 	if !c.Response().IsBodyStream() {
 		bytes = len(c.Response().Body())
 	}
-	attrs := []slog.Attr{slog.String("method", method), slog.String("route", route), slog.Int("status", status),
+	attrs := make([]slog.Attr, 0, 8)
+	attrs = append(attrs, slog.String("method", method), slog.String("route", route), slog.Int("status", status),
 		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000), slog.Int("bytes", bytes),
-		slog.String("request_id", id)}
+		slog.String("request_id", id))
 	if sc := trace.SpanContextFromContext(c.UserContext()); sc.HasTraceID() {
 		attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()))
 	}
