@@ -38,9 +38,20 @@ function announce(text) {
   setTimeout(() => (live.textContent = text), 20);
 }
 
+// formatter is Intl's formatter of a kind for a set of options, made once:
+// making one costs far more than using it, and a page of prices and dates
+// would otherwise make dozens while it draws.
+const formatters = new Map();
+function formatter(Kind, options) {
+  const k = `${Kind.name} ${JSON.stringify(options)}`;
+  let f = formatters.get(k);
+  if (!f) formatters.set(k, (f = new Kind(locale, options)));
+  return f;
+}
+
 function money(cents, currency) {
   try {
-    return new Intl.NumberFormat(locale, { style: "currency", currency }).format(cents / 100);
+    return formatter(Intl.NumberFormat, { style: "currency", currency }).format(cents / 100);
   } catch {
     return `${(cents / 100).toFixed(2)} ${currency}`;
   }
@@ -341,7 +352,7 @@ function lowestPrice(p) {
 // shortWhen is a date on a card: "Sat 12 Dec, 21:00", in the venue's zone.
 function shortWhen(p) {
   if (!p.startsAt) return t("dateTBA");
-  return new Intl.DateTimeFormat(locale, { weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit",
+  return formatter(Intl.DateTimeFormat, { weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit",
     timeZone: p.event?.timeZone || "UTC" }).format(new Date(p.startsAt));
 }
 
@@ -350,7 +361,7 @@ function shortWhen(p) {
 function art(p, cls) {
   if (p.imageUrl) return h("img", { src: p.imageUrl, alt: "", class: cls, loading: cls === "hero" ? "eager" : "lazy", fetchpriority: cls === "hero" ? "high" : "auto", width: 640, height: 360 });
   const day = p.startsAt ? new Date(p.startsAt) : null;
-  const part = (o) => new Intl.DateTimeFormat(locale, { ...o, timeZone: p.event?.timeZone || "UTC" }).format(day);
+  const part = (o) => formatter(Intl.DateTimeFormat, { ...o, timeZone: p.event?.timeZone || "UTC" }).format(day);
   return h("div", { class: `${cls} art`, "aria-hidden": "true" },
     day ? [h("span", { class: "art-day" }, part({ day: "numeric" })), h("span", { class: "art-month" }, part({ month: "short" }))] : null);
 }
@@ -798,7 +809,7 @@ async function share(p) {
 }
 
 // formatIn formats a time with Intl's options in a venue's time zone.
-const formatIn = (zone) => (x, o) => new Intl.DateTimeFormat(locale, { ...o, timeZone: zone }).format(new Date(x));
+const formatIn = (zone) => (x, o) => formatter(Intl.DateTimeFormat, { ...o, timeZone: zone }).format(new Date(x));
 
 // moment is a deadline or an opening of p's sale, "2 Jan 2027, 19:30", in
 // its venue's time zone.
@@ -967,7 +978,10 @@ async function seatedPage(p, head, notice) {
     sec.box = pts.reduce((b, [x, y]) => [Math.min(b[0], x), Math.min(b[1], y), Math.max(b[2], x), Math.max(b[3], y)],
       [Infinity, Infinity, -Infinity, -Infinity]);
   }
-  const levels = new Map(layout.priceLevels.map((l, i) => [l.name, { ...l, hue: (i * 67 + 200) % 360 }]));
+  const levels = new Map(layout.priceLevels.map((l, i) => {
+    const hue = (i * 67 + 200) % 360;
+    return [l.name, { ...l, hue, fill: `hsl(${hue} 65% 45%)` }];
+  }));
   const price = (seat) => levels.get(seat.priceLevel)?.priceCents ?? layout.priceCents;
   const byNumber = new Map(seats.map((s, i) => [s.number, i]));
   const picked = new Set(restorePick(p.id).map((n) => byNumber.get(n)).filter((i) => i !== undefined));
@@ -1065,23 +1079,32 @@ async function seatedPage(p, head, notice) {
         g.textBaseline = "middle";
         for (const row of rows) g.fillText(row.name, px(seats[row.start].x) - r - 6, py(seats[row.start].y));
       }
+      // Free seats are squares in their price's colour, set only when it
+      // changes (seats of a row share it, and each setting is parsed);
+      // taken seats are crosses, stroked as one path; the picked and
+      // focused seats' outlines go on top.
+      const crosses = new Path2D(), outlined = [];
+      let fill = null;
       for (let i = 0; overviewMode ? false : i < seats.length; i++) {
         const s = seats[i];
         const x = s.x * view.scale + view.ox, y = s.y * view.scale + view.oy;
         if (x < -r || y < -r || x > w + r || y > hgt + r) continue;
-        const lv = levels.get(s.priceLevel);
         if (avail.taken(s.number)) {
-          g.strokeStyle = "#9a9a9a";
-          g.lineWidth = 1;
-          g.beginPath();
-          g.moveTo(x - r, y - r); g.lineTo(x + r, y + r); g.moveTo(x + r, y - r); g.lineTo(x - r, y + r);
-          g.stroke();
+          crosses.moveTo(x - r, y - r); crosses.lineTo(x + r, y + r); crosses.moveTo(x + r, y - r); crosses.lineTo(x - r, y + r);
         } else {
-          g.fillStyle = lv ? `hsl(${lv.hue} 65% 45%)` : free;
+          const want = levels.get(s.priceLevel)?.fill ?? free;
+          if (want !== fill) g.fillStyle = fill = want;
           g.fillRect(x - r, y - r, 2 * r, 2 * r);
         }
+        if (picked.has(i) || i === focus) outlined.push([i, x, y]);
+      }
+      g.strokeStyle = "#9a9a9a";
+      g.lineWidth = 1;
+      g.stroke(crosses);
+      const accent = css.getPropertyValue("--accent");
+      for (const [i, x, y] of outlined) {
         if (picked.has(i)) {
-          g.strokeStyle = getComputedStyle(document.documentElement).getPropertyValue("--accent");
+          g.strokeStyle = accent;
           g.lineWidth = 3;
           g.strokeRect(x - r - 2, y - r - 2, 2 * r + 4, 2 * r + 4);
         }
@@ -1280,7 +1303,7 @@ async function seatedPage(p, head, notice) {
   };
 
   const legend = h("ul", { class: "legend", "aria-label": t("legend") },
-    [...levels.values()].map((l) => h("li", {}, h("span", { class: "swatch", style: `background:hsl(${l.hue} 65% 45%)` }), `${l.name} ${money(l.priceCents, layout.currency)}`)),
+    [...levels.values()].map((l) => h("li", {}, h("span", { class: "swatch", style: `background:${l.fill}` }), `${l.name} ${money(l.priceCents, layout.currency)}`)),
     // Priced seats are drawn in their level's colour: a "free" swatch in
     // another colour would name seats the map does not have.
     levels.size ? null : h("li", {}, h("span", { class: "swatch free" }), `${t("legendFree")} ${money(layout.priceCents, layout.currency)}`),
