@@ -425,8 +425,8 @@ func TestTenMillionRaffleReadsItsPages(t *testing.T) {
 	browsertest.Do(t, ctx,
 		chromedp.Click(chromedp.CSS(`a[href="#/p/`+p.ID.String()+`"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#number`)),
-		rangeSays("1–1000000 1000000 free"),
-		rangeSays("7000001–8000000 999999 free"),
+		rangeSays("1–1,000,000 1,000,000 free"),
+		rangeSays("7,000,001–8,000,000 999,999 free"),
 		search("7654321"),
 	)
 	blocks, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('ul.ranges button').length`))
@@ -444,16 +444,16 @@ func TestTenMillionRaffleReadsItsPages(t *testing.T) {
 	// Down to a hundred numbers: a million's blocks of ten thousand need its
 	// 62 pages, the next levels nothing more.
 	browsertest.Do(t, ctx,
-		clickButton(`ul.ranges button`, "7000001–8000000"),
-		rangeSays("7650001–7660000 9999 free"),
-		clickButton(`ul.ranges button`, "7650001–7660000"),
-		rangeSays("7654301–7654400 99 free"),
-		clickButton(`ul.ranges button`, "7654301–7654400"),
+		clickButton(`ul.ranges button`, "7,000,001–8,000,000"),
+		rangeSays("7,650,001–7,660,000 9,999 free"),
+		clickButton(`ul.ranges button`, "7,650,001–7,660,000"),
+		rangeSays("7,654,301–7,654,400 99 free"),
+		clickButton(`ul.ranges button`, "7,654,301–7,654,400"),
 		browsertest.WaitJS(`document.querySelectorAll('ul.numbers button').length === 100`),
 	)
 	crumbs, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelector('nav.crumbs').children].map((c) => c.textContent)`))
 	require.NoError(t, err)
-	require.Equal(t, []string{"All numbers", "7000001–8000000", "7650001–7660000", "7654301–7654400"}, crumbs)
+	require.Equal(t, []string{"All numbers", "7,000,001–8,000,000", "7,650,001–7,660,000", "7,654,301–7,654,400"}, crumbs)
 	taken, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('ul.numbers button:disabled')].map((b) => b.getAttribute('aria-label'))`))
 	require.NoError(t, err)

@@ -49,6 +49,10 @@ function formatter(Kind, options) {
   return f;
 }
 
+// grouped is a count or a range's end in the shopper's way of grouping
+// digits ("1,000,000 free"); a ticket's own number stays as printed.
+const grouped = (n) => formatter(Intl.NumberFormat, {}).format(n);
+
 function money(cents, currency) {
   try {
     return formatter(Intl.NumberFormat, { style: "currency", currency }).format(cents / 100);
@@ -1068,7 +1072,7 @@ async function seatedPage(p, head, notice) {
           const cx = px(sec.anchor.x), cy = py(sec.anchor.y);
           const name = [sec.name, "600 13px system-ui, sans-serif"];
           labels.push({ x: cx, y: cy, size: sec.last - sec.first,
-            lines: overviewMode ? [name, [t("sectionFree", { n: left }), "12px system-ui, sans-serif"]] : [name] });
+            lines: overviewMode ? [name, [t("sectionFree", { n: grouped(left) }), "12px system-ui, sans-serif"]] : [name] });
         }
       }
       if (r >= 6) {
@@ -1228,7 +1232,7 @@ async function seatedPage(p, head, notice) {
           view.oy = canvas.clientHeight / 2 - y * view.scale;
           draw();
         }
-        announce(t("sectionShown", { name: sec.name, n: sec.free ?? "" }));
+        announce(t("sectionShown", { name: sec.name, n: sec.free == null ? "" : grouped(sec.free) }));
       }
       return;
     }
@@ -1353,7 +1357,7 @@ async function seatedPage(p, head, notice) {
                 return b;
               }))));
         },
-      }, h("summary", {}, t("sectionSummary", { name: sec.name, n: sec.free ?? "", price: sec.from })), body);
+      }, h("summary", {}, t("sectionSummary", { name: sec.name, n: sec.free == null ? "" : grouped(sec.free), price: sec.from })), body);
       return details;
     }));
   const mapParts = [];
@@ -1369,7 +1373,7 @@ async function seatedPage(p, head, notice) {
         // The counts as the map last drew them, then the first section.
         seatList.querySelectorAll("summary").forEach((sum, k) => {
           const sec = sections[k];
-          sum.textContent = t("sectionSummary", { name: sec.name, n: sec.free, price: sec.from });
+          sum.textContent = t("sectionSummary", { name: sec.name, n: grouped(sec.free), price: sec.from });
         });
         seatList.querySelector("summary")?.focus();
       } else canvas.focus();
@@ -1497,7 +1501,8 @@ async function numberedPage(p, head, notice) {
       if (!numbers) {
         // Two lines, the block above its count (the space between them
         // keeps the two apart in what a screen reader says).
-        b.replaceChildren(h("strong", {}, `${from}–${to}`), " ", h("span", {}, t("rangeFree", { free: avail.freeIn(from, to) ?? "…" })));
+        const free = avail.freeIn(from, to);
+        b.replaceChildren(h("strong", {}, `${grouped(from)}–${grouped(to)}`), " ", h("span", {}, t("rangeFree", { free: free == null ? "…" : grouped(free) })));
         continue;
       }
       const mine = picked.has(from), gone = !mine && !!avail.taken(from);
@@ -1508,7 +1513,7 @@ async function numberedPage(p, head, notice) {
   }
   function renderRanges() {
     const lv = level(), numbers = lv.size === 1;
-    const label = (c, k) => (k ? `${c.from}–${c.to}` : t("allNumbers"));
+    const label = (c, k) => (k ? `${grouped(c.from)}–${grouped(c.to)}` : t("allNumbers"));
     crumbs.replaceChildren(...trail.map((c, k) => k === trail.length - 1
       ? h("span", { "aria-current": "location" }, label(c, k))
       : h("button", { type: "button", class: "link", onclick: () => { trail.length = k + 1; renderRanges(); ranges.querySelector("button")?.focus(); } },
