@@ -987,6 +987,8 @@ async function seatedPage(p, head, notice) {
     return [l.name, { ...l, hue, fill: `hsl(${hue} 65% 45%)` }];
   }));
   const price = (seat) => levels.get(seat.priceLevel)?.priceCents ?? layout.priceCents;
+  // A section's free seats as the map last counted them (none before it draws).
+  const freeText = (sec) => (sec.free == null ? "" : grouped(sec.free));
   const byNumber = new Map(seats.map((s, i) => [s.number, i]));
   const picked = new Set(restorePick(p.id).map((n) => byNumber.get(n)).filter((i) => i !== undefined));
   let focus = 0;
@@ -1232,7 +1234,7 @@ async function seatedPage(p, head, notice) {
           view.oy = canvas.clientHeight / 2 - y * view.scale;
           draw();
         }
-        announce(t("sectionShown", { name: sec.name, n: sec.free == null ? "" : grouped(sec.free) }));
+        announce(t("sectionShown", { name: sec.name, n: freeText(sec) }));
       }
       return;
     }
@@ -1357,7 +1359,7 @@ async function seatedPage(p, head, notice) {
                 return b;
               }))));
         },
-      }, h("summary", {}, t("sectionSummary", { name: sec.name, n: sec.free == null ? "" : grouped(sec.free), price: sec.from })), body);
+      }, h("summary", {}, t("sectionSummary", { name: sec.name, n: freeText(sec), price: sec.from })), body);
       return details;
     }));
   const mapParts = [];
@@ -1373,7 +1375,7 @@ async function seatedPage(p, head, notice) {
         // The counts as the map last drew them, then the first section.
         seatList.querySelectorAll("summary").forEach((sum, k) => {
           const sec = sections[k];
-          sum.textContent = t("sectionSummary", { name: sec.name, n: grouped(sec.free), price: sec.from });
+          sum.textContent = t("sectionSummary", { name: sec.name, n: freeText(sec), price: sec.from });
         });
         seatList.querySelector("summary")?.focus();
       } else canvas.focus();
