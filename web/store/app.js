@@ -53,6 +53,9 @@ function formatter(Kind, options) {
 // digits ("1,000,000 free"); a ticket's own number stays as printed.
 const grouped = (n) => formatter(Intl.NumberFormat, {}).format(n);
 
+// span is a block of numbers, "1,000,001–2,000,000".
+const span = (from, to) => `${grouped(from)}–${grouped(to)}`;
+
 function money(cents, currency) {
   try {
     return formatter(Intl.NumberFormat, { style: "currency", currency }).format(cents / 100);
@@ -1504,7 +1507,7 @@ async function numberedPage(p, head, notice) {
         // Two lines, the block above its count (the space between them
         // keeps the two apart in what a screen reader says).
         const free = avail.freeIn(from, to);
-        b.replaceChildren(h("strong", {}, `${grouped(from)}–${grouped(to)}`), " ", h("span", {}, t("rangeFree", { free: free == null ? "…" : grouped(free) })));
+        b.replaceChildren(h("strong", {}, span(from, to)), " ", h("span", {}, t("rangeFree", { free: free == null ? "…" : grouped(free) })));
         continue;
       }
       const mine = picked.has(from), gone = !mine && !!avail.taken(from);
@@ -1515,7 +1518,7 @@ async function numberedPage(p, head, notice) {
   }
   function renderRanges() {
     const lv = level(), numbers = lv.size === 1;
-    const label = (c, k) => (k ? `${grouped(c.from)}–${grouped(c.to)}` : t("allNumbers"));
+    const label = (c, k) => (k ? span(c.from, c.to) : t("allNumbers"));
     crumbs.replaceChildren(...trail.map((c, k) => k === trail.length - 1
       ? h("span", { "aria-current": "location" }, label(c, k))
       : h("button", { type: "button", class: "link", onclick: () => { trail.length = k + 1; renderRanges(); ranges.querySelector("button")?.focus(); } },
