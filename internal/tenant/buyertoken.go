@@ -73,7 +73,9 @@ func VerifyBuyerToken(ctx context.Context, secrets SecretSource, token string) (
 	if err != nil {
 		return bad("tid claim is not a tenant id")
 	}
-	mac, err := base64.RawURLEncoding.DecodeString(sig)
+	// Strict: the last character's unused bits must be zero, so a
+	// signature has one spelling and a token changed there is refused.
+	mac, err := base64.RawURLEncoding.Strict().DecodeString(sig)
 	if err != nil || len(mac) != sha256.Size {
 		return bad("signature")
 	}
@@ -166,7 +168,7 @@ func decodeHeader(seg string) (tokenHeader, error) {
 
 // decodeSegment decodes one base64url JSON segment of a token.
 func decodeSegment(seg string, v any) error {
-	raw, err := base64.RawURLEncoding.DecodeString(seg)
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(seg)
 	if err != nil {
 		return errors.New("not base64url")
 	}

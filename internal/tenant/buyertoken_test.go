@@ -73,6 +73,7 @@ func TestVerifyBuyerToken(t *testing.T) {
 		"other secret":      sign(hs256, claims(fmt.Sprintf(`,"exp":%d`, now+60)), []byte("guess")),
 		"four segments":     good + ".x",
 		"truncated sig":     good[:len(good)-4],
+		"sig's unused bits": good[:len(good)-1] + string(good[len(good)-1]+1),
 		"no sub":            sign(hs256, fmt.Sprintf(`{"tid":"%s","exp":%d}`, tid, now+60), secret),
 		"header not base64": "!!." + good[strings.IndexByte(good, '.')+1:],
 		"exp far ahead":     sign(hs256, claims(`,"exp":1e300`), secret),

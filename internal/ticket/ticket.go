@@ -41,7 +41,7 @@ func (s *Signer) Code(id, product uuid.UUID, number int32) string {
 // Parse returns the ticket id in code; Verify must still check the mac
 // against the ticket's product and number.
 func Parse(code string) (uuid.UUID, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(code)
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(code)
 	if err != nil || len(raw) != 32 {
 		return uuid.Nil, ErrInvalid
 	}
@@ -50,7 +50,7 @@ func Parse(code string) (uuid.UUID, error) {
 
 // Verify checks that code is the signed code of the ticket.
 func (s *Signer) Verify(code string, product uuid.UUID, number int32) error {
-	raw, err := base64.RawURLEncoding.DecodeString(code)
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(code)
 	if err != nil || len(raw) != 32 {
 		return ErrInvalid
 	}
