@@ -5,13 +5,13 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 
@@ -166,13 +166,18 @@ func decodeHeader(seg string) (tokenHeader, error) {
 	return h, err
 }
 
-// decodeSegment decodes one base64url JSON segment of a token.
+// decodeSegment decodes one base64url JSON segment of a token. It uses the
+// JSON v2 decoder (what encoding/json/v2 will be): every request of a burst
+// brings a token, and its claims cost encoding/json a fifth of a request's
+// fast route (8 allocations; 2 here). It is also the stricter reader for
+// a credential: claim names match exactly, a name given twice, invalid
+// UTF-8 and a number given as text are refused.
 func decodeSegment(seg string, v any) error {
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(seg)
 	if err != nil {
 		return errors.New("not base64url")
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	if err := jsonv2.Unmarshal(raw, v); err != nil {
 		return errors.New("not the expected JSON")
 	}
 	return nil

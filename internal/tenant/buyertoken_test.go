@@ -81,6 +81,8 @@ func TestVerifyBuyerToken(t *testing.T) {
 		"NUL in sub":        sign(hs256, fmt.Sprintf(`{"sub":"a\u0000b","tid":"%s","exp":%d}`, tid, now+60), secret),
 		"newline in sub":    sign(hs256, fmt.Sprintf(`{"sub":"a\nb","tid":"%s","exp":%d}`, tid, now+60), secret),
 		"empty":             "",
+		"sub given twice":   sign(hs256, fmt.Sprintf(`{"sub":"ana","sub":"bob","tid":"%s","exp":%d}`, tid, now+60), secret),
+		"claim names' case": sign(hs256, fmt.Sprintf(`{"SUB":"ana","tid":"%s","exp":%d}`, tid, now+60), secret),
 	} {
 		if _, err := VerifyBuyerToken(ctx, secret, tok); !errors.Is(err, ErrBadBuyerToken) {
 			t.Errorf("%s: got %v, want ErrBadBuyerToken", name, err)
