@@ -179,7 +179,7 @@ func (r *Keyring) Open(v, context string) (string, error) {
 	if !ok {
 		return "", ErrOpen
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(encoded)
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(encoded)
 	if err != nil {
 		return "", ErrOpen
 	}
