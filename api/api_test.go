@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -587,7 +586,7 @@ func TestAccessLog(t *testing.T) {
 	env := testfix.New(t, testfix.Options{})
 	var logs lockedBuffer
 	srv := api.New(api.Deps{Pool: env.Schema.Pool, Tenants: env.Tenants, Products: env.Products, Reservations: env.Service,
-		Logger: env.Logger, AccessLog: slog.New(slog.NewJSONHandler(&logs, nil))})
+		Logger: env.Logger, AccessLog: &logs})
 	b := &testBundle{env: env, server: srv}
 	p := env.Product(t, testfix.ProductOpts{Capacity: 10})
 	r := b.do(t, http.MethodGet, "/v1/products/"+p.ID.String(), env.Tenant.APIKey, nil, "X-Request-Id", "req-42")

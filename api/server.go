@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -107,9 +108,9 @@ type Deps struct {
 	// DevOrigins lets pages on http://localhost and http://127.0.0.1 (any
 	// port) call the API from a browser: `boxoffice dev` only.
 	DevOrigins bool
-	// AccessLog receives one line per request (BOXOFFICE_ACCESS_LOG); nil:
-	// no access log.
-	AccessLog *slog.Logger
+	// AccessLog receives one JSON line per request (BOXOFFICE_ACCESS_LOG),
+	// one Write each; nil: no access log.
+	AccessLog io.Writer
 	// PrivateTargets lets tenants name private addresses and http
 	// (BOXOFFICE_ALLOW_PRIVATE_TARGETS).
 	PrivateTargets bool
@@ -166,6 +167,7 @@ type Server struct {
 	orderChanges      *wake.Waiters[checkout.Order] // wakes order reads waiting for a payment's outcome
 	riverUIHandler    *riverui.Handler
 	sales             *ops.Live // the console's live sale views and reports
+	accessLines       sync.Pool // *[]byte: buffers access lines are written in
 }
 
 // Body size caps: reservations and tenants are small; a stadium's layout is

@@ -48,6 +48,7 @@ func TestRefusedAsRecorded(t *testing.T) {
 	}
 
 	refused("bob", reservation.Params{Numbers: testfix.Nums(2)}, reservation.ReasonSeatTaken)
+	refused("bob", reservation.Params{Numbers: testfix.Nums(1), AcceptFewer: true}, reservation.ReasonSeatTaken)
 	refused("bob", reservation.Params{Numbers: testfix.Nums(3, 1)}, reservation.ReasonSeatTaken)
 	refused("bob", reservation.Params{Numbers: testfix.Nums(1, 2), AcceptFewer: true}, reservation.ReasonSeatTaken)
 	refused("bob", reservation.Params{Quantity: 3}, reservation.ReasonNotEnoughLeft)

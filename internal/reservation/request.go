@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -117,17 +118,44 @@ func (p *Params) Validate(prod *product.Product) error {
 
 // hash fingerprints a request so an idempotent replay can be told from a
 // different request reusing the key. Numbers are a set: order does not count.
+// The bytes hashed are what json.Marshal makes of
+//
+//	struct{P uuid.UUID; N []int32; Q int; M string; F bool; O *uuid.UUID `json:",omitempty"`}
+//
+// (the recorded hashes stay comparable), written out directly: marshalling
+// by reflection was 3 % of the API's CPU in a burst.
 func (p *Params) hash(productID uuid.UUID) []byte {
 	nums := slices.Clone(p.Numbers)
 	slices.Sort(nums)
-	b, _ := json.Marshal(struct {
-		P uuid.UUID
-		N []int32
-		Q int
-		M string
-		F bool
-		O *uuid.UUID `json:",omitempty"`
-	}{productID, nums, p.Quantity, p.Mode, p.AcceptFewer, p.Offer})
+	b := make([]byte, 0, 96+12*len(nums))
+	b = append(b, `{"P":"`...)
+	b = append(b, productID.String()...)
+	b = append(b, `","N":`...)
+	if nums == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, n := range nums {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(n), 10)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"Q":`...)
+	b = strconv.AppendInt(b, int64(p.Quantity), 10)
+	mode, _ := json.Marshal(p.Mode) // a string: it always encodes, escaped as json escapes it
+	b = append(b, `,"M":`...)
+	b = append(b, mode...)
+	b = append(b, `,"F":`...)
+	b = strconv.AppendBool(b, p.AcceptFewer)
+	if p.Offer != nil {
+		b = append(b, `,"O":"`...)
+		b = append(b, p.Offer.String()...)
+		b = append(b, '"')
+	}
+	b = append(b, '}')
 	sum := sha256.Sum256(b)
 	return sum[:]
 }
