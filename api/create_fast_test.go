@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -60,4 +61,20 @@ func TestReservationsFastAndHumaAlike(t *testing.T) {
 	requireProblem(t, b.do(t, http.MethodPost, path, carol, map[string]any{"numbers": []int{101}},
 		"Idempotency-Key", "k"), http.StatusUnprocessableEntity, "NUMBER_OUT_OF_RANGE")
 	require.Equal(t, 1, b.countRequests(t), "only alice's first request was recorded")
+
+	// A member named twice is read as huma's route reads it: the last.
+	dan := buyerToken(t, env.Tenant, "dan", time.Hour)
+	r = b.do(t, http.MethodPost, path, dan, `{"numbers":[8],"numbers":[9]}`, "Idempotency-Key", "twice")
+	require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
+	var numbers []int32
+	require.NoError(t, env.Schema.Pool.QueryRow(context.Background(),
+		`SELECT numbers FROM reservation_requests WHERE id = $1`, r.body["id"]).Scan(&numbers))
+	require.Equal(t, []int32{9}, numbers)
+	// And a member name in another case as the schema's own (huma's
+	// validation and encoding/json both match names so).
+	r = b.do(t, http.MethodPost, path, dan, `{"Numbers":[10]}`, "Idempotency-Key", "case")
+	require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
+	require.NoError(t, env.Schema.Pool.QueryRow(context.Background(),
+		`SELECT numbers FROM reservation_requests WHERE id = $1`, r.body["id"]).Scan(&numbers))
+	require.Equal(t, []int32{10}, numbers)
 }
