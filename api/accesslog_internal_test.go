@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"boxoffice/internal/logbuf"
 )
 
 // TestAccessLineAsSlog: the access line is what slog's JSONHandler writes
@@ -51,5 +55,24 @@ func TestAccessLineAsSlog(t *testing.T) {
 			// line as the character itself.
 			require.Equal(t, want.String(), string(got))
 		}
+	}
+}
+
+// BenchmarkAccessLine: one request's access line, written as the API
+// writes it, through a logbuf to a file (internal/logbuf's benchmark of
+// the same line through slog is its baseline).
+func BenchmarkAccessLine(b *testing.B) {
+	f, err := os.Create(filepath.Join(b.TempDir(), "access.log"))
+	require.NoError(b, err)
+	defer f.Close()
+	w := logbuf.New(f, 200*time.Millisecond)
+	defer w.Flush()
+	tenant := uuid.New()
+	var line []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		line = accessLine(line[:0], time.Now(), "POST", "/v1/products/:id/reservations", 202, 1234567*time.Nanosecond,
+			180, "0193a8e2-7c4f-7d2a-9b1e-3f5c6d7e8f90", "", tenant)
+		_, _ = w.Write(line)
 	}
 }
