@@ -122,7 +122,7 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		if tenant.IsProviderToken(token) {
 			b, err = s.providerBuyer(ctx.Context(), token)
 		} else {
-			b, err = tenant.VerifyBuyerToken(ctx.Context(), secretSource{s}, token)
+			b, err = tenant.VerifyBuyerToken(ctx.Context(), tokenKeys{s}, token)
 		}
 		if errors.Is(err, tenant.ErrBadBuyerToken) {
 			err = errBadToken
@@ -189,9 +189,9 @@ func (s *Server) lookupKey(ctx context.Context, key string) (tenant.KeyOwner, er
 	return owner, err
 }
 
-// secretSource reads buyer-token secrets through the cache.
-type secretSource struct{ s *Server }
+// tokenKeys reads tenants' buyer-token keys through the cache.
+type tokenKeys struct{ s *Server }
 
-func (ss secretSource) BuyerTokenSecrets(ctx context.Context, id uuid.UUID) ([][]byte, error) {
-	return ss.s.secrets.Get(ctx, id)
+func (tk tokenKeys) BuyerTokenKeys(ctx context.Context, id uuid.UUID) ([]*tenant.TokenKey, error) {
+	return tk.s.tokenKeys.Get(ctx, id)
 }

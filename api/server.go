@@ -140,12 +140,12 @@ type Deps struct {
 // Server is the API.
 type Server struct {
 	Deps
-	app     *fiber.App
-	api     huma.API
-	keys    *cache.Cache[string, tenant.KeyOwner]
-	secrets *cache.Cache[uuid.UUID, [][]byte]
-	limits  *limits
-	fast    *fastCreate
+	app       *fiber.App
+	api       huma.API
+	keys      *cache.Cache[string, tenant.KeyOwner]
+	tokenKeys *cache.Cache[uuid.UUID, []*tenant.TokenKey]
+	limits    *limits
+	fast      *fastCreate
 	// Identity providers' tokens: their keys, their tenants, and tokens
 	// already verified (each distinct token costs one signature check).
 	keySets           *tenant.KeySets
@@ -201,7 +201,7 @@ func New(d Deps) *Server {
 	s.keys = cache.New(keyCacheTTL, 10_000, func(ctx context.Context, key string) (tenant.KeyOwner, error) {
 		return d.Tenants.LookupKey(ctx, key)
 	}).KeepMisses(notFound, missTTL)
-	s.secrets = cache.New(keyCacheTTL, 10_000, d.Tenants.BuyerTokenSecrets).KeepMisses(notFound, missTTL)
+	s.tokenKeys = cache.New(keyCacheTTL, 10_000, d.Tenants.BuyerTokenKeys).KeepMisses(notFound, missTTL)
 	s.keySets = tenant.NewKeySets(netguard.Guard{AllowPrivate: d.PrivateTargets}.Client(5 * time.Second))
 	s.issuers = cache.New(keyCacheTTL, 10_000, func(ctx context.Context, key string) (tenant.Issuer, error) {
 		issuer, audiences, _ := strings.Cut(key, "\x00")

@@ -7,7 +7,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"hash"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -34,10 +37,34 @@ type BuyerClaims struct {
 	jwt.RegisteredClaims
 }
 
-// SecretSource returns the secrets a tenant's buyer tokens may be signed
-// with: the current one, and during a rotation's overlap the previous one.
-type SecretSource interface {
-	BuyerTokenSecrets(ctx context.Context, tenantID uuid.UUID) ([][]byte, error)
+// KeySource returns the keys a tenant's buyer tokens may be signed with:
+// the current secret's, and during a rotation's overlap the previous one's.
+type KeySource interface {
+	BuyerTokenKeys(ctx context.Context, tenantID uuid.UUID) ([]*TokenKey, error)
+}
+
+// TokenKey checks HMAC-SHA256 signatures under one secret. Its HMACs keep
+// the secret's padded blocks hashed, where hmac.New hashes them again (and
+// allocates six times) for every token: 0.27 against 0.65 µs a token.
+type TokenKey struct{ macs sync.Pool }
+
+// NewTokenKeys makes the keys of secrets, in their order.
+func NewTokenKeys(secrets [][]byte) []*TokenKey {
+	keys := make([]*TokenKey, len(secrets))
+	for i, secret := range secrets {
+		keys[i] = &TokenKey{macs: sync.Pool{New: func() any { return hmac.New(sha256.New, secret) }}}
+	}
+	return keys
+}
+
+// signs says whether mac is the HMAC-SHA256 of signed under k.
+func (k *TokenKey) signs(signed string, mac []byte) bool {
+	m, _ := k.macs.Get().(hash.Hash)
+	defer k.macs.Put(m)
+	m.Reset()
+	m.Write([]byte(signed))
+	var sum [sha256.Size]byte
+	return hmac.Equal(m.Sum(sum[:0]), mac)
 }
 
 // VerifyBuyerToken checks a buyer JWT: HS256 only, exp required (5 s
@@ -46,7 +73,7 @@ type SecretSource interface {
 // cached: it is verified here directly — split, decode the two small JSON
 // objects into fixed structs, one HMAC per secret — instead of through a
 // general JWT library (4.2 µs and 55 allocations a token before).
-func VerifyBuyerToken(ctx context.Context, secrets SecretSource, token string) (Buyer, error) {
+func VerifyBuyerToken(ctx context.Context, keys KeySource, token string) (Buyer, error) {
 	bad := func(why string) (Buyer, error) { return Buyer{}, fmt.Errorf("%w: %s", ErrBadBuyerToken, why) }
 	header, rest, ok1 := strings.Cut(token, ".")
 	payload, sig, ok2 := strings.Cut(rest, ".")
@@ -79,24 +106,15 @@ func VerifyBuyerToken(ctx context.Context, secrets SecretSource, token string) (
 	if err != nil || len(mac) != sha256.Size {
 		return bad("signature")
 	}
-	list, err := secrets.BuyerTokenSecrets(ctx, tenantID)
+	list, err := keys.BuyerTokenKeys(ctx, tenantID)
 	if errors.Is(err, db.ErrNotFound) {
 		return bad("unknown tenant")
 	}
 	if err != nil {
-		return Buyer{}, fmt.Errorf("buyer token secrets: %w", err)
+		return Buyer{}, fmt.Errorf("buyer token keys: %w", err)
 	}
 	signed := token[:len(header)+1+len(payload)]
-	valid := false
-	for _, secret := range list {
-		m := hmac.New(sha256.New, secret)
-		m.Write([]byte(signed))
-		if hmac.Equal(m.Sum(nil), mac) {
-			valid = true
-			break
-		}
-	}
-	if !valid {
+	if !slices.ContainsFunc(list, func(k *TokenKey) bool { return k.signs(signed, mac) }) {
 		return bad("signature does not verify")
 	}
 	now := float64(time.Now().Unix())

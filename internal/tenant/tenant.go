@@ -248,6 +248,16 @@ func (s *Store) LookupKey(ctx context.Context, key string) (KeyOwner, error) {
 	return o, nil
 }
 
+// BuyerTokenKeys returns the keys of the tenant's BuyerTokenSecrets, to
+// verify its buyer tokens with (KeySource).
+func (s *Store) BuyerTokenKeys(ctx context.Context, tenantID uuid.UUID) ([]*TokenKey, error) {
+	secrets, err := s.BuyerTokenSecrets(ctx, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	return NewTokenKeys(secrets), nil
+}
+
 // BuyerTokenSecrets returns the secrets a tenant's buyer tokens may be
 // signed with: the current one, and the previous one until its overlap ends.
 func (s *Store) BuyerTokenSecrets(ctx context.Context, tenantID uuid.UUID) ([][]byte, error) {
