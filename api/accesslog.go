@@ -85,10 +85,7 @@ func (s *Server) observe(c *fiber.Ctx) error {
 	if sc := trace.SpanContextFromContext(c.UserContext()); sc.HasTraceID() {
 		traceID = sc.TraceID().String()
 	}
-	line, _ := s.accessLines.Get().(*[]byte)
-	if line == nil {
-		line = new([]byte)
-	}
+	line := s.accessLines.Get().(*[]byte)
 	*line = accessLine((*line)[:0], start.Add(elapsed), method, route, status, elapsed, bytes, id, traceID, ri.tenant)
 	_, _ = s.AccessLog.Write(*line) // a log: nowhere to report its failure
 	s.accessLines.Put(line)

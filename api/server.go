@@ -191,6 +191,7 @@ func New(d Deps) *Server {
 	installProblemErrors()
 	d.SMSDailyCap = cmp.Or(d.SMSDailyCap, 1000)
 	s := &Server{Deps: d}
+	s.accessLines.New = func() any { return new([]byte) }
 	// Short TTLs: keys and secrets are looked up on every request, and a
 	// revoked key or rotated secret must stop working soon.
 	// Unknown keys, tenants and products are kept as misses for a while:

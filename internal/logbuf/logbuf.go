@@ -1,6 +1,6 @@
 // Package logbuf batches log lines into few writes: an access log writes a
-// line per request, and a write call per line costs nearly as much as
-// encoding it (BenchmarkAccessLine). Lines are kept whole and written at
+// line per request, and a write call per line costs more than encoding it
+// (BenchmarkAccessLine here and in api). Lines are kept whole and written at
 // most delay after they arrive (or when 64 KB have gathered), so a process
 // killed outright loses at most that much of them.
 package logbuf
