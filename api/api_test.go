@@ -554,7 +554,8 @@ func TestServiceBasics(t *testing.T) {
 	require.Equal(t, http.StatusOK, b.do(t, http.MethodHead, "/livez", "", nil).status)
 
 	made := get.header.Get("X-Request-Id")
-	require.Len(t, made, 36, "a request without an id gets one")
+	require.Regexp(t, `^[0-9a-f]{16}-[0-9a-z]+$`, made, "a request without an id gets one: the process's prefix, a count")
+	require.NotEqual(t, made, head.header.Get("X-Request-Id"), "each request its own")
 	kept := b.do(t, http.MethodGet, availability, "", nil, "X-Request-Id", "abc-123.x")
 	require.Equal(t, "abc-123.x", kept.header.Get("X-Request-Id"))
 	forged := b.do(t, http.MethodGet, availability, "", nil, "X-Request-Id", "a b\"c")

@@ -12,6 +12,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/gofiber/fiber/v2"
+
+	"boxoffice/internal/db"
 )
 
 // RateLimits caps the on-sale's hottest calls — joining a queue, polling it,
@@ -62,7 +64,10 @@ func newLimits(l RateLimits) *limits {
 func anyKey(client string) string { return clientNetwork(client) }
 func ipKey(client string) string  { return "ip:" + clientNetwork(client) }
 func buyerKey(who principal) string {
-	return "b:" + who.TenantID.String() + ":" + who.BuyerID
+	var buf [64]byte
+	b := append(buf[:0], "b:"...)
+	b = db.AppendID(b, who.TenantID)
+	return string(append(append(b, ':'), who.BuyerID...))
 }
 
 // limit is a huma middleware counting the limited operations' calls in w

@@ -168,6 +168,7 @@ type Server struct {
 	riverUIHandler    *riverui.Handler
 	sales             *ops.Live // the console's live sale views and reports
 	accessLines       sync.Pool // *[]byte: buffers access lines are written in
+	requestIDs        *requestIDs
 }
 
 // Body size caps: reservations and tenants are small; a stadium's layout is
@@ -192,6 +193,7 @@ func New(d Deps) *Server {
 	d.SMSDailyCap = cmp.Or(d.SMSDailyCap, 1000)
 	s := &Server{Deps: d}
 	s.accessLines.New = func() any { return new([]byte) }
+	s.requestIDs = newRequestIDs()
 	// Short TTLs: keys and secrets are looked up on every request, and a
 	// revoked key or rotated secret must stop working soon.
 	// Unknown keys, tenants and products are kept as misses for a while:

@@ -20,3 +20,17 @@ func ShortRef(id uuid.UUID) string {
 	s := id.String()
 	return s[len(s)-8:]
 }
+
+// AppendID appends id's text form (what id.String returns) to b, for the
+// request path's lines and keys, which would otherwise make the string
+// and copy it.
+func AppendID(b []byte, id uuid.UUID) []byte {
+	const digits = "0123456789abcdef"
+	for i, x := range id {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b = append(b, '-')
+		}
+		b = append(b, digits[x>>4], digits[x&0xf])
+	}
+	return b
+}

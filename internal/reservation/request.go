@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"boxoffice/internal/db"
 	"boxoffice/internal/product"
 )
 
@@ -129,7 +130,7 @@ func (p *Params) hash(productID uuid.UUID) []byte {
 	slices.Sort(nums)
 	b := make([]byte, 0, 96+12*len(nums))
 	b = append(b, `{"P":"`...)
-	b = append(b, productID.String()...)
+	b = db.AppendID(b, productID)
 	b = append(b, `","N":`...)
 	if nums == nil {
 		b = append(b, "null"...)
@@ -145,14 +146,18 @@ func (p *Params) hash(productID uuid.UUID) []byte {
 	}
 	b = append(b, `,"Q":`...)
 	b = strconv.AppendInt(b, int64(p.Quantity), 10)
-	mode, _ := json.Marshal(p.Mode) // a string: it always encodes, escaped as json escapes it
 	b = append(b, `,"M":`...)
-	b = append(b, mode...)
+	if p.Mode == "" {
+		b = append(b, `""`...) // what nearly every request asks: no mode
+	} else {
+		mode, _ := json.Marshal(p.Mode) // a string: it always encodes, escaped as json escapes it
+		b = append(b, mode...)
+	}
 	b = append(b, `,"F":`...)
 	b = strconv.AppendBool(b, p.AcceptFewer)
 	if p.Offer != nil {
 		b = append(b, `,"O":"`...)
-		b = append(b, p.Offer.String()...)
+		b = db.AppendID(b, *p.Offer)
 		b = append(b, '"')
 	}
 	b = append(b, '}')

@@ -48,23 +48,31 @@ type KeySource interface {
 // allocates six times) for every token: 0.27 against 0.65 µs a token.
 type TokenKey struct{ macs sync.Pool }
 
+// keyedMAC is a pooled HMAC and the buffer the signed text is copied into:
+// hash.Hash takes bytes, and converting the text made a copy each time.
+type keyedMAC struct {
+	mac    hash.Hash
+	signed []byte
+}
+
 // NewTokenKeys makes the keys of secrets, in their order.
 func NewTokenKeys(secrets [][]byte) []*TokenKey {
 	keys := make([]*TokenKey, len(secrets))
 	for i, secret := range secrets {
-		keys[i] = &TokenKey{macs: sync.Pool{New: func() any { return hmac.New(sha256.New, secret) }}}
+		keys[i] = &TokenKey{macs: sync.Pool{New: func() any { return &keyedMAC{mac: hmac.New(sha256.New, secret)} }}}
 	}
 	return keys
 }
 
 // signs says whether mac is the HMAC-SHA256 of signed under k.
 func (k *TokenKey) signs(signed string, mac []byte) bool {
-	m, _ := k.macs.Get().(hash.Hash)
+	m, _ := k.macs.Get().(*keyedMAC)
 	defer k.macs.Put(m)
-	m.Reset()
-	m.Write([]byte(signed))
+	m.mac.Reset()
+	m.signed = append(m.signed[:0], signed...)
+	m.mac.Write(m.signed)
 	var sum [sha256.Size]byte
-	return hmac.Equal(m.Sum(sum[:0]), mac)
+	return hmac.Equal(m.mac.Sum(sum[:0]), mac)
 }
 
 // VerifyBuyerToken checks a buyer JWT: HS256 only, exp required (5 s
@@ -72,7 +80,9 @@ func (k *TokenKey) signs(signed string, mac []byte) bool {
 // tid. Every buyer of a burst brings a token of its own, so nothing can be
 // cached: it is verified here directly — split, decode the two small JSON
 // objects into fixed structs, one HMAC per secret — instead of through a
-// general JWT library (4.2 µs and 55 allocations a token before).
+// general JWT library (4.2 µs and 55 allocations a token before). Nothing
+// returned shares token's memory: the API passes a header's bytes it will
+// reuse.
 func VerifyBuyerToken(ctx context.Context, keys KeySource, token string) (Buyer, error) {
 	bad := func(why string) (Buyer, error) { return Buyer{}, fmt.Errorf("%w: %s", ErrBadBuyerToken, why) }
 	header, rest, ok1 := strings.Cut(token, ".")
