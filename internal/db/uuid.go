@@ -43,14 +43,17 @@ func tryWrapUUIDEncode(value any) (pgtype.WrappedEncodePlanNextSetter, any, bool
 }
 
 // uuidArray is a slice of ids as pgx's array codec reads it: a nil slice
-// is NULL, as pgx sends any nil slice.
-func uuidArray(ids []uuid.UUID) pgtype.FlatArray[pgUUID] {
+// is NULL, as pgx sends any nil slice. Its elements point into ids: the
+// codec takes each as an interface value, and a 16-byte value would be
+// copied to the heap for each element of every batch, where a pointer is
+// not.
+func uuidArray(ids []uuid.UUID) pgtype.FlatArray[*pgUUID] {
 	if ids == nil {
 		return nil
 	}
-	a := make(pgtype.FlatArray[pgUUID], len(ids))
-	for i, id := range ids {
-		a[i] = pgUUID(id)
+	a := make(pgtype.FlatArray[*pgUUID], len(ids))
+	for i := range ids {
+		a[i] = (*pgUUID)(&ids[i])
 	}
 	return a
 }
