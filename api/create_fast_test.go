@@ -77,4 +77,11 @@ func TestReservationsFastAndHumaAlike(t *testing.T) {
 	require.NoError(t, env.Schema.Pool.QueryRow(context.Background(),
 		`SELECT numbers FROM reservation_requests WHERE id = $1`, r.body["id"]).Scan(&numbers))
 	require.Equal(t, []int32{10}, numbers)
+	// A body the fast path has seen is read from its memo, the same.
+	erin := buyerToken(t, env.Tenant, "erin", time.Hour)
+	r = b.do(t, http.MethodPost, path, erin, `{"numbers":[8],"numbers":[9]}`, "Idempotency-Key", "twice")
+	require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
+	require.NoError(t, env.Schema.Pool.QueryRow(context.Background(),
+		`SELECT numbers FROM reservation_requests WHERE id = $1`, r.body["id"]).Scan(&numbers))
+	require.Equal(t, []int32{9}, numbers)
 }
