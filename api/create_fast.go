@@ -189,29 +189,31 @@ func (b *bodyMemo) get(body []byte) (ReservationBody, bool) {
 	if !ok {
 		return ReservationBody{}, false
 	}
-	v.Numbers = slices.Clone(v.Numbers)
-	if v.Offer != nil {
-		offer := *v.Offer
-		v.Offer = &offer
-	}
-	return v, true
+	return detached(v), true
 }
 
 func (b *bodyMemo) put(body []byte, v ReservationBody) {
 	if len(body) > maxMemoBody {
 		return
 	}
-	v.Numbers = slices.Clone(v.Numbers)
-	if v.Offer != nil {
-		offer := *v.Offer
-		v.Offer = &offer
-	}
+	v = detached(v)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.m == nil || len(b.m) >= maxMemoBodies {
 		b.m = make(map[string]ReservationBody, 1024)
 	}
 	b.m[string(body)] = v
+}
+
+// detached is v with a slice and pointer of its own (an empty list stays
+// one: the handler tells it from none).
+func detached(v ReservationBody) ReservationBody {
+	v.Numbers = slices.Clone(v.Numbers)
+	if v.Offer != nil {
+		offer := *v.Offer
+		v.Offer = &offer
+	}
+	return v
 }
 
 // jsonOnly says whether a request's body is JSON and its answer may be
