@@ -1,6 +1,10 @@
 package db
 
-import "github.com/google/uuid"
+import (
+	"encoding/hex"
+
+	"github.com/google/uuid"
+)
 
 // NewID returns a time-ordered UUID (version 7). Rows written in bursts —
 // requests, holds — land next to each other in their primary-key index
@@ -25,12 +29,9 @@ func ShortRef(id uuid.UUID) string {
 // request path's lines and keys, which would otherwise make the string
 // and copy it.
 func AppendID(b []byte, id uuid.UUID) []byte {
-	const digits = "0123456789abcdef"
-	for i, x := range id {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			b = append(b, '-')
-		}
-		b = append(b, digits[x>>4], digits[x&0xf])
+	b = hex.AppendEncode(b, id[:4])
+	for _, part := range [][]byte{id[4:6], id[6:8], id[8:10], id[10:]} {
+		b = hex.AppendEncode(append(b, '-'), part)
 	}
 	return b
 }

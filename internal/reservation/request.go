@@ -148,7 +148,7 @@ func (p *Params) hash(productID uuid.UUID) []byte {
 	b = strconv.AppendInt(b, int64(p.Quantity), 10)
 	b = append(b, `,"M":`...)
 	if p.Mode == "" {
-		b = append(b, `""`...) // what nearly every request asks: no mode
+		b = append(b, `""`...) // numbers asked carry no mode: most of an opening's requests
 	} else {
 		mode, _ := json.Marshal(p.Mode) // a string: it always encodes, escaped as json escapes it
 		b = append(b, mode...)
