@@ -136,10 +136,11 @@ func (s *Server) createFast(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	c.Status(out.Status)
-	// As huma's JSON format writes it.
-	enc := json.NewEncoder(c)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out.Body)
+	// As huma's JSON format writes it (a value, then a newline); a view
+	// fits the buffer on the stack.
+	var buf [1024]byte
+	c.Response().AppendBody(append(out.Body.appendJSON(buf[:0]), '\n'))
+	return nil
 }
 
 // decode checks body against the operation's schema and decodes it, as

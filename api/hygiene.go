@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
@@ -12,7 +13,8 @@ import (
 // can store or compare them (PostgreSQL refuses both), so they are refused
 // at the door with a clear problem instead of failing deep inside.
 func refuseUnstorableText(c *fiber.Ctx) error {
-	bad := !clean([]byte(c.Path()))
+	path := c.Path()
+	bad := !utf8.ValidString(path) || strings.IndexByte(path, 0) >= 0
 	for k, v := range c.Context().QueryArgs().All() {
 		bad = bad || !clean(k) || !clean(v)
 	}
