@@ -14,8 +14,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
-
-	"boxoffice/internal/db"
 )
 
 // requestIDHeader names a request across the caller's logs and ours: one
@@ -122,9 +120,8 @@ func (s *Server) observe(c *fiber.Ctx) error {
 // and tenant are left out when empty.
 func accessLine(b []byte, at time.Time, method, route string, status int, elapsed time.Duration, bytes int,
 	requestID, traceID string, tenantID uuid.UUID) []byte {
-	b = append(b, `{"time":"`...)
-	b = at.AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","level":"INFO","msg":"request","method":`...)
+	b = appendJSONTime(append(b, `{"time":`...), at)
+	b = append(b, `,"level":"INFO","msg":"request","method":`...)
 	b, _ = jsontext.AppendQuote(b, method) // the error: invalid UTF-8, replaced
 	b = append(b, `,"route":`...)
 	b, _ = jsontext.AppendQuote(b, route)
@@ -142,9 +139,7 @@ func accessLine(b []byte, at time.Time, method, route string, status int, elapse
 		b = append(b, '"')
 	}
 	if tenantID != uuid.Nil {
-		b = append(b, `,"tenant":"`...)
-		b = db.AppendID(b, tenantID)
-		b = append(b, '"')
+		b = appendJSONID(append(b, `,"tenant":`...), tenantID)
 	}
 	return append(b, "}\n"...)
 }

@@ -98,7 +98,9 @@ func appendJSONTime(b []byte, t time.Time) []byte {
 // appendJSONString quotes s as encoding/json does with HTML escaping off:
 // quotes, backslashes and control characters escaped, invalid UTF-8 as
 // U+FFFD, and U+2028 and U+2029 escaped (JavaScript reads them as line
-// ends).
+// ends). jsontext.AppendQuote, which the access line uses, writes those
+// two and invalid UTF-8 as themselves: the same JSON values, other bytes
+// than huma's route answers with.
 func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')

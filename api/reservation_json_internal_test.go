@@ -40,21 +40,10 @@ func TestReservationViewJSON(t *testing.T) {
 		StatusURL: "/v1/reservations/x",
 	}
 	// Every field of the view and of what it embeds is set above.
-	for _, typ := range []reflect.Type{reflect.TypeFor[ReservationView](), reflect.TypeFor[reservation.Request](),
-		reflect.TypeFor[QuoteView](), reflect.TypeFor[QuoteLine]()} {
-		var val reflect.Value
-		switch typ {
-		case reflect.TypeFor[ReservationView]():
-			val = reflect.ValueOf(*full)
-		case reflect.TypeFor[reservation.Request]():
-			val = reflect.ValueOf(*full.Request)
-		case reflect.TypeFor[QuoteView]():
-			val = reflect.ValueOf(*full.Quote)
-		default:
-			val = reflect.ValueOf(full.Quote.Lines[0])
-		}
-		for i := range typ.NumField() {
-			require.False(t, val.Field(i).IsZero(), "%s.%s is set in the full view", typ.Name(), typ.Field(i).Name)
+	for _, val := range []reflect.Value{reflect.ValueOf(*full), reflect.ValueOf(*full.Request),
+		reflect.ValueOf(*full.Quote), reflect.ValueOf(full.Quote.Lines[0])} {
+		for i := range val.NumField() {
+			require.False(t, val.Field(i).IsZero(), "%s.%s is set in the full view", val.Type().Name(), val.Type().Field(i).Name)
 		}
 	}
 	views := map[string]*ReservationView{
