@@ -52,7 +52,7 @@ test: $(STRIPE_MOCK) ## bring up PostgreSQL, Chromium, promtool, Lighthouse, axe
 LIGHTHOUSE := BOXOFFICE_LIGHTHOUSE=1 go test -count=1 -timeout 30m -run '^TestLighthouse$$' -v .
 
 .PHONY: audit
-audit: ## Lighthouse on the demo's store and console (median of three runs a page; installs Lighthouse from npm)
+audit: ## Lighthouse on the demo's store and console (median of five runs a page; installs Lighthouse from npm)
 	@base=$$($(PG)) && \
 	  export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$base/boxoffice_test?sslmode=disable}" && \
 	  export BOXOFFICE_CHROMIUM="$$(infra/dev/chromium.sh)" && \

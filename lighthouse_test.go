@@ -31,8 +31,8 @@ type lighthousePage struct {
 }
 
 // TestLighthouse judges the demo `make run` seeds with Lighthouse (npm,
-// pinned in infra/dev/audit) in mobile emulation, the median of three runs
-// a page: the store's home, an event page with its image and venue map, a
+// pinned in infra/dev/audit) in mobile emulation, the median of
+// lighthouseRuns runs a page: the store's home, an event page with its image and venue map, a
 // series' page of dates, a concert hall's seat map, checkout and an order
 // (with its tickets and the way to cancel it) must score
 // performance ≥ 95, accessibility 100 and best practices 100; the
@@ -44,6 +44,13 @@ type lighthousePage struct {
 // It runs on its own, after the other tests (`make test` sets
 // BOXOFFICE_LIGHTHOUSE=1): performance is timed, and the race-enabled suite
 // shares the cores.
+// lighthouseRuns is how many times each page is judged. Lighthouse's
+// variability guide finds the median of five runs twice as stable as one
+// run; on two shared cores the median of three moved by several points
+// between runs of the same build (the seat map 94, 96 and 96 within an
+// hour, docs/benchmark-history.md).
+const lighthouseRuns = 5
+
 func TestLighthouse(t *testing.T) {
 	if os.Getenv("BOXOFFICE_LIGHTHOUSE") == "" {
 		t.Skip("BOXOFFICE_LIGHTHOUSE=1 runs Lighthouse (make test does, after the other tests)")
@@ -57,8 +64,8 @@ func TestLighthouse(t *testing.T) {
 	printed := startDemo(t)
 	store, api := printed["Store"], printed["API"]
 	port := proctest.FreePort(t)
-	// 27 Lighthouse runs take minutes.
-	b := browsertest.BrowserFor(t, 20*time.Minute, remote.WebSocket, chromedp.Flag("remote-debugging-port", strconv.Itoa(port)))
+	// 45 Lighthouse runs take a quarter of an hour.
+	b := browsertest.BrowserFor(t, 25*time.Minute, remote.WebSocket, chromedp.Flag("remote-debugging-port", strconv.Itoa(port)))
 
 	// The shopper signs in (the demo tenant's login hands a token over) and
 	// holds two seats of the concert hall; the console is signed in with
@@ -102,7 +109,7 @@ func TestLighthouse(t *testing.T) {
 		}
 		runs := map[string][]float64{}
 		var last lighthouseReport
-		for i := range 3 {
+		for i := range lighthouseRuns {
 			file := filepath.Join(out, fmt.Sprintf("%s-%d.json", strings.ReplaceAll(p.name, " ", "-"), i))
 			cmd := exec.Command(node, cli, p.url, fmt.Sprintf("--port=%d", port), "--disable-storage-reset",
 				"--output=json", "--output-path="+file, "--only-categories="+strings.Join(cats, ","), "--quiet")
