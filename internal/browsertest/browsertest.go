@@ -10,9 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
@@ -52,27 +54,55 @@ func BrowserFor(t *testing.T, limit time.Duration, opts ...chromedp.ExecAllocato
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.WindowSize(1200, 900))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(all, opts...)...)
-	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, limit)
-	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
-	require.NoError(t, chromedp.Do(ctx)) // start the browser now
+	bctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// The browser and its tab start on a context without the limit:
+	// chromedp reads the tab's messages for as long as the context it was
+	// started with lives, and a journey that ran out of time is still
+	// looked at (Do) after its limit.
+	require.NoError(t, chromedp.Do(bctx))
+	crashed := new(atomic.Bool)
+	require.NoError(t, chromedp.ListenBrowser(bctx, func(ev any) {
+		if _, ok := ev.(*target.EventTargetCrashed); ok {
+			crashed.Store(true)
+		}
+	}))
+	ctx, cancelTimeout := context.WithTimeout(context.WithValue(bctx, crashedKey{}, crashed), limit)
+	t.Cleanup(cancelTimeout)
 	return ctx
 }
 
-// Do runs actions and fails the test on an error, saving a screenshot
-// ("failed") and logging the page's address and text first, so that a
-// wait that timed out says what the page showed.
+// crashedKey holds, in a browser's context, whether one of its tabs
+// crashed: a journey that stops there says so.
+type crashedKey struct{}
+
+// Do runs actions and fails the test on an error, naming the step that
+// failed, saving a screenshot ("failed") and logging the page's address and
+// text first, so that a wait that timed out says where it stopped and what
+// the page showed.
 func Do(t *testing.T, ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	err := chromedp.Do(ctx, actions...)
+	var err error
+	for i, a := range actions {
+		if err = chromedp.Do(ctx, a); err != nil {
+			err = fmt.Errorf("step %d of %d: %w", i+1, len(actions), err)
+			break
+		}
+	}
 	if err == nil {
 		return
+	}
+	if crashed, _ := ctx.Value(crashedKey{}).(*atomic.Bool); crashed != nil && crashed.Load() {
+		t.Log("a tab of the browser crashed")
 	}
 	// The test's browser context may be what ran out: look with a fresh
 	// deadline on the same tab.
 	look, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if page, lerr := chromedp.Run(look, chromedp.Evaluate[string](`location.href + "\n" + JSON.stringify(window.__seatMap ? {ready: window.__seatMap.ready(), version: window.__seatMap.version(), timing: window.__seatMap.timing} : null) + "\n" + document.body.innerText`)); lerr == nil {
+	page, lerr := chromedp.Run(look, chromedp.Evaluate[string](`location.href + "\n" + JSON.stringify(window.__seatMap ? {ready: window.__seatMap.ready(), version: window.__seatMap.version(), timing: window.__seatMap.timing} : null) + "\n" + document.body.innerText`))
+	if lerr != nil {
+		t.Logf("the page could not be read when it failed: %v", lerr)
+	} else {
 		t.Logf("the page when it failed:\n%s", page)
 	}
 	if png, serr := chromedp.Run(look, chromedp.CaptureScreenshot()); serr == nil {
