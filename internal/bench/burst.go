@@ -67,7 +67,7 @@ type BurstRun struct {
 	ServeCPU       time.Duration  `json:"serveCpu"`
 	WorkCPU        time.Duration  `json:"workCpu"`
 	LoadCPU        time.Duration  `json:"loadCpu" doc:"the load generator (this process)"`
-	DatabaseCPU    time.Duration  `json:"databaseCpu" doc:"the machine's busy time less serve, work and the load generator: PostgreSQL, mostly"`
+	DatabaseCPU    time.Duration  `json:"databaseCpu" doc:"the benchmark's PostgreSQL cluster: its processes, those it reaped included"`
 	DBTxPerSec     float64        `json:"dbTxPerSec"`
 	Checked        int            `json:"checked" doc:"decisions polled over HTTP and found as the database says"`
 	ClaimBatches   int            `json:"claimBatches" doc:"claim transactions (the work process's metrics)"`
@@ -377,7 +377,7 @@ func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest
 	ctx := context.Background()
 	var txBefore int64
 	require.NoError(t, f.Pool.QueryRow(ctx, `SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()`).Scan(&txBefore))
-	serveCPU, workCPU, loadCPU, machineCPU := serve.CPU(), work.CPU(), proctest.SelfCPU(), proctest.MachineCPU()
+	serveCPU, workCPU, loadCPU, dbCPU := serve.CPU(), work.CPU(), proctest.SelfCPU(), f.Cluster.CPU()
 	claimsBefore := f.Scrape(t, work)
 
 	latencies := make([]time.Duration, c.Requests)
@@ -462,7 +462,7 @@ func burstRun(t proctest.T, f *fleet.Fleet, c BurstConfig, serve, work *proctest
 	}
 	run.Undecided = f.Count(`SELECT count(*) FROM reservation_requests WHERE product_id = $1 AND status = 'QUEUED'`, product)
 	run.ServeCPU, run.WorkCPU, run.LoadCPU = serve.CPU()-serveCPU, work.CPU()-workCPU, proctest.SelfCPU()-loadCPU
-	run.DatabaseCPU = max(0, proctest.MachineCPU()-machineCPU-run.ServeCPU-run.WorkCPU-run.LoadCPU)
+	run.DatabaseCPU = f.Cluster.CPU() - dbCPU
 	claimsAfter := f.Scrape(t, work)
 	delta := func(name string) float64 {
 		return fleet.MetricValue(claimsAfter, name) - fleet.MetricValue(claimsBefore, name)

@@ -531,48 +531,73 @@ func Run(t T, env Env, args ...string) string {
 // CPU is the processor time the process has used so far (user and system,
 // from /proc; 0 where there is none).
 func (p *Process) CPU() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	f := procStat(p.cmd.Process.Pid)
+	if f == nil {
+		return 0
+	}
+	return ticks(f[11]) + ticks(f[12]) // utime, stime
+}
+
+// CPU is the processor time the cluster has used since it started: its
+// postmaster's, that of the processes it runs now (backends, the WAL
+// writer, autovacuum), and that of those it has reaped — a backend whose
+// connection closed adds its time to the postmaster's children's when it
+// exits. Only PostgreSQL's processes count: not the other programs of the
+// machine, nor the time a virtual machine's host stole from it.
+func (c *Cluster) CPU() time.Duration {
+	b, err := os.ReadFile(filepath.Join(c.data(), "postmaster.pid"))
 	if err != nil {
 		return 0
 	}
-	// Fields after the command name (which may hold spaces, in parentheses):
-	// utime and stime are the 14th and 15th fields, in clock ticks.
+	first, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil {
+		return 0
+	}
+	f := procStat(pid)
+	if f == nil {
+		return 0
+	}
+	total := ticks(f[11]) + ticks(f[12]) + ticks(f[13]) + ticks(f[14]) // utime, stime, cutime, cstime
+	procs, _ := os.ReadDir("/proc")
+	parent := strconv.Itoa(pid)
+	for _, e := range procs {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if cf := procStat(child); cf != nil && cf[1] == parent {
+			total += ticks(cf[11]) + ticks(cf[12])
+		}
+	}
+	return total
+}
+
+// procStat reads the fields of /proc/<pid>/stat that follow the command
+// name (which may hold spaces, in parentheses): the state first, then the
+// parent's pid; utime, stime, cutime and cstime are the 12th to 15th. It
+// is nil when the process is gone or the line is short.
+func procStat(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return 0
+		return nil
 	}
 	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0
+	if len(f) < 15 {
+		return nil
 	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	const ticks = 100 // USER_HZ on Linux
-	return time.Duration(ut+st) * time.Second / ticks
+	return f
 }
 
-// MachineCPU is the processor time every process on the machine has used
-// since boot (/proc/stat: all but idle and I/O wait; 0 where there is none).
-// Its difference over a run, less the processes a benchmark knows, is what
-// the rest — the database — used.
-func MachineCPU() time.Duration {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
-	if len(f) < 9 || f[0] != "cpu" {
-		return 0
-	}
-	var busy int64
-	for _, i := range []int{1, 2, 3, 6, 7, 8} {
-		v, _ := strconv.ParseInt(f[i], 10, 64)
-		busy += v
-	}
-	const ticks = 100 // USER_HZ on Linux
-	return time.Duration(busy) * time.Second / ticks
+// ticks reads a count of clock ticks (USER_HZ, 100 on Linux) as a duration.
+func ticks(field string) time.Duration {
+	n, _ := strconv.ParseInt(field, 10, 64)
+	return time.Duration(n) * time.Second / 100
 }
 
 // SelfCPU is the processor time this process has used so far.
