@@ -19,7 +19,6 @@ func TestClusterCPUCountsItsBackends(t *testing.T) {
 	ctx := context.Background()
 	url := c.URL("cpu")
 	before := c.CPU()
-	require.Positive(t, before, "the cluster's processes read from /proc")
 
 	conn, err := pgx.Connect(ctx, url)
 	require.NoError(t, err)
